@@ -1,0 +1,83 @@
+// Package ir is the op set both frontends lower to and every driver executes.
+//
+// Its semantics follow StableHLO: operands of an elementwise op have identical
+// shapes (frontends insert BroadcastInDim), reductions and windows name their
+// axes explicitly, and every value has one static shape and dtype. A program is
+// a straight-line list of instructions in SSA form; drivers never see a
+// TensorFlow or JAX type.
+package ir
+
+import "fmt"
+
+// DType is an element type. The numbering is ours, not TensorFlow's: frontends
+// translate at their boundary.
+type DType uint8
+
+const (
+	Invalid DType = iota
+	F32
+	F16
+	BF16
+	F64
+	I8
+	I16
+	I32
+	I64
+	U8
+	Bool
+)
+
+var dtypeInfo = [...]struct {
+	name string
+	size int
+}{
+	Invalid: {"invalid", 0},
+	F32:     {"float32", 4},
+	F16:     {"float16", 2},
+	BF16:    {"bfloat16", 2},
+	F64:     {"float64", 8},
+	I8:      {"int8", 1},
+	I16:     {"int16", 2},
+	I32:     {"int32", 4},
+	I64:     {"int64", 8},
+	U8:      {"uint8", 1},
+	Bool:    {"bool", 1},
+}
+
+// String is the dtype's name as users of TensorFlow and JAX spell it.
+func (d DType) String() string {
+	if int(d) < len(dtypeInfo) {
+		return dtypeInfo[d].name
+	}
+	return fmt.Sprintf("dtype(%d)", uint8(d))
+}
+
+// Size is the width of one element in bytes.
+func (d DType) Size() int {
+	if int(d) < len(dtypeInfo) {
+		return dtypeInfo[d].size
+	}
+	return 0
+}
+
+// Valid reports whether d names a real element type.
+func (d DType) Valid() bool { return d > Invalid && int(d) < len(dtypeInfo) }
+
+// IsFloat reports whether d is a floating-point type.
+func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d == F64 }
+
+// IsInt reports whether d is a signed or unsigned integer type.
+func (d DType) IsInt() bool { return d == I8 || d == I16 || d == I32 || d == I64 || d == U8 }
+
+// IsNumeric reports whether arithmetic is defined on d.
+func (d DType) IsNumeric() bool { return d.IsFloat() || d.IsInt() }
+
+// ParseDType maps a dtype name back to its DType.
+func ParseDType(name string) (DType, error) {
+	for d := F32; int(d) < len(dtypeInfo); d++ {
+		if dtypeInfo[d].name == name {
+			return d, nil
+		}
+	}
+	return Invalid, fmt.Errorf("ir: unknown dtype %q", name)
+}

@@ -1,0 +1,93 @@
+package ir
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Value names the result of one instruction: its index in Program.Instrs.
+type Value int
+
+// Instr is one SSA instruction. Only the attribute fields its Op documents are
+// set; the rest stay zero.
+type Instr struct {
+	Op   Op
+	Args []Value
+	Type TensorType // the result's type
+
+	Param   int          // OpParameter: which input
+	Literal []byte       // OpConstant: row-major little-endian elements
+	Axes    []int        // OpReduce axes, OpBroadcastInDim dims, OpTranspose perm, OpConcat/OpIota axis
+	Reduce  ReduceKind   // OpReduce, OpReduceWindow
+	Compare CompareDir   // OpCompare
+	Dot     *DotDims     // OpDotGeneral
+	Conv    *ConvAttrs   // OpConvolution
+	Window  *WindowAttrs // OpReduceWindow
+	Slice   *SliceAttrs  // OpSlice
+	Pad     *PadAttrs    // OpPad; Args[1] is the scalar padding value
+}
+
+// Program is a straight-line computation: parameters in, results out.
+type Program struct {
+	Params  []TensorType
+	Instrs  []Instr
+	Results []Value
+}
+
+// ResultTypes are the types of the program's outputs, in order.
+func (p *Program) ResultTypes() []TensorType {
+	ts := make([]TensorType, len(p.Results))
+	for i, v := range p.Results {
+		ts[i] = p.Instrs[v].Type
+	}
+	return ts
+}
+
+// Type is the type of value v.
+func (p *Program) Type(v Value) TensorType { return p.Instrs[v].Type }
+
+// String prints the program one instruction per line, in a form stable enough
+// to key caches on: two programs with the same text compute the same thing.
+func (p *Program) String() string {
+	var b strings.Builder
+	for i, in := range p.Instrs {
+		fmt.Fprintf(&b, "%%%d = %s", i, in.Op)
+		for _, a := range in.Args {
+			fmt.Fprintf(&b, " %%%d", a)
+		}
+		switch in.Op {
+		case OpParameter:
+			fmt.Fprintf(&b, " #%d", in.Param)
+		case OpConstant:
+			fmt.Fprintf(&b, " 0x%x", in.Literal)
+		case OpReduce, OpReduceWindow:
+			fmt.Fprintf(&b, " %s", in.Reduce)
+		case OpCompare:
+			fmt.Fprintf(&b, " %s", in.Compare)
+		}
+		if in.Axes != nil {
+			fmt.Fprintf(&b, " axes=%v", in.Axes)
+		}
+		if in.Dot != nil {
+			fmt.Fprintf(&b, " dot=%+v", *in.Dot)
+		}
+		if in.Conv != nil {
+			fmt.Fprintf(&b, " conv=%+v", *in.Conv)
+		}
+		if in.Window != nil {
+			fmt.Fprintf(&b, " window=%+v", *in.Window)
+		}
+		if in.Slice != nil {
+			fmt.Fprintf(&b, " slice=%+v", *in.Slice)
+		}
+		if in.Pad != nil {
+			fmt.Fprintf(&b, " pad=%+v", *in.Pad)
+		}
+		fmt.Fprintf(&b, " : %s\n", in.Type)
+	}
+	fmt.Fprintf(&b, "return")
+	for _, r := range p.Results {
+		fmt.Fprintf(&b, " %%%d", r)
+	}
+	return b.String()
+}

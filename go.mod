@@ -1,0 +1,7 @@
+module github.com/metalplug/metalplug
+
+go 1.26
+
+tool github.com/magefile/mage
+
+require github.com/magefile/mage v1.17.2 // indirect

@@ -4,4 +4,7 @@ go 1.26
 
 tool github.com/magefile/mage
 
-require github.com/magefile/mage v1.17.2 // indirect
+require (
+	github.com/Masterminds/semver/v3 v3.5.0 // indirect
+	github.com/magefile/mage v1.17.2 // indirect
+)

@@ -1,0 +1,78 @@
+// Package capi names the TensorFlow C API functions the plugin uses. The
+// probe checks them against a framework library's exports, the plugin looks
+// up the run-time ones, and the build checks that the library it produces
+// links exactly the Linked set, so these lists cannot drift from the code.
+package capi
+
+import "sort"
+
+// LinkedKernels are the kernels.h functions the plugin calls directly, so the
+// framework library must export every one or the plugin fails to load.
+var LinkedKernels = []string{
+	"TF_AllocateOutput",
+	"TF_DeleteKernelBuilder",
+	"TF_GetInput",
+	"TF_GetStream",
+	"TF_KernelBuilder_HostMemory",
+	"TF_KernelBuilder_TypeConstraint",
+	"TF_NewKernelBuilder",
+	"TF_NumInputs",
+	"TF_NumOutputs",
+	"TF_OpKernelConstruction_Failure",
+	"TF_OpKernelConstruction_GetAttrBool",
+	"TF_OpKernelConstruction_GetAttrFloat",
+	"TF_OpKernelConstruction_GetAttrInt64List",
+	"TF_OpKernelConstruction_GetAttrSize",
+	"TF_OpKernelConstruction_GetAttrString",
+	"TF_OpKernelConstruction_GetAttrType",
+	"TF_OpKernelConstruction_HasAttr",
+	"TF_OpKernelContext_Failure",
+	"TF_RegisterKernelBuilder",
+	"TF_SetOutput",
+}
+
+// LinkedStatusTensor are the tf_status.h and tf_tensor.h functions the plugin
+// calls directly.
+var LinkedStatusTensor = []string{
+	"TF_DeleteStatus",
+	"TF_DeleteTensor",
+	"TF_Dim",
+	"TF_GetCode",
+	"TF_Message",
+	"TF_NewStatus",
+	"TF_NumDims",
+	"TF_SetStatus",
+	"TF_TensorData",
+	"TF_TensorType",
+}
+
+// KernelsExperimental are the 14 functions of tensorflow/c/kernels_experimental.h.
+// Releases 2.20.0 and 2.21.0 declare them without exporting them, so the plugin
+// never links them: it looks them up at run time.
+var KernelsExperimental = []string{
+	"TF_AssignVariable",
+	"TF_AssignRefVariable",
+	"TF_AssignUpdateVariable",
+	"TF_TemporaryVariable",
+	"TF_DestroyTemporaryVariable",
+	"TF_MaybeLockVariableInputMutexesInOrder",
+	"TF_GetInputTensorFromVariable",
+	"TF_OpKernelContext_ForwardRefInputToRefOutput",
+	"TF_ReleaseVariableInputLockHolder",
+	"TF_GetInputByName",
+	"TF_OpKernelConstruction_GetAttrTensorShape",
+	"TF_IsRefInput",
+	"TF_AddNVariant",
+	"TF_ZerosLikeVariant",
+}
+
+// RuntimeLookups are other functions the plugin finds at run time: TF_Version
+// lives in libtensorflow_cc, which the plugin does not link.
+var RuntimeLookups = []string{"TF_Version"}
+
+// Linked is every function the plugin links directly, sorted.
+func Linked() []string {
+	all := append(append([]string(nil), LinkedKernels...), LinkedStatusTensor...)
+	sort.Strings(all)
+	return all
+}

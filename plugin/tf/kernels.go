@@ -1,0 +1,402 @@
+package tf
+
+/*
+#include "plugin.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/cgo"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/plugin/tf/lower"
+)
+
+// slots maps a C create-function slot to the kernel it constructs.
+var slots []*lower.Kernel
+
+//export TF_InitKernel
+func TF_InitKernel() {
+	defer guard(nil, "TF_InitKernel")
+	if state.drv == nil {
+		return // declined: register nothing, so nothing can be placed here
+	}
+	n, err := registerKernels(DeviceType())
+	if err != nil {
+		logf("kernel registration: %v", err)
+	}
+	if debug() {
+		logf("registered %d kernels for %s", n, DeviceType())
+	}
+}
+
+func registerKernels(deviceType string) (int, error) {
+	dev := C.CString(deviceType)
+	defer C.free(unsafe.Pointer(dev))
+	st := C.TF_NewStatus()
+	defer C.TF_DeleteStatus(st)
+	count := 0
+	for _, k := range lower.Kernels() {
+		if len(slots) >= C.METALPLUG_KERNEL_SLOTS {
+			return count, fmt.Errorf("more than %d ops: raise METALPLUG_KERNEL_SLOTS", C.METALPLUG_KERNEL_SLOTS)
+		}
+		slot := len(slots)
+		slots = append(slots, k)
+		op := C.CString(k.Op)
+		for _, combo := range k.Combinations() {
+			b := C.metalplug_new_kernel_builder(op, dev, C.int(slot))
+			for _, c := range k.Constraints {
+				attr := C.CString(c.Attr)
+				C.TF_KernelBuilder_TypeConstraint(b, attr, C.TF_DataType(lower.ToTF(combo[c.Attr])), st)
+				C.free(unsafe.Pointer(attr))
+				if C.TF_GetCode(st) != C.TF_OK {
+					C.free(unsafe.Pointer(op))
+					return count, fmt.Errorf("%s: type constraint %s: %s", k.Op, c.Attr, C.GoString(C.TF_Message(st)))
+				}
+			}
+			for _, h := range k.HostInputs {
+				arg := C.CString(h)
+				C.TF_KernelBuilder_HostMemory(b, arg)
+				C.free(unsafe.Pointer(arg))
+			}
+			name := C.CString(k.Op + "_metalplug")
+			C.TF_RegisterKernelBuilder(name, b, st)
+			C.free(unsafe.Pointer(name))
+			if C.TF_GetCode(st) != C.TF_OK {
+				C.free(unsafe.Pointer(op))
+				return count, fmt.Errorf("%s %v: %s", k.Op, combo, C.GoString(C.TF_Message(st)))
+			}
+			count++
+		}
+		C.free(unsafe.Pointer(op))
+	}
+	return count, nil
+}
+
+// instance is one constructed kernel: an op node's attributes and the
+// programs compiled for the input types it has seen.
+type instance struct {
+	k     *lower.Kernel
+	attrs *lower.Attrs
+	cache sync.Map // key string -> *compiled
+}
+
+type compiled struct {
+	prog *ir.Program
+	exe  driver.Executable
+	// forward[i] >= 0 means output i is input forward[i] unchanged: TensorFlow
+	// shares the buffer rather than the device copying it.
+	forward []int
+	outs    []ir.TensorType
+}
+
+//export goKernelCreate
+func goKernelCreate(ctx *C.TF_OpKernelConstruction, slot C.int) (h C.uintptr_t) {
+	st := C.TF_NewStatus()
+	defer C.TF_DeleteStatus(st)
+	defer func() {
+		if r := recover(); r != nil {
+			setStatus(st, fmt.Errorf("internal error constructing a kernel: %v", r))
+			C.TF_OpKernelConstruction_Failure(ctx, st)
+			h = 0
+		}
+	}()
+	k := slots[slot]
+	attrs, err := readAttrs(ctx, k)
+	if err != nil {
+		setStatus(st, fmt.Errorf("%s: %v", k.Op, err))
+		C.TF_OpKernelConstruction_Failure(ctx, st)
+		return 0
+	}
+	return C.uintptr_t(cgo.NewHandle(&instance{k: k, attrs: attrs}))
+}
+
+//export goKernelDelete
+func goKernelDelete(h C.uintptr_t) {
+	if h != 0 {
+		cgo.Handle(h).Delete()
+	}
+}
+
+func readAttrs(ctx *C.TF_OpKernelConstruction, k *lower.Kernel) (*lower.Attrs, error) {
+	a := lower.NewAttrs()
+	st := C.TF_NewStatus()
+	defer C.TF_DeleteStatus(st)
+	for _, spec := range k.Attrs {
+		name := C.CString(spec.Name)
+		err := readAttr(ctx, a, spec, name, st)
+		C.free(unsafe.Pointer(name))
+		if err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func readAttr(ctx *C.TF_OpKernelConstruction, a *lower.Attrs, spec lower.AttrSpec, name *C.char, st *C.TF_Status) error {
+	if !C.TF_OpKernelConstruction_HasAttr(ctx, name, st) {
+		if spec.Optional {
+			return nil
+		}
+		return fmt.Errorf("attribute %s is missing", spec.Name)
+	}
+	check := func() error {
+		if C.TF_GetCode(st) != C.TF_OK {
+			return fmt.Errorf("attribute %s: %s", spec.Name, C.GoString(C.TF_Message(st)))
+		}
+		return nil
+	}
+	switch spec.Kind {
+	case lower.AttrType:
+		var t C.TF_DataType
+		C.TF_OpKernelConstruction_GetAttrType(ctx, name, &t, st)
+		if err := check(); err != nil {
+			return err
+		}
+		d, ok := lower.FromTF(int(t))
+		if !ok {
+			return fmt.Errorf("attribute %s: dtype %d is not supported on this device", spec.Name, int(t))
+		}
+		a.Types[spec.Name] = d
+	case lower.AttrBool:
+		var v C.TF_Bool
+		C.TF_OpKernelConstruction_GetAttrBool(ctx, name, &v, st)
+		if err := check(); err != nil {
+			return err
+		}
+		a.Bools[spec.Name] = v != 0
+	case lower.AttrFloat:
+		var v C.float
+		C.TF_OpKernelConstruction_GetAttrFloat(ctx, name, &v, st)
+		if err := check(); err != nil {
+			return err
+		}
+		a.Floats[spec.Name] = float32(v)
+	case lower.AttrInts:
+		var n, total C.int32_t
+		C.TF_OpKernelConstruction_GetAttrSize(ctx, name, &n, &total, st)
+		if err := check(); err != nil {
+			return err
+		}
+		vals := make([]int64, max(int(n), 1))
+		if n > 0 {
+			C.TF_OpKernelConstruction_GetAttrInt64List(ctx, name, (*C.int64_t)(unsafe.Pointer(&vals[0])), n, st)
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		a.Ints[spec.Name] = vals[:n]
+	case lower.AttrString:
+		var n, total C.int32_t
+		C.TF_OpKernelConstruction_GetAttrSize(ctx, name, &n, &total, st)
+		if err := check(); err != nil {
+			return err
+		}
+		buf := make([]byte, max(int(total), 1))
+		C.TF_OpKernelConstruction_GetAttrString(ctx, name, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(total), st)
+		if err := check(); err != nil {
+			return err
+		}
+		a.Strings[spec.Name] = string(buf[:total])
+	default:
+		return fmt.Errorf("attribute %s: kind %d cannot be read", spec.Name, spec.Kind)
+	}
+	return nil
+}
+
+// input is one kernel input as TensorFlow hands it over.
+type input struct {
+	t    *C.TF_Tensor
+	typ  ir.TensorType
+	data unsafe.Pointer
+}
+
+//export goKernelCompute
+func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
+	inst := cgo.Handle(h).Value().(*instance)
+	st := C.TF_NewStatus()
+	defer C.TF_DeleteStatus(st)
+	var ins []input
+	defer func() {
+		if r := recover(); r != nil {
+			fail(ctx, st, fmt.Errorf("%s: internal error: %v (inputs %s)", inst.k.Op, r, describe(ins)))
+		}
+		for _, in := range ins {
+			C.TF_DeleteTensor(in.t)
+		}
+	}()
+	if err := compute(inst, ctx, st, &ins); err != nil {
+		fail(ctx, st, err)
+	}
+}
+
+func fail(ctx *C.TF_OpKernelContext, st *C.TF_Status, err error) {
+	msg := C.CString("metalplug: " + err.Error())
+	defer C.free(unsafe.Pointer(msg))
+	C.TF_SetStatus(st, C.TF_INVALID_ARGUMENT, msg)
+	C.TF_OpKernelContext_Failure(ctx, st)
+}
+
+func describe(ins []input) string {
+	parts := make([]string, len(ins))
+	for i, in := range ins {
+		parts[i] = in.typ.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]input) error {
+	k := inst.k
+	n := int(C.TF_NumInputs(ctx))
+	host := map[int][]int64{}
+	var key strings.Builder
+	for i := range n {
+		var t *C.TF_Tensor
+		C.TF_GetInput(ctx, C.int(i), &t, st)
+		if C.TF_GetCode(st) != C.TF_OK {
+			return fmt.Errorf("%s: input %d: %s", k.Op, i, C.GoString(C.TF_Message(st)))
+		}
+		in := input{t: t, data: C.TF_TensorData(t)}
+		d, ok := lower.FromTF(int(C.TF_TensorType(t)))
+		*ins = append(*ins, in)
+		if !ok {
+			return fmt.Errorf("%s: input %d has dtype %d, which this device does not support", k.Op, i, int(C.TF_TensorType(t)))
+		}
+		shape := make(ir.Shape, int(C.TF_NumDims(t)))
+		for j := range shape {
+			shape[j] = int(C.TF_Dim(t, C.int(j)))
+		}
+		in.typ = ir.TensorType{DType: d, Shape: shape}
+		(*ins)[i] = in
+		key.WriteString(in.typ.String())
+		if k.IsHostInput(i) {
+			vals, err := hostValues(in)
+			if err != nil {
+				return fmt.Errorf("%s: input %d: %v", k.Op, i, err)
+			}
+			host[i] = vals
+			fmt.Fprint(&key, vals)
+		}
+		key.WriteByte(';')
+	}
+	c, err := inst.program(key.String(), *ins, host)
+	if err != nil {
+		return fmt.Errorf("%v (inputs %s)", err, describe(*ins))
+	}
+	args := make([]unsafe.Pointer, 0, n)
+	for i, in := range *ins {
+		if !k.IsHostInput(i) {
+			args = append(args, in.data)
+		}
+	}
+	results := make([]unsafe.Pointer, len(c.outs))
+	empty := false
+	for i, t := range c.outs {
+		if j := c.forward[i]; j >= 0 {
+			C.TF_SetOutput(ctx, C.int(i), (*ins)[j].t, st)
+			if C.TF_GetCode(st) != C.TF_OK {
+				return fmt.Errorf("%s: output %d: %s", k.Op, i, C.GoString(C.TF_Message(st)))
+			}
+			continue
+		}
+		dims := make([]C.int64_t, max(len(t.Shape), 1))
+		for j, d := range t.Shape {
+			dims[j] = C.int64_t(d)
+		}
+		out := C.TF_AllocateOutput(ctx, C.int(i), C.TF_DataType(lower.ToTF(t.DType)), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
+		if C.TF_GetCode(st) != C.TF_OK {
+			return fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", k.Op, i, t, t.Bytes(), C.GoString(C.TF_Message(st)))
+		}
+		results[i] = C.TF_TensorData(out)
+		C.TF_DeleteTensor(out)
+		if t.Shape.Size() == 0 {
+			empty = true
+		}
+	}
+	if c.exe == nil || empty {
+		return nil // all outputs forwarded, or nothing to compute
+	}
+	sp := C.TF_GetStream(ctx, st)
+	if C.TF_GetCode(st) != C.TF_OK {
+		return fmt.Errorf("%s: no stream: %s", k.Op, C.GoString(C.TF_Message(st)))
+	}
+	s := streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))
+	s.Execute(c.exe, args, results)
+	if state.synchronous {
+		if err := s.Synchronize(); err != nil {
+			return fmt.Errorf("%s: %v (inputs %s)", k.Op, err, describe(*ins))
+		}
+	}
+	return nil
+}
+
+// program finds or builds the compiled program for one input signature.
+func (inst *instance) program(key string, ins []input, host map[int][]int64) (*compiled, error) {
+	if c, ok := inst.cache.Load(key); ok {
+		return c.(*compiled), nil
+	}
+	types := make([]ir.TensorType, len(ins))
+	for i, in := range ins {
+		types[i] = in.typ
+	}
+	p, err := inst.k.Build(inst.attrs, types, host)
+	if err != nil {
+		return nil, err
+	}
+	c := &compiled{prog: p, outs: p.ResultTypes(), forward: make([]int, len(p.Results))}
+	compute := false
+	for i, r := range p.Results {
+		c.forward[i] = -1
+		if in := p.Instrs[r]; in.Op == ir.OpParameter {
+			c.forward[i] = deviceInputIndex(inst.k, len(ins), in.Param)
+		} else {
+			compute = true
+		}
+	}
+	if compute {
+		if c.exe, err = state.drv.Compile(p); err != nil {
+			return nil, err
+		}
+	}
+	inst.cache.Store(key, c)
+	return c, nil
+}
+
+// deviceInputIndex maps the p-th program parameter back to its op input.
+func deviceInputIndex(k *lower.Kernel, n, p int) int {
+	for i := range n {
+		if k.IsHostInput(i) {
+			continue
+		}
+		if p == 0 {
+			return i
+		}
+		p--
+	}
+	return -1
+}
+
+// hostValues reads an integer host-memory input (axes, shapes, permutations).
+func hostValues(in input) ([]int64, error) {
+	n := in.typ.Shape.Size()
+	if in.typ.Shape.Rank() > 1 {
+		return nil, fmt.Errorf("must be a scalar or a vector, got %v", in.typ)
+	}
+	out := make([]int64, n)
+	switch in.typ.DType {
+	case ir.I32:
+		for i, v := range unsafe.Slice((*int32)(in.data), n) {
+			out[i] = int64(v)
+		}
+	case ir.I64:
+		copy(out, unsafe.Slice((*int64)(in.data), n))
+	default:
+		return nil, fmt.Errorf("must be int32 or int64, got %v", in.typ)
+	}
+	return out, nil
+}

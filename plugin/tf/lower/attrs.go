@@ -1,0 +1,107 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// AttrKind is how an attribute is read from TensorFlow.
+type AttrKind int
+
+const (
+	AttrType AttrKind = iota
+	AttrInt
+	AttrInts
+	AttrString
+	AttrBool
+	AttrFloat
+)
+
+// AttrSpec names one attribute a kernel reads; an optional one may be absent
+// (older graphs), and Default holds its value then.
+type AttrSpec struct {
+	Name     string
+	Kind     AttrKind
+	Optional bool
+}
+
+// Attrs are the attribute values of one node.
+type Attrs struct {
+	Types   map[string]ir.DType
+	Ints    map[string][]int64
+	Strings map[string]string
+	Bools   map[string]bool
+	Floats  map[string]float32
+}
+
+// NewAttrs makes an empty attribute set.
+func NewAttrs() *Attrs {
+	return &Attrs{Types: map[string]ir.DType{}, Ints: map[string][]int64{}, Strings: map[string]string{},
+		Bools: map[string]bool{}, Floats: map[string]float32{}}
+}
+
+// String returns attribute name, or def if it was not set.
+func (a *Attrs) String(name, def string) string {
+	if v, ok := a.Strings[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Bool returns attribute name, or false.
+func (a *Attrs) Bool(name string) bool { return a.Bools[name] }
+
+// IntList returns attribute name as ints, or def.
+func (a *Attrs) IntList(name string, def []int) []int {
+	v, ok := a.Ints[name]
+	if !ok {
+		return def
+	}
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x)
+	}
+	return out
+}
+
+// Key is a canonical text of the attributes, for cache keys.
+func (a *Attrs) Key() string {
+	return fmt.Sprint(a.Types, a.Ints, a.Strings, a.Bools, a.Floats)
+}
+
+// TensorFlow's TF_DataType numbers, from tensorflow/c/tf_datatype.h.
+const (
+	tfFloat    = 1
+	tfDouble   = 2
+	tfInt32    = 3
+	tfUint8    = 4
+	tfInt16    = 5
+	tfInt8     = 6
+	tfInt64    = 9
+	tfBool     = 10
+	tfBfloat16 = 14
+	tfHalf     = 19
+)
+
+var fromTF = map[int]ir.DType{
+	tfFloat: ir.F32, tfDouble: ir.F64, tfInt32: ir.I32, tfUint8: ir.U8, tfInt16: ir.I16,
+	tfInt8: ir.I8, tfInt64: ir.I64, tfBool: ir.Bool, tfBfloat16: ir.BF16, tfHalf: ir.F16,
+}
+
+// FromTF maps a TF_DataType to the IR's dtype; ok is false for dtypes the IR
+// does not have (strings, complex, quantized).
+func FromTF(t int) (ir.DType, bool) {
+	d, ok := fromTF[t]
+	return d, ok
+}
+
+// ToTF maps an IR dtype back to TensorFlow's number.
+func ToTF(d ir.DType) int {
+	for t, v := range fromTF {
+		if v == d {
+			return t
+		}
+	}
+	return 0
+}

@@ -1,0 +1,64 @@
+package lower
+
+import "github.com/metalplug/metalplug/backend/ir"
+
+func init() {
+	register(Kernel{Op: "MatMul", Constraints: T(Floats), Lower: lowerMatMul, File: "plugin/tf/lower/matmul.go",
+		Attrs: []AttrSpec{{Name: "transpose_a", Kind: AttrBool}, {Name: "transpose_b", Kind: AttrBool}}})
+	register(Kernel{Op: "BatchMatMulV2", Constraints: T(Floats), Lower: lowerBatchMatMul, File: "plugin/tf/lower/matmul.go",
+		Attrs: []AttrSpec{{Name: "adj_x", Kind: AttrBool}, {Name: "adj_y", Kind: AttrBool}}})
+}
+
+func lowerMatMul(c *Call) error {
+	ta, tb := c.Type(0), c.Type(1)
+	if ta.Shape.Rank() != 2 || tb.Shape.Rank() != 2 {
+		return c.Errorf("operands must be matrices, got %v and %v", ta, tb)
+	}
+	ka, kb := 1, 0
+	if c.Attrs.Bool("transpose_a") {
+		ka = 0
+	}
+	if c.Attrs.Bool("transpose_b") {
+		kb = 1
+	}
+	if ta.Shape[ka] != tb.Shape[kb] {
+		return c.Errorf("inner dimensions differ: %v and %v (transpose_a=%v, transpose_b=%v)", ta, tb, c.Attrs.Bool("transpose_a"), c.Attrs.Bool("transpose_b"))
+	}
+	out := c.B.DotGeneral(c.In[0], c.In[1], ir.DotDims{LhsContract: []int{ka}, RhsContract: []int{kb}})
+	// dot_general puts the lhs free dim first: that is the row dim either way.
+	c.Out = []ir.Value{out}
+	return nil
+}
+
+// lowerBatchMatMul broadcasts the batch dimensions numpy-style, then contracts.
+func lowerBatchMatMul(c *Call) error {
+	x, y := c.In[0], c.In[1]
+	tx, ty := c.Type(0), c.Type(1)
+	rx, ry := tx.Shape.Rank(), ty.Shape.Rank()
+	if rx < 2 || ry < 2 {
+		return c.Errorf("operands must have rank at least 2, got %v and %v", tx, ty)
+	}
+	batch, ok := BroadcastShapes(tx.Shape[:rx-2], ty.Shape[:ry-2])
+	if !ok {
+		return c.Errorf("batch dimensions do not broadcast: %v and %v", tx, ty)
+	}
+	nb := len(batch)
+	x = c.B.BroadcastInDim(x, append(batch.Clone(), tx.Shape[rx-2:]...), nil)
+	y = c.B.BroadcastInDim(y, append(batch.Clone(), ty.Shape[ry-2:]...), nil)
+	kx, ky := nb+1, nb
+	if c.Attrs.Bool("adj_x") {
+		kx = nb
+	}
+	if c.Attrs.Bool("adj_y") {
+		ky = nb + 1
+	}
+	if c.B.Type(x).Shape[kx] != c.B.Type(y).Shape[ky] {
+		return c.Errorf("inner dimensions differ: %v and %v (adj_x=%v, adj_y=%v)", tx, ty, c.Attrs.Bool("adj_x"), c.Attrs.Bool("adj_y"))
+	}
+	bd := make([]int, nb)
+	for i := range bd {
+		bd[i] = i
+	}
+	c.Out = []ir.Value{c.B.DotGeneral(x, y, ir.DotDims{LhsBatch: bd, RhsBatch: bd, LhsContract: []int{kx}, RhsContract: []int{ky}})}
+	return nil
+}

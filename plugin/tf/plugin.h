@@ -1,0 +1,43 @@
+// C side of the TensorFlow frontend: the tables TensorFlow reads, filled with
+// trampolines into Go. Everything here is glue; behaviour lives in Go.
+#ifndef METALPLUG_PLUGIN_H_
+#define METALPLUG_PLUGIN_H_
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "tensorflow/c/experimental/stream_executor/stream_executor.h"
+// kernels.h defines, rather than declares, a const with external linkage, so
+// every C file that includes it would define it again. Weak definitions merge.
+#pragma weak TF_InputRange_Args_STRUCT_SIZE
+#include "tensorflow/c/kernels.h"
+#include "tensorflow/c/tf_status.h"
+#include "tensorflow/c/tf_tensor.h"
+
+// Strings TensorFlow keeps pointers to; set once from Go, never freed.
+extern const char* metalplug_platform_name;
+extern const char* metalplug_device_type;
+extern const char* metalplug_hardware_name;
+extern const char* metalplug_vendor;
+
+// Fills the platform tables. TensorFlow owns params; we own nothing it keeps
+// except the static strings above.
+void metalplug_fill_platform(SE_PlatformRegistrationParams* params);
+
+// Registers the kernel of registration slot `slot` (see kernels.go) for op on
+// device_type. Returns a builder the caller configures and registers.
+TF_KernelBuilder* metalplug_new_kernel_builder(const char* op, const char* device_type, int slot);
+
+// Calls a TensorFlow status callback; Go cannot call C function pointers.
+void metalplug_call_status_callback(SE_StatusCallbackFn fn, void* arg, TF_Status* status);
+
+// Looks a symbol up in the TensorFlow libraries already loaded in the process,
+// without linking it (a missing export must not stop the plugin loading).
+void* metalplug_lookup(const char* name);
+
+// Calls TF_Version through a pointer found by metalplug_lookup.
+const char* metalplug_call_version(void* fn);
+
+#define METALPLUG_KERNEL_SLOTS 512
+
+#endif  // METALPLUG_PLUGIN_H_

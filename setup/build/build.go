@@ -1,0 +1,248 @@
+// Package build compiles the c-shared plugin library against exactly the
+// TensorFlow a probe found: its headers, its framework library (with an
+// rpath), header-feature defines, and the built-against version and pin
+// stamped into the binary. It skips the compile when neither the sources nor
+// the targeted TensorFlow changed.
+package build
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/metalplug/metalplug/plugin/tf/capi"
+	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/version"
+)
+
+// Options say what to build and where.
+type Options struct {
+	Report *probe.Report
+	// Root is the source tree (holding go.mod); Out the library to write.
+	Root, Out string
+	// Pin is TF_SUPPORTED_VERSION. The targeted TensorFlow must match it.
+	Pin string
+	// StampVersion, when set, is stamped as the built-against version instead
+	// of the real one; the load tests use it to build a mismatched library.
+	StampVersion string
+	// Go is the go command; "go" on PATH when empty.
+	Go string
+	// Log receives progress lines; nil discards them.
+	Log func(format string, args ...any)
+}
+
+// LibraryName is the file TensorFlow loads on the probed OS.
+func LibraryName(goos string) string {
+	if goos == "darwin" {
+		return "libmetalplug.dylib"
+	}
+	return "libmetalplug.so"
+}
+
+// ReadPin reads TF_SUPPORTED_VERSION from the source root.
+func ReadPin(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "TF_SUPPORTED_VERSION"))
+	if err != nil {
+		return "", fmt.Errorf("reading the pin: %w", err)
+	}
+	pin := strings.TrimSpace(string(b))
+	if version.Minor(pin) == "" {
+		return "", fmt.Errorf("TF_SUPPORTED_VERSION holds %q, not a TensorFlow version such as 2.21", pin)
+	}
+	return pin, nil
+}
+
+// Build compiles the library unless it is current; built says whether it ran.
+func Build(o Options) (built bool, err error) {
+	r := o.Report
+	if !version.MatchesPin(r.TensorFlow.Version, o.Pin) {
+		return false, fmt.Errorf("%s %s is installed for %s, but this tree is pinned to TensorFlow %s (TF_SUPPORTED_VERSION): install it with `%s -m pip install '%s==%s.*'`, or point PYTHON at an interpreter that has it",
+			r.TensorFlow.Distribution, r.TensorFlow.Version, r.Interpreter.Path, o.Pin, r.Interpreter.Path, r.TensorFlow.Distribution, version.Minor(o.Pin))
+	}
+	if m := r.Missing(); len(m) > 0 {
+		return false, fmt.Errorf("%s does not export %s, which the plugin links: this TensorFlow release cannot load it", r.TensorFlow.FrameworkLibrary, strings.Join(m, ", "))
+	}
+	logf := o.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	goCmd := o.Go
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	stamp := o.StampVersion
+	if stamp == "" {
+		stamp = r.TensorFlow.Version
+	}
+	env := buildEnv(r)
+	args := []string{"build", "-buildmode=c-shared", "-trimpath",
+		"-ldflags=-s -w -X github.com/metalplug/metalplug/plugin/tf.BuiltAgainst=" + stamp +
+			" -X github.com/metalplug/metalplug/plugin/tf.Pin=" + o.Pin,
+		"-o", o.Out, "./plugin/libmetalplug"}
+
+	key, err := fingerprint(o.Root, r, args, env)
+	if err != nil {
+		return false, err
+	}
+	stampFile := o.Out + ".stamp"
+	if old, err := os.ReadFile(stampFile); err == nil && string(old) == key && fileExists(o.Out) {
+		logf("%s is up to date (TensorFlow %s)", o.Out, r.TensorFlow.Version)
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(o.Out), 0o755); err != nil {
+		return false, err
+	}
+	logf("building %s against %s %s", o.Out, r.TensorFlow.Distribution, r.TensorFlow.Version)
+	cmd := exec.Command(goCmd, args...)
+	cmd.Dir = o.Root
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	os.Remove(stampFile)
+	if err := cmd.Run(); err != nil {
+		return false, fmt.Errorf("go build failed (%v):\n%s", err, out.String())
+	}
+	os.Remove(strings.TrimSuffix(o.Out, filepath.Ext(o.Out)) + ".h") // cgo's export header; nobody includes it
+	if err := CheckLibrary(o.Out, r); err != nil {
+		return false, err
+	}
+	return true, os.WriteFile(stampFile, []byte(key), 0o644)
+}
+
+// buildEnv holds the cgo flags that point the compile at this TensorFlow.
+func buildEnv(r *probe.Report) []string {
+	cflags := []string{"-I" + r.TensorFlow.IncludeDir}
+	if r.Has(probe.FeatureStreamOptions) {
+		cflags = append(cflags, "-DMETALPLUG_HAVE_STREAM_OPTIONS")
+	}
+	if r.Has(probe.FeatureForceMemoryGrowth) {
+		cflags = append(cflags, "-DMETALPLUG_HAVE_FORCE_MEMORY_GROWTH")
+	}
+	lib := r.TensorFlow.LibDir
+	var ldflags []string
+	if r.GOOS == "darwin" {
+		// The plugin sits in site-packages/tensorflow-plugins, TensorFlow in
+		// site-packages/tensorflow: the relative rpath survives any install.
+		ldflags = []string{"-L" + lib, "-ltensorflow_framework.2", "-Wl,-rpath,@loader_path/../tensorflow", "-Wl,-rpath," + lib}
+	} else {
+		ldflags = []string{"-L" + lib, "-l:" + filepath.Base(r.TensorFlow.FrameworkLibrary), "-Wl,-rpath,$ORIGIN/../tensorflow", "-Wl,-rpath," + lib}
+	}
+	return []string{
+		"CGO_ENABLED=1",
+		"GOOS=" + r.GOOS,
+		"GOARCH=" + r.GOARCH,
+		"GOTOOLCHAIN=local",
+		"CGO_CFLAGS=-O2 " + strings.Join(cflags, " "),
+		"CGO_LDFLAGS=" + strings.Join(ldflags, " "),
+	}
+}
+
+// Env is the environment that compiles or vets plugin/tf against a probed
+// TensorFlow, for tests and tools outside Build.
+func Env(r *probe.Report) []string { return buildEnv(r) }
+
+// fingerprint hashes everything the output depends on: the sources, the
+// targeted TensorFlow (version, headers, library), the flags and the Go
+// toolchain. A change to any of them means a rebuild.
+func fingerprint(root string, r *probe.Report, args, env []string) (string, error) {
+	h := sha256.New()
+	tf, _ := json.Marshal(r.TensorFlow)
+	fmt.Fprintf(h, "tf %s\nargs %q\nenv %q\ngo %s\n", tf, args, env, runtime.Version())
+	for _, p := range []string{r.TensorFlow.FrameworkLibrary, r.Headers.StreamExecutor} {
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
+	}
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if rel == "build" || rel == "dist" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(p) {
+		case ".go", ".c", ".h", ".m", ".s", ".mod", ".sum":
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		st, err := os.Stat(filepath.Join(root, f))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d %d\n", f, st.Size(), st.ModTime().UnixNano())
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CheckLibrary verifies a built library: it exports the plugin entry points,
+// links only C API functions the framework library exports, and links none
+// of the run-time-only ones (a missing one would make dlopen, and so
+// `import tensorflow`, fail).
+func CheckLibrary(lib string, r *probe.Report) error {
+	exported, err := probe.ExportedSymbols(lib)
+	if err != nil {
+		return err
+	}
+	for _, want := range []string{"SE_InitPlugin", "TF_InitKernel"} {
+		if !contains(exported, want) {
+			return fmt.Errorf("%s does not export %s", lib, want)
+		}
+	}
+	undefined, err := probe.UndefinedSymbols(lib)
+	if err != nil {
+		return err
+	}
+	linked := capi.Linked()
+	var stray, runtimeOnly []string
+	for _, s := range undefined {
+		if !strings.HasPrefix(s, "TF_") {
+			continue
+		}
+		switch {
+		case contains(capi.KernelsExperimental, s) || contains(capi.RuntimeLookups, s):
+			runtimeOnly = append(runtimeOnly, s)
+		case !contains(linked, s):
+			stray = append(stray, s)
+		}
+	}
+	if len(runtimeOnly) > 0 {
+		return fmt.Errorf("%s links %s directly; those must be looked up at run time", lib, strings.Join(runtimeOnly, ", "))
+	}
+	if len(stray) > 0 {
+		return fmt.Errorf("%s links %s, which plugin/tf/capi does not list: add them there so the probe checks them", lib, strings.Join(stray, ", "))
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

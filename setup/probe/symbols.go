@@ -1,0 +1,112 @@
+package probe
+
+import (
+	"debug/elf"
+	"debug/macho"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// ExportedSymbols lists the functions and data a shared library exports,
+// from its dynamic symbol table (ELF) or its export table (Mach-O).
+func ExportedSymbols(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := f.ReadAt(magic[:], 0); err != nil {
+		return nil, fmt.Errorf("%s: reading the header: %w", path, err)
+	}
+	switch {
+	case string(magic[:]) == elf.ELFMAG:
+		return elfSymbols(path, true)
+	case isMachO(magic):
+		return machoSymbols(path, true)
+	}
+	return nil, fmt.Errorf("%s is neither an ELF nor a Mach-O shared library", path)
+}
+
+// UndefinedSymbols lists the symbols a shared library needs from others.
+func UndefinedSymbols(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := f.ReadAt(magic[:], 0); err != nil {
+		return nil, fmt.Errorf("%s: reading the header: %w", path, err)
+	}
+	if isMachO(magic) {
+		return machoSymbols(path, false)
+	}
+	return elfSymbols(path, false)
+}
+
+func isMachO(m [4]byte) bool {
+	le := uint32(m[0]) | uint32(m[1])<<8 | uint32(m[2])<<16 | uint32(m[3])<<24
+	return le == macho.Magic64 || le == macho.Magic32 || le == macho.MagicFat
+}
+
+func elfSymbols(path string, defined bool) ([]string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the dynamic symbol table: %w", path, err)
+	}
+	var out []string
+	for _, s := range syms {
+		bind := elf.ST_BIND(s.Info)
+		if bind != elf.STB_GLOBAL && bind != elf.STB_WEAK {
+			continue
+		}
+		if (s.Section != elf.SHN_UNDEF) == defined {
+			out = append(out, s.Name)
+		}
+	}
+	return out, nil
+}
+
+func machoSymbols(path string, defined bool) ([]string, error) {
+	f, err := macho.Open(path)
+	if err != nil {
+		if ff, ferr := macho.OpenFat(path); ferr == nil {
+			defer ff.Close()
+			for _, a := range ff.Arches {
+				if a.Cpu == macho.CpuArm64 {
+					return machoFileSymbols(a.File, path, defined)
+				}
+			}
+			return nil, fmt.Errorf("%s: a universal binary without an arm64 slice", path)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	return machoFileSymbols(f, path, defined)
+}
+
+func machoFileSymbols(f *macho.File, path string, defined bool) ([]string, error) {
+	if f.Symtab == nil {
+		return nil, fmt.Errorf("%s: no symbol table", path)
+	}
+	const nExt, nTypeMask, nUndf = 0x01, 0x0e, 0x0
+	var out []string
+	for _, s := range f.Symtab.Syms {
+		if s.Type&nExt == 0 {
+			continue
+		}
+		undefined := s.Type&nTypeMask == nUndf
+		if undefined != defined {
+			// Mach-O prefixes C names with an underscore.
+			out = append(out, strings.TrimPrefix(s.Name, "_"))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,161 @@
+// Package wheels assembles the Python distributions: a wheel holding the
+// library built for one TensorFlow release, and an sdist holding everything
+// an install-time build needs, Go modules vendored. Both are byte-for-byte
+// reproducible: entries sorted, times from SOURCE_DATE_EPOCH.
+package wheels
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/version"
+)
+
+// Name is the Python distribution.
+const Name = "metalplug"
+
+// ProjectVersion reads the version from pyproject.toml in root.
+func ProjectVersion(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "pyproject.toml"))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^version\s*=\s*"([^"]+)"`).FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("pyproject.toml has no version line")
+	}
+	return string(m[1]), nil
+}
+
+// Epoch is the timestamp written into archives: SOURCE_DATE_EPOCH when set,
+// else 1980-01-01, the earliest a zip can hold.
+func Epoch() time.Time {
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			t := time.Unix(n, 0).UTC()
+			if t.Year() >= 1980 {
+				return t
+			}
+		}
+	}
+	return time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+}
+
+// PlatformTag is the wheel platform tag for the probed OS and architecture.
+// Linux wheels built here carry the plain linux tag; manylinux relabelling is
+// the job of the wheelhouse build, which checks the glibc the library needs.
+func PlatformTag(r *probe.Report) string {
+	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[r.GOARCH]
+	if r.GOOS == "darwin" {
+		return "macosx_11_0_arm64"
+	}
+	if arch == "" {
+		arch = r.GOARCH
+	}
+	return r.GOOS + "_" + arch
+}
+
+// Requirement pins the TensorFlow distribution and minor the library was
+// built against.
+func Requirement(r *probe.Report) string {
+	return fmt.Sprintf("%s==%s.*", r.TensorFlow.Distribution, version.Minor(r.TensorFlow.Version))
+}
+
+// Wheel writes the wheel for lib into dir and returns its file name.
+func Wheel(dir, projectVersion, lib string, r *probe.Report) (string, error) {
+	tag := "py3-none-" + PlatformTag(r)
+	name := fmt.Sprintf("%s-%s-%s.whl", Name, projectVersion, tag)
+	data, err := os.ReadFile(lib)
+	if err != nil {
+		return "", err
+	}
+	distInfo := fmt.Sprintf("%s-%s.dist-info", Name, projectVersion)
+	metadata := strings.Join([]string{
+		"Metadata-Version: 2.1",
+		"Name: " + Name,
+		"Version: " + projectVersion,
+		"Summary: A Metal GPU backend for TensorFlow, written in Go (built for " + r.TensorFlow.Distribution + " " + r.TensorFlow.Version + ")",
+		"License: Apache-2.0",
+		"Requires-Python: >=3.9",
+		"Requires-Dist: " + Requirement(r),
+		"", ""}, "\n")
+	wheel := strings.Join([]string{
+		"Wheel-Version: 1.0",
+		"Generator: metalplug",
+		"Root-Is-Purelib: false",
+		"Tag: " + tag,
+		"", ""}, "\n")
+	files := []file{
+		{"tensorflow-plugins/" + filepath.Base(lib), data, 0o755},
+		{distInfo + "/METADATA", []byte(metadata), 0o644},
+		{distInfo + "/WHEEL", []byte(wheel), 0o644},
+	}
+	var record bytes.Buffer
+	for _, f := range files {
+		sum := sha256.Sum256(f.data)
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f.name, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.data))
+	}
+	fmt.Fprintf(&record, "%s/RECORD,,\n", distInfo)
+	files = append(files, file{distInfo + "/RECORD", record.Bytes(), 0o644})
+	return name, writeZip(filepath.Join(dir, name), files)
+}
+
+type file struct {
+	name string
+	data []byte
+	mode os.FileMode
+}
+
+// writeZip writes files in the given order (the dist-info last, as the wheel
+// spec recommends) with fixed times, through a temporary file so a failure
+// leaves no partial wheel.
+func writeZip(path string, files []file) error {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range files {
+		h := &zip.FileHeader{Name: f.name, Method: zip.Deflate, Modified: Epoch()}
+		h.SetMode(f.mode)
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(f.data); err != nil {
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return writeAtomic(path, buf.Bytes())
+}
+
+func writeAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".partial"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

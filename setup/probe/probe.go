@@ -236,7 +236,7 @@ func (r *Report) readSymbols() error {
 	}
 	exported := map[string]string{} // symbol -> library base name
 	for _, lib := range libs {
-		syms, err := ExportedSymbols(lib)
+		syms, err := cachedCAPIExports(lib)
 		if err != nil {
 			return err
 		}

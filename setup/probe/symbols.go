@@ -1,10 +1,13 @@
 package probe
 
 import (
+	"crypto/sha256"
 	"debug/elf"
 	"debug/macho"
+	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -109,4 +112,40 @@ func machoFileSymbols(f *macho.File, path string, defined bool) ([]string, error
 		}
 	}
 	return out, nil
+}
+
+// cachedCAPIExports is the TF_ subset of ExportedSymbols(lib), cached in the
+// user cache directory by path, size and modification time: libtensorflow_cc
+// holds over 400,000 symbols and reading them takes most of a second, which a
+// no-op build should not pay.
+func cachedCAPIExports(lib string) ([]string, error) {
+	st, err := os.Stat(lib)
+	if err != nil {
+		return nil, err
+	}
+	var cacheFile string
+	if dir, err := os.UserCacheDir(); err == nil {
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", lib, st.Size(), st.ModTime().UnixNano())))
+		cacheFile = filepath.Join(dir, "metalplug", "symbols", hex.EncodeToString(sum[:12])+".txt")
+		if b, err := os.ReadFile(cacheFile); err == nil {
+			return strings.Fields(string(b)), nil
+		}
+	}
+	all, err := ExportedSymbols(lib)
+	if err != nil {
+		return nil, err
+	}
+	var tf []string
+	for _, s := range all {
+		if strings.HasPrefix(s, "TF_") {
+			tf = append(tf, s)
+		}
+	}
+	if cacheFile != "" {
+		// A cache that cannot be written only costs time next run.
+		if os.MkdirAll(filepath.Dir(cacheFile), 0o755) == nil {
+			os.WriteFile(cacheFile, []byte(strings.Join(tf, "\n")), 0o644)
+		}
+	}
+	return tf, nil
 }

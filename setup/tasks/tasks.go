@@ -1,0 +1,131 @@
+// Package tasks holds the logic of the Mage targets that chain several steps
+// (test, demo, sdist), so that magefile.go stays an index.
+package tasks
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/metalplug/metalplug/setup/build"
+	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/venv"
+	"github.com/metalplug/metalplug/setup/version"
+	"github.com/metalplug/metalplug/wheels"
+)
+
+// Logf prints progress.
+type Logf func(format string, args ...any)
+
+// TestDistribution is the TensorFlow wheel the tests install: tensorflow-cpu
+// is the lighter one and has no CUDA kernels to collide with.
+const TestDistribution = "tensorflow-cpu"
+
+// pinnedVenv makes (or reuses) venv <prefix><distribution>-<pin> with the
+// pinned TensorFlow and probes it. The demo installs the plugin into its venv,
+// so it uses a prefix: the tests load the library by hand, and a second
+// registration of the platform would abort TensorFlow.
+func pinnedVenv(prefix string, logf Logf) (req string, r *probe.Report, err error) {
+	pin, err := build.ReadPin(".")
+	if err != nil {
+		return "", nil, err
+	}
+	req = fmt.Sprintf("%s==%s.*", TestDistribution, version.Minor(pin))
+	dir, err := venv.Ensure(prefix+TestDistribution+"-"+version.Minor(pin), "", []string{req}, logf)
+	if err != nil {
+		return "", nil, err
+	}
+	r, err = probe.Run(venv.Python(dir))
+	return req, r, err
+}
+
+func run(env []string, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// Test runs every tier that runs here: gofmt and vet, the unit tests with the
+// race detector, a bounded fuzz run, and the integration tests against the
+// pinned TensorFlow (including the install from the sdist).
+func Test(logf Logf) error {
+	start := time.Now()
+	req, r, err := pinnedVenv("", logf)
+	if err != nil {
+		return err
+	}
+	env := build.Env(r)
+	out, err := exec.Command("gofmt", "-l", "backend", "plugin", "setup", "tests", "wheels", "magefile.go").CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		return fmt.Errorf("gofmt would change these files (run gofmt -w):\n%s%v", out, err)
+	}
+	logf("== go vet")
+	if err := run(env, "go", "vet", "./..."); err != nil {
+		return err
+	}
+	logf("== unit tests (race detector on)")
+	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/tf/lower/...", "./wheels/..."); err != nil {
+		return err
+	}
+	logf("== fuzzing the host driver for 15s")
+	if err := run(env, "go", "test", "-run=^$", "-fuzz=FuzzBuildAndRun", "-fuzztime=15s", "./backend/driver/host"); err != nil {
+		return err
+	}
+	logf("== building the libraries the integration tests load")
+	pin, _ := build.ReadPin(".")
+	lib := filepath.Join("build", build.LibraryName(r.GOOS))
+	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
+		return err
+	}
+	mismatch := filepath.Join("build", "mismatch", build.LibraryName(r.GOOS))
+	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: mismatch, Pin: pin, StampVersion: otherMinor(r.TensorFlow.Version), Log: logf}); err != nil {
+		return err
+	}
+	sdist, err := wheels.Sdist(".", filepath.Join("build", "dist"), "")
+	if err != nil {
+		return err
+	}
+	absLib, _ := filepath.Abs(lib)
+	absMismatch, _ := filepath.Abs(mismatch)
+	absSdist, _ := filepath.Abs(filepath.Join("build", "dist", sdist))
+	logf("== integration tests against %s %s", r.TensorFlow.Distribution, r.TensorFlow.Version)
+	ienv := append(env,
+		"METALPLUG_REQUIRE_INTEGRATION=1",
+		"METALPLUG_TEST_PYTHON="+r.Interpreter.Path,
+		"METALPLUG_TEST_LIB="+absLib,
+		"METALPLUG_TEST_LIB_MISMATCH="+absMismatch,
+		"METALPLUG_TEST_SDIST="+absSdist,
+		"METALPLUG_TEST_TF_REQUIREMENT="+req,
+	)
+	if err := run(ienv, "go", "test", "-count=1", "-v", "-timeout=30m", "./tests/integration/"); err != nil {
+		return err
+	}
+	logf("all tests passed in %s", time.Since(start).Round(time.Second))
+	return nil
+}
+
+// otherMinor is a version one minor below v, for the mismatch build.
+func otherMinor(v string) string {
+	sv, err := version.Parse(v)
+	if err != nil || sv.Minor() == 0 {
+		return "1.0.0"
+	}
+	return fmt.Sprintf("%d.%d.0", sv.Major(), sv.Minor()-1)
+}
+
+// Sdist writes dist/metalplug-<version>.tar.gz.
+func Sdist(logf Logf) error {
+	name, err := wheels.Sdist(".", "dist", "")
+	if err != nil {
+		return err
+	}
+	logf("wrote dist/%s", name)
+	return nil
+}

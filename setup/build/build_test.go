@@ -1,0 +1,130 @@
+package build
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/metalplug/metalplug/setup/probe"
+)
+
+func lib(t *testing.T, src string) string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("builds an ELF shared object")
+	}
+	dir := t.TempDir()
+	c := filepath.Join(dir, "x.c")
+	os.WriteFile(c, []byte(src), 0o644)
+	so := filepath.Join(dir, "libx.so")
+	if out, err := exec.Command("cc", "-shared", "-fPIC", "-o", so, c).CombinedOutput(); err != nil {
+		t.Skipf("cc: %v\n%s", err, out)
+	}
+	return so
+}
+
+const entryPoints = "void SE_InitPlugin(void* p, void* s) {}\nvoid TF_InitKernel(void) {}\n"
+
+func TestCheckLibraryAcceptsTheLinkedSet(t *testing.T) {
+	so := lib(t, entryPoints+"extern void TF_NewStatus(void);\nvoid f(void) { TF_NewStatus(); }\n")
+	if err := CheckLibrary(so, &probe.Report{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckLibraryRejectsLinkedRuntimeOnlySymbols(t *testing.T) {
+	so := lib(t, entryPoints+"extern void TF_AssignVariable(void);\nvoid f(void) { TF_AssignVariable(); }\n")
+	err := CheckLibrary(so, &probe.Report{})
+	if err == nil || !strings.Contains(err.Error(), "TF_AssignVariable") || !strings.Contains(err.Error(), "run time") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestCheckLibraryRejectsUnlistedSymbols(t *testing.T) {
+	so := lib(t, entryPoints+"extern void TF_SomethingNew(void);\nvoid f(void) { TF_SomethingNew(); }\n")
+	err := CheckLibrary(so, &probe.Report{})
+	if err == nil || !strings.Contains(err.Error(), "TF_SomethingNew") || !strings.Contains(err.Error(), "capi") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestCheckLibraryWantsEntryPoints(t *testing.T) {
+	so := lib(t, "void TF_InitKernel(void) {}\n")
+	if err := CheckLibrary(so, &probe.Report{}); err == nil || !strings.Contains(err.Error(), "SE_InitPlugin") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestBuildRefusesAnotherRelease(t *testing.T) {
+	r := &probe.Report{Interpreter: probe.Interpreter{Path: "/venv/bin/python"},
+		TensorFlow: probe.TensorFlow{Distribution: "tensorflow", Version: "2.20.0"}}
+	_, err := Build(Options{Report: r, Pin: "2.21", Root: t.TempDir(), Out: filepath.Join(t.TempDir(), "x.so")})
+	for _, want := range []string{"2.20.0", "2.21", "pip install 'tensorflow==2.21.*'"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v does not mention %q", err, want)
+		}
+	}
+}
+
+func TestBuildRefusesMissingExports(t *testing.T) {
+	r := &probe.Report{TensorFlow: probe.TensorFlow{Distribution: "tensorflow", Version: "2.21.0", FrameworkLibrary: "libtensorflow_framework.so.2"},
+		Symbols: []probe.Symbol{{Name: "TF_GetStream", Linked: true, Exported: false}}}
+	_, err := Build(Options{Report: r, Pin: "2.21", Root: t.TempDir(), Out: filepath.Join(t.TempDir(), "x.so")})
+	if err == nil || !strings.Contains(err.Error(), "TF_GetStream") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestReadPin(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "TF_SUPPORTED_VERSION"), []byte("2.21\n"), 0o644)
+	if p, err := ReadPin(dir); err != nil || p != "2.21" {
+		t.Fatalf("ReadPin = %q, %v", p, err)
+	}
+	os.WriteFile(filepath.Join(dir, "TF_SUPPORTED_VERSION"), []byte("latest\n"), 0o644)
+	if _, err := ReadPin(dir); err == nil {
+		t.Fatal("a pin of \"latest\" was accepted")
+	}
+}
+
+// TestFingerprintFollowsTensorFlowAndSources: the up-to-date check must see a
+// different TensorFlow, not only changed sources.
+func TestFingerprintFollowsTensorFlowAndSources(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "a.go")
+	os.WriteFile(src, []byte("package a\n"), 0o644)
+	tfdir := t.TempDir()
+	fw := filepath.Join(tfdir, "libtensorflow_framework.so.2")
+	hdr := filepath.Join(tfdir, "stream_executor.h")
+	os.WriteFile(fw, []byte("lib"), 0o644)
+	os.WriteFile(hdr, []byte("hdr"), 0o644)
+	report := func(v string) *probe.Report {
+		return &probe.Report{TensorFlow: probe.TensorFlow{Version: v, FrameworkLibrary: fw}, Headers: probe.Headers{StreamExecutor: hdr}}
+	}
+	key := func(r *probe.Report) string {
+		k, err := fingerprint(root, r, []string{"build"}, buildEnv(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	base := key(report("2.21.0"))
+	if key(report("2.21.0")) != base {
+		t.Fatal("the fingerprint is not stable")
+	}
+	if key(report("2.21.1")) == base {
+		t.Error("a different TensorFlow version keeps the fingerprint")
+	}
+	os.WriteFile(fw, []byte("another library"), 0o644)
+	if key(report("2.21.0")) == base {
+		t.Error("a different framework library keeps the fingerprint")
+	}
+	os.WriteFile(fw, []byte("lib"), 0o644)
+	os.WriteFile(src, []byte("package a // changed\n"), 0o644)
+	if key(report("2.21.0")) == base {
+		t.Error("a changed source keeps the fingerprint")
+	}
+}

@@ -69,7 +69,7 @@ func F32ToF16(f float32) uint16 {
 		return sign | 0x7c00
 	case exp > 142: // overflow to inf
 		return sign | 0x7c00
-	case exp < 103: // underflow to zero
+	case exp < 102: // below half the smallest subnormal: rounds to zero
 		return sign
 	case exp < 113: // subnormal half
 		man |= 0x800000

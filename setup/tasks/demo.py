@@ -23,7 +23,10 @@ with tf.device(name):
         tf.keras.layers.Dense(16, activation="tanh"),
         tf.keras.layers.Dense(2, activation="softmax"),
     ])
-    model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    # Keras would otherwise compile the step with XLA, which has no JIT device
+    # for a pluggable device (on macOS Keras turns XLA off for a GPU itself).
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"], jit_compile=False)
     hist = model.fit(x, y, batch_size=64, epochs=5, verbose=0)
     logits = model(x[:4])
 

@@ -38,7 +38,8 @@ func pipInstall(t *testing.T, python, sdist string) (string, error) {
 func TestInstallFromSdist(t *testing.T) {
 	v := need(t, "METALPLUG_TEST_SDIST", "METALPLUG_TEST_TF_REQUIREMENT")
 	sdist, req := v[0], v[1]
-	dir, err := venv.Ensure("install-test-"+strings.NewReplacer("=", "", "*", "", ".", "_").Replace(req), "", []string{req}, t.Logf)
+	// Named after the requirement, so a new pin gets a new venv.
+	dir, err := venv.Ensure("install-test-"+strings.NewReplacer("==", "-", ".*", "").Replace(req), "", []string{req}, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,80 @@
+// Package drivertest is the conformance suite every driver must pass: memory,
+// streams, events and the numerics of every IR op, each op checked against a
+// plain nested-loop reference written here, independent of any driver.
+//
+// A driver's tests call Run:
+//
+//	func TestConformance(t *testing.T) {
+//		drivertest.Run(t, func() driver.Driver { return host.New(host.Options{}) })
+//	}
+package drivertest
+
+import (
+	"testing"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// Run runs the whole suite; newDriver is called once per group of subtests.
+func Run(t *testing.T, newDriver func() driver.Driver) {
+	t.Run("Memory", func(t *testing.T) { testMemory(t, newDriver()) })
+	t.Run("Streams", func(t *testing.T) { testStreams(t, newDriver()) })
+	t.Run("Events", func(t *testing.T) { testEvents(t, newDriver()) })
+	t.Run("Ops", func(t *testing.T) { testOps(t, newDriver()) })
+}
+
+// opTests maps every IR op to its numeric test. testOps fails if ir.Ops()
+// names an op missing here, so adding an op to the IR forces a test for it.
+var opTests = map[ir.Op]func(t *testing.T, h *harness){
+	ir.OpParameter:      testParameter,
+	ir.OpConstant:       testConstant,
+	ir.OpIota:           testIota,
+	ir.OpNeg:            unaryTest(ir.OpNeg),
+	ir.OpAbs:            unaryTest(ir.OpAbs),
+	ir.OpExp:            unaryTest(ir.OpExp),
+	ir.OpLog:            unaryTest(ir.OpLog),
+	ir.OpSqrt:           unaryTest(ir.OpSqrt),
+	ir.OpRsqrt:          unaryTest(ir.OpRsqrt),
+	ir.OpTanh:           unaryTest(ir.OpTanh),
+	ir.OpLogistic:       unaryTest(ir.OpLogistic),
+	ir.OpFloor:          unaryTest(ir.OpFloor),
+	ir.OpCeil:           unaryTest(ir.OpCeil),
+	ir.OpSign:           unaryTest(ir.OpSign),
+	ir.OpNot:            unaryTest(ir.OpNot),
+	ir.OpAdd:            binaryTest(ir.OpAdd),
+	ir.OpSub:            binaryTest(ir.OpSub),
+	ir.OpMul:            binaryTest(ir.OpMul),
+	ir.OpDiv:            binaryTest(ir.OpDiv),
+	ir.OpRem:            binaryTest(ir.OpRem),
+	ir.OpMax:            binaryTest(ir.OpMax),
+	ir.OpMin:            binaryTest(ir.OpMin),
+	ir.OpPow:            binaryTest(ir.OpPow),
+	ir.OpAnd:            binaryTest(ir.OpAnd),
+	ir.OpOr:             binaryTest(ir.OpOr),
+	ir.OpCompare:        testCompare,
+	ir.OpSelect:         testSelect,
+	ir.OpConvert:        testConvert,
+	ir.OpBroadcastInDim: testBroadcast,
+	ir.OpReshape:        testReshape,
+	ir.OpTranspose:      testTranspose,
+	ir.OpSlice:          testSlice,
+	ir.OpConcat:         testConcat,
+	ir.OpPad:            testPad,
+	ir.OpDotGeneral:     testDotGeneral,
+	ir.OpConvolution:    testConvolution,
+	ir.OpReduce:         testReduce,
+	ir.OpReduceWindow:   testReduceWindow,
+}
+
+func testOps(t *testing.T, d driver.Driver) {
+	h := newHarness(t, d)
+	for _, op := range ir.Ops() {
+		fn, ok := opTests[op]
+		if !ok {
+			t.Errorf("op %s has no conformance test: add one to drivertest.opTests", op)
+			continue
+		}
+		t.Run(op.String(), func(t *testing.T) { fn(t, h) })
+	}
+}

@@ -1,0 +1,416 @@
+package drivertest
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+func testParameter(t *testing.T, h *harness) {
+	for _, d := range allTypes {
+		for _, shape := range [][]int{{2, 3}, {}, {0, 4}} {
+			x := h.gen(d, anyValue, shape...)
+			y := h.gen(d, anyValue, shape...)
+			name := fmt.Sprintf("%v", x.T)
+			// Results that are parameters themselves, in swapped order and
+			// twice, must be copied out whole.
+			b := ir.NewBuilder()
+			px, py := b.Parameter(x.T), b.Parameter(y.T)
+			p, err := b.Build(py, px, py)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := h.run(t, p, x, y)
+			compare(t, name+" result 0", got[0], y)
+			compare(t, name+" result 1", got[1], x)
+			compare(t, name+" result 2", got[2], y)
+		}
+	}
+}
+
+func testConstant(t *testing.T, h *harness) {
+	for _, d := range allTypes {
+		for _, shape := range [][]int{{2, 3}, {}, {3, 0}} {
+			c := h.gen(d, anyValue, shape...)
+			x := h.gen(d, anyValue, shape...)
+			name := fmt.Sprintf("%v", c.T)
+			b := ir.NewBuilder()
+			px := b.Parameter(x.T)
+			k := b.Constant(c.T, encode(d, c.V))
+			p, err := b.Build(k, px)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := h.run(t, p, x)
+			compare(t, name, got[0], c)
+			compare(t, name+" with parameter", got[1], x)
+			if d.IsNumeric() {
+				// A constant consumed by a kernel, not just copied out.
+				sum := tensor{c.T, make([]float64, len(c.V))}
+				for i := range sum.V {
+					sum.V[i] = c.V[i] + x.V[i]
+				}
+				sum.V = quantize(d, sum.V)
+				h.check(t, name+" + x", []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+					return b.Binary(ir.OpAdd, b.Constant(c.T, encode(d, c.V)), xs[0])
+				}, sum)
+			}
+		}
+	}
+}
+
+func testIota(t *testing.T, h *harness) {
+	cases := []struct {
+		shape []int
+		axis  int
+	}{{[]int{2, 3, 4}, 1}, {[]int{5}, 0}, {[]int{3, 2}, 0}, {[]int{2, 0}, 1}, {[]int{0, 3}, 1}}
+	for _, d := range allTypes {
+		for _, c := range cases {
+			ty := tt(d, c.shape...)
+			want := tensor{ty, make([]float64, ty.Shape.Size())}
+			forEachIndex(c.shape, func(idx []int) {
+				want.V[offset(c.shape, idx)] = float64(idx[c.axis])
+			})
+			want.V = quantize(d, want.V)
+			h.check(t, fmt.Sprintf("%v axis %d", ty, c.axis), nil, func(b *ir.Builder, _ []ir.Value) ir.Value {
+				return b.Iota(ty, c.axis)
+			}, want)
+		}
+	}
+}
+
+// unaryRefs are the reference semantics of the unary ops, in float64.
+var unaryRefs = map[ir.Op]func(d ir.DType, x float64) float64{
+	ir.OpNeg: func(_ ir.DType, x float64) float64 { return -x },
+	ir.OpAbs: func(_ ir.DType, x float64) float64 { return math.Abs(x) },
+	ir.OpExp: func(_ ir.DType, x float64) float64 { return math.Exp(x) },
+	ir.OpLog: func(_ ir.DType, x float64) float64 { return math.Log(x) },
+	ir.OpSqrt: func(_ ir.DType, x float64) float64 {
+		return math.Sqrt(x)
+	},
+	ir.OpRsqrt:    func(_ ir.DType, x float64) float64 { return 1 / math.Sqrt(x) },
+	ir.OpTanh:     func(_ ir.DType, x float64) float64 { return math.Tanh(x) },
+	ir.OpLogistic: func(_ ir.DType, x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+	ir.OpFloor:    func(_ ir.DType, x float64) float64 { return math.Floor(x) },
+	ir.OpCeil:     func(_ ir.DType, x float64) float64 { return math.Ceil(x) },
+	ir.OpSign: func(_ ir.DType, x float64) float64 {
+		switch {
+		case x > 0:
+			return 1
+		case x < 0:
+			return -1
+		}
+		return x // zeros and NaN
+	},
+	ir.OpNot: func(d ir.DType, x float64) float64 {
+		if d == ir.Bool {
+			if x == 0 {
+				return 1
+			}
+			return 0
+		}
+		return float64(^int64(x)) // encode wraps it to the dtype's width
+	},
+}
+
+func unaryTypes(op ir.Op) []ir.DType {
+	switch op {
+	case ir.OpNot:
+		return append([]ir.DType{ir.Bool}, intTypes...)
+	case ir.OpNeg, ir.OpAbs, ir.OpSign:
+		return append(slices.Clone(floatTypes), intTypes...)
+	}
+	return floatTypes
+}
+
+func unaryTest(op ir.Op) func(t *testing.T, h *harness) {
+	return func(t *testing.T, h *harness) {
+		ref := unaryRefs[op]
+		kind := anyValue
+		switch op {
+		case ir.OpLog, ir.OpRsqrt, ir.OpSqrt:
+			kind = positive
+		case ir.OpExp:
+			kind = small
+		}
+		for _, d := range unaryTypes(op) {
+			for _, shape := range [][]int{{3, 5}, {}, {0, 4}} {
+				x := h.gen(d, kind, shape...)
+				if op == ir.OpNeg && d == ir.I8 && len(x.V) > 1 {
+					x.V[0] = math.MinInt8 // negation wraps
+				}
+				want := tensor{x.T, make([]float64, len(x.V))}
+				for i, v := range x.V {
+					want.V[i] = ref(d, v)
+				}
+				if !d.IsFloat() {
+					want.V = quantize(d, want.V)
+				}
+				h.check(t, fmt.Sprintf("%s %v", op, x.T), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+					return b.Unary(op, xs[0])
+				}, want)
+			}
+		}
+		if op != ir.OpNot {
+			// NaN in, NaN out, for every float op.
+			x := tensor{tt(ir.F32, 2), []float64{math.NaN(), 1}}
+			want := tensor{x.T, []float64{math.NaN(), ref(ir.F32, 1)}}
+			h.check(t, fmt.Sprintf("%s of NaN", op), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+				return b.Unary(op, xs[0])
+			}, want)
+		}
+	}
+}
+
+// intPowRef is integer power by repeated multiplication; a negative exponent
+// truncates 1/x^-y toward zero.
+func intPowRef(x, y float64) float64 {
+	if y < 0 {
+		switch x {
+		case 1:
+			return 1
+		case -1:
+			if math.Mod(y, 2) == 0 {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	}
+	r := 1.0
+	for range int(y) {
+		r *= x
+	}
+	return r
+}
+
+func binaryRef(op ir.Op, d ir.DType, x, y float64) float64 {
+	switch op {
+	case ir.OpAdd:
+		return x + y
+	case ir.OpSub:
+		return x - y
+	case ir.OpMul:
+		return x * y
+	case ir.OpDiv:
+		if d.IsFloat() {
+			return x / y
+		}
+		return math.Trunc(x / y)
+	case ir.OpRem:
+		return math.Mod(x, y)
+	case ir.OpMax:
+		if math.IsNaN(x) || math.IsNaN(y) {
+			return math.NaN()
+		}
+		return math.Max(x, y)
+	case ir.OpMin:
+		if math.IsNaN(x) || math.IsNaN(y) {
+			return math.NaN()
+		}
+		return math.Min(x, y)
+	case ir.OpPow:
+		if d.IsFloat() {
+			return math.Pow(x, y)
+		}
+		return intPowRef(x, y)
+	case ir.OpAnd:
+		if d == ir.Bool {
+			return b2f(x != 0 && y != 0)
+		}
+		return float64(int64(x) & int64(y))
+	case ir.OpOr:
+		if d == ir.Bool {
+			return b2f(x != 0 || y != 0)
+		}
+		return float64(int64(x) | int64(y))
+	}
+	panic("drivertest: no reference for " + op.String())
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func binaryTest(op ir.Op) func(t *testing.T, h *harness) {
+	return func(t *testing.T, h *harness) {
+		types := append(slices.Clone(floatTypes), intTypes...)
+		if op == ir.OpAnd || op == ir.OpOr {
+			types = append([]ir.DType{ir.Bool}, intTypes...)
+		}
+		for _, d := range types {
+			for _, shape := range [][]int{{4, 5}, {}, {3, 0}} {
+				xk, yk := anyValue, anyValue
+				switch {
+				case op == ir.OpDiv || op == ir.OpRem:
+					yk = positive // division by zero is each driver's own business
+				case op == ir.OpPow && d.IsFloat():
+					xk, yk = positive, small
+				case op == ir.OpPow:
+					xk, yk = small, small
+				case op == ir.OpMul:
+					xk, yk = small, anyValue
+				}
+				x, y := h.gen(d, xk, shape...), h.gen(d, yk, shape...)
+				if (op == ir.OpDiv || op == ir.OpRem) && d != ir.U8 {
+					for i := range y.V { // negative divisors and dividends too
+						if i%2 == 1 {
+							y.V[i] = -y.V[i]
+						}
+					}
+				}
+				if op == ir.OpPow && !d.IsFloat() && d != ir.U8 {
+					for i := range x.V { // negative exponents only for 1, -1, 2, 0
+						if i%4 == 0 {
+							x.V[i], y.V[i] = float64(i/4%4-1), -float64(i%3+1)
+						}
+					}
+				}
+				if op == ir.OpPow && d == ir.U8 {
+					for i := range y.V {
+						y.V[i] = math.Abs(y.V[i])
+					}
+				}
+				want := tensor{x.T, make([]float64, len(x.V))}
+				for i := range x.V {
+					want.V[i] = binaryRef(op, d, x.V[i], y.V[i])
+				}
+				if !d.IsFloat() {
+					want.V = quantize(d, want.V)
+				}
+				h.check(t, fmt.Sprintf("%s %v", op, x.T), []tensor{x, y}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+					return b.Binary(op, xs[0], xs[1])
+				}, want)
+			}
+		}
+		if op != ir.OpAnd && op != ir.OpOr {
+			nan := math.NaN()
+			x := tensor{tt(ir.F32, 3), []float64{nan, 2, nan}}
+			y := tensor{tt(ir.F32, 3), []float64{3, nan, nan}}
+			want := tensor{x.T, []float64{nan, nan, nan}}
+			if op == ir.OpPow { // pow(x, NaN) is NaN but pow(1, NaN) is 1; avoid 1
+				want.V = []float64{math.Pow(nan, 3), math.Pow(2, nan), nan}
+			}
+			h.check(t, fmt.Sprintf("%s with NaN", op), []tensor{x, y}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+				return b.Binary(op, xs[0], xs[1])
+			}, want)
+		}
+	}
+}
+
+func testCompare(t *testing.T, h *harness) {
+	dirs := []ir.CompareDir{ir.CmpEQ, ir.CmpNE, ir.CmpLT, ir.CmpLE, ir.CmpGT, ir.CmpGE}
+	rel := func(dir ir.CompareDir, x, y float64) bool {
+		switch dir {
+		case ir.CmpEQ:
+			return x == y
+		case ir.CmpNE:
+			return x != y
+		case ir.CmpLT:
+			return x < y
+		case ir.CmpLE:
+			return x <= y
+		case ir.CmpGT:
+			return x > y
+		}
+		return x >= y
+	}
+	nan := math.NaN()
+	for _, d := range allTypes {
+		for _, shape := range [][]int{{4, 6}, {0, 2}} {
+			x := h.gen(d, small, shape...)
+			y := h.gen(d, small, shape...)
+			if d == ir.F32 && len(x.V) > 2 {
+				x.V[0], y.V[1], x.V[2], y.V[2] = nan, nan, nan, nan
+			}
+			for _, dir := range dirs {
+				want := tensor{tt(ir.Bool, shape...), make([]float64, len(x.V))}
+				for i := range x.V {
+					want.V[i] = b2f(rel(dir, x.V[i], y.V[i]))
+				}
+				h.check(t, fmt.Sprintf("%v %s %v", x.T, dir, y.T), []tensor{x, y}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+					return b.Compare(dir, xs[0], xs[1])
+				}, want)
+			}
+		}
+	}
+}
+
+func testSelect(t *testing.T, h *harness) {
+	for _, d := range allTypes {
+		for _, shape := range [][]int{{3, 4}, {}, {0, 3}} {
+			p := h.gen(ir.Bool, anyValue, shape...)
+			x, y := h.gen(d, anyValue, shape...), h.gen(d, anyValue, shape...)
+			want := tensor{x.T, make([]float64, len(x.V))}
+			for i := range want.V {
+				if p.V[i] != 0 {
+					want.V[i] = x.V[i]
+				} else {
+					want.V[i] = y.V[i]
+				}
+			}
+			h.check(t, fmt.Sprintf("select %v", x.T), []tensor{p, x, y}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+				return b.Select(xs[0], xs[1], xs[2])
+			}, want)
+		}
+	}
+}
+
+// convertRef is StableHLO's convert: floats to integers truncate toward zero
+// and saturate, NaN becomes 0; anything to bool is x != 0; integers to
+// narrower integers wrap (applied later by quantize).
+func convertRef(src, dst ir.DType, x float64) float64 {
+	switch {
+	case dst == ir.Bool:
+		return b2f(x != 0)
+	case src.IsFloat() && !dst.IsFloat():
+		if math.IsNaN(x) {
+			return 0
+		}
+		lo, hi := intRange(dst)
+		return math.Max(lo, math.Min(hi, math.Trunc(x)))
+	}
+	return x
+}
+
+func testConvert(t *testing.T, h *harness) {
+	floatIn := []float64{-2.75, -1, -0.5, 0, 0.25, 1.5, 2.75, 100, -100, 300, -300, 70000, -1e10, 1e10, math.Inf(1), math.Inf(-1), math.NaN()}
+	intIn := []float64{-128, -100, -3, -1, 0, 1, 2, 7, 100, 127}
+	for _, src := range allTypes {
+		var raw []float64
+		switch {
+		case src.IsFloat():
+			raw = floatIn
+		case src == ir.Bool:
+			raw = []float64{0, 1, 1, 0}
+		default:
+			raw = intIn
+		}
+		x := tensor{tt(src, len(raw)), quantize(src, raw)}
+		for _, dst := range allTypes {
+			if dst == src {
+				continue
+			}
+			want := tensor{tt(dst, len(raw)), make([]float64, len(raw))}
+			for i, v := range x.V {
+				want.V[i] = convertRef(src, dst, v)
+			}
+			if !(src.IsFloat() && dst.IsInt()) && dst != ir.I64 {
+				want.V = quantize(dst, want.V) // wrap ints, round floats
+			}
+			h.check(t, fmt.Sprintf("%v to %v", src, dst), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+				return b.Convert(xs[0], dst)
+			}, want)
+			empty := tensor{tt(src, 0, 3), nil}
+			h.check(t, fmt.Sprintf("empty %v to %v", src, dst), []tensor{empty}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+				return b.Convert(xs[0], dst)
+			}, tensor{tt(dst, 0, 3), nil})
+		}
+	}
+}

@@ -1,0 +1,341 @@
+package drivertest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// tensor is a host-side value. Elements are held as float64, which is exact
+// for every dtype at the small magnitudes the tests use.
+type tensor struct {
+	T ir.TensorType
+	V []float64
+}
+
+func tt(d ir.DType, shape ...int) ir.TensorType {
+	return ir.TensorType{DType: d, Shape: ir.Shape(shape)}
+}
+
+// harness runs programs through a driver's own memory and streams: inputs
+// are copied in with Memcpy, results copied out, exactly as a frontend does.
+type harness struct {
+	d   driver.Driver
+	s   driver.Stream
+	rnd *rand.Rand
+}
+
+func newHarness(t *testing.T, d driver.Driver) *harness {
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatalf("NewStream: %v", err)
+	}
+	h := &harness{d: d, s: s, rnd: rand.New(rand.NewPCG(1, 2))}
+	t.Cleanup(func() { h.s.Close() })
+	return h
+}
+
+// run executes p on args and returns its results.
+func (h *harness) run(t *testing.T, p *ir.Program, args ...tensor) []tensor {
+	t.Helper()
+	exe, err := h.d.Compile(p)
+	if err != nil {
+		t.Fatalf("Compile: %v\n%s", err, p)
+	}
+	var ptrs []unsafe.Pointer
+	defer func() {
+		h.s.Synchronize() // never free memory queued work may still touch
+		for _, q := range ptrs {
+			if err := h.d.Free(q); err != nil {
+				t.Errorf("Free: %v", err)
+			}
+		}
+	}()
+	alloc := func(n int) unsafe.Pointer {
+		q, err := h.d.Allocate(n)
+		if err != nil {
+			t.Fatalf("Allocate(%d): %v", n, err)
+		}
+		ptrs = append(ptrs, q)
+		return q
+	}
+	if len(args) != len(p.Params) {
+		t.Fatalf("test bug: %d arguments for %d parameters", len(args), len(p.Params))
+	}
+	argPtrs := make([]unsafe.Pointer, len(args))
+	hostIn := make([][]byte, len(args)) // kept alive until Synchronize
+	for i, a := range args {
+		if a.T.DType != p.Params[i].DType || !a.T.Shape.Equal(p.Params[i].Shape) {
+			t.Fatalf("test bug: argument %d is %v, parameter is %v", i, a.T, p.Params[i])
+		}
+		hostIn[i] = encode(a.T.DType, a.V)
+		argPtrs[i] = alloc(len(hostIn[i]))
+		if len(hostIn[i]) > 0 {
+			h.s.Memcpy(argPtrs[i], unsafe.Pointer(&hostIn[i][0]), len(hostIn[i]))
+		}
+	}
+	rtypes := p.ResultTypes()
+	resPtrs := make([]unsafe.Pointer, len(rtypes))
+	hostOut := make([][]byte, len(rtypes))
+	for i, rt := range rtypes {
+		hostOut[i] = make([]byte, rt.Bytes())
+		resPtrs[i] = alloc(rt.Bytes())
+		// Poison results so that an element a kernel forgets to write shows.
+		h.s.Memset(resPtrs[i], 0xa5, rt.Bytes())
+	}
+	h.s.Execute(exe, argPtrs, resPtrs)
+	for i, b := range hostOut {
+		if len(b) > 0 {
+			h.s.Memcpy(unsafe.Pointer(&b[0]), resPtrs[i], len(b))
+		}
+	}
+	if err := h.s.Synchronize(); err != nil {
+		// A failed stream stays failed: give later tests a fresh one.
+		h.s.Close()
+		if h.s, err = h.d.NewStream(); err != nil {
+			t.Fatalf("NewStream: %v", err)
+		}
+		t.Fatalf("execute: %v\n%s", err, p)
+	}
+	out := make([]tensor, len(rtypes))
+	for i, rt := range rtypes {
+		out[i] = tensor{rt, decode(rt.DType, hostOut[i])}
+	}
+	return out
+}
+
+// check builds a program over params with build, runs it on args and
+// compares its one result with want, within the tolerance of want's dtype.
+func (h *harness) check(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) ir.Value, want tensor) {
+	t.Helper()
+	b := ir.NewBuilder()
+	xs := make([]ir.Value, len(args))
+	for i, a := range args {
+		xs[i] = b.Parameter(a.T)
+	}
+	r := build(b, xs)
+	p, err := b.Build(r)
+	if err != nil {
+		t.Fatalf("%s: build: %v", name, err)
+	}
+	got := h.run(t, p, args...)[0]
+	compare(t, name, got, want)
+}
+
+// compare checks got against want elementwise. Floats allow a tolerance that
+// depends on the dtype; half types get a looser one, as they round each
+// result to 8 or 11 significant bits.
+func compare(t *testing.T, name string, got, want tensor) {
+	t.Helper()
+	if got.T.DType != want.T.DType || !got.T.Shape.Equal(want.T.Shape) {
+		t.Errorf("%s: result type %v, want %v", name, got.T, want.T)
+		return
+	}
+	tol := tolerance(want.T.DType)
+	bad := 0
+	for i := range want.V {
+		g, w := got.V[i], want.V[i]
+		ok := g == w || (math.IsNaN(g) && math.IsNaN(w)) ||
+			(!math.IsInf(w, 0) && math.Abs(g-w) <= tol*(1+math.Abs(w)))
+		if !ok {
+			if bad < 5 {
+				t.Errorf("%s: element %d (of %v) = %v, want %v", name, i, want.T, g, w)
+			}
+			bad++
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%s: %d elements wrong in all", name, bad)
+	}
+}
+
+func tolerance(d ir.DType) float64 {
+	switch d {
+	case ir.F32:
+		return 1e-5
+	case ir.F64:
+		return 1e-12
+	case ir.F16:
+		return 4e-3
+	case ir.BF16:
+		return 2e-2
+	}
+	return 0 // integers and bools are exact
+}
+
+// encode writes values in d's little-endian layout. Integers wrap, as a
+// two's-complement store does, so references may compute in float64 and let
+// encode/decode apply the dtype's overflow.
+func encode(d ir.DType, v []float64) []byte {
+	n := d.Size()
+	b := make([]byte, len(v)*n)
+	for i, x := range v {
+		e := b[i*n : i*n+n]
+		switch d {
+		case ir.F32:
+			binary.LittleEndian.PutUint32(e, math.Float32bits(float32(x)))
+		case ir.F64:
+			binary.LittleEndian.PutUint64(e, math.Float64bits(x))
+		case ir.F16:
+			binary.LittleEndian.PutUint16(e, ir.F32ToF16(float32(x)))
+		case ir.BF16:
+			binary.LittleEndian.PutUint16(e, ir.F32ToBF16(float32(x)))
+		case ir.I8, ir.U8:
+			e[0] = byte(int64(x))
+		case ir.I16:
+			binary.LittleEndian.PutUint16(e, uint16(int64(x)))
+		case ir.I32:
+			binary.LittleEndian.PutUint32(e, uint32(int64(x)))
+		case ir.I64:
+			// float64 cannot count past 2^63, so nothing to wrap: saturate
+			// instead, which keeps max/min identities exact.
+			v := int64(math.MaxInt64)
+			if x < math.MaxInt64 {
+				v = int64(max(x, math.MinInt64))
+			}
+			binary.LittleEndian.PutUint64(e, uint64(v))
+		case ir.Bool:
+			if x != 0 {
+				e[0] = 1
+			}
+		default:
+			panic(fmt.Sprintf("drivertest: cannot encode %v", d))
+		}
+	}
+	return b
+}
+
+func decode(d ir.DType, b []byte) []float64 {
+	n := d.Size()
+	v := make([]float64, len(b)/n)
+	for i := range v {
+		e := b[i*n : i*n+n]
+		switch d {
+		case ir.F32:
+			v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(e)))
+		case ir.F64:
+			v[i] = math.Float64frombits(binary.LittleEndian.Uint64(e))
+		case ir.F16:
+			v[i] = float64(ir.F16ToF32(binary.LittleEndian.Uint16(e)))
+		case ir.BF16:
+			v[i] = float64(ir.BF16ToF32(binary.LittleEndian.Uint16(e)))
+		case ir.I8:
+			v[i] = float64(int8(e[0]))
+		case ir.U8, ir.Bool:
+			v[i] = float64(e[0])
+		case ir.I16:
+			v[i] = float64(int16(binary.LittleEndian.Uint16(e)))
+		case ir.I32:
+			v[i] = float64(int32(binary.LittleEndian.Uint32(e)))
+		case ir.I64:
+			v[i] = float64(int64(binary.LittleEndian.Uint64(e)))
+		}
+	}
+	return v
+}
+
+// quantize rounds (floats) or wraps (integers) v to what dtype d can hold.
+func quantize(d ir.DType, v []float64) []float64 { return decode(d, encode(d, v)) }
+
+// valueKind picks the domain of generated test inputs.
+type valueKind int
+
+const (
+	anyValue valueKind = iota // floats in [-4, 4] by quarters; ints in [-8, 8]
+	positive                  // floats in (0, 4]; ints in [1, 8]
+	small                     // ints in [-3, 3], floats in [-2, 2] by quarters
+)
+
+// gen makes a tensor of type d[shape] with values exact in every dtype.
+func (h *harness) gen(d ir.DType, kind valueKind, shape ...int) tensor {
+	t := tt(d, shape...)
+	v := make([]float64, t.Shape.Size())
+	for i := range v {
+		switch {
+		case d == ir.Bool:
+			v[i] = float64(h.rnd.IntN(2))
+		case d.IsFloat() && kind == positive:
+			v[i] = float64(h.rnd.IntN(16)+1) / 4
+		case d.IsFloat() && kind == small:
+			v[i] = float64(h.rnd.IntN(17)-8) / 4
+		case d.IsFloat():
+			v[i] = float64(h.rnd.IntN(33)-16) / 4
+		case kind == positive:
+			v[i] = float64(h.rnd.IntN(8) + 1)
+		case d == ir.U8 && kind == small:
+			v[i] = float64(h.rnd.IntN(4))
+		case d == ir.U8:
+			v[i] = float64(h.rnd.IntN(17))
+		case kind == small:
+			v[i] = float64(h.rnd.IntN(7) - 3)
+		default:
+			v[i] = float64(h.rnd.IntN(17) - 8)
+		}
+	}
+	return tensor{t, v}
+}
+
+// forEachIndex calls fn with every multi-index of shape in row-major order;
+// a scalar has one (empty) index and a shape with a zero dimension none.
+func forEachIndex(shape []int, fn func(idx []int)) {
+	for _, n := range shape {
+		if n == 0 {
+			return
+		}
+	}
+	idx := make([]int, len(shape))
+	for {
+		fn(idx)
+		d := len(shape) - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
+
+// offset is the row-major position of idx in shape.
+func offset(shape, idx []int) int {
+	o := 0
+	for i, n := range shape {
+		o = o*n + idx[i]
+	}
+	return o
+}
+
+// intRange is an integer dtype's lowest and highest value.
+func intRange(d ir.DType) (lo, hi float64) {
+	switch d {
+	case ir.I8:
+		return math.MinInt8, math.MaxInt8
+	case ir.I16:
+		return math.MinInt16, math.MaxInt16
+	case ir.I32:
+		return math.MinInt32, math.MaxInt32
+	case ir.I64:
+		return math.MinInt64, math.MaxInt64
+	case ir.U8:
+		return 0, math.MaxUint8
+	case ir.Bool:
+		return 0, 1
+	}
+	return math.Inf(-1), math.Inf(1)
+}
+
+var (
+	floatTypes = []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16}
+	intTypes   = []ir.DType{ir.I8, ir.I16, ir.I32, ir.I64, ir.U8}
+	allTypes   = []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I8, ir.I16, ir.I32, ir.I64, ir.U8, ir.Bool}
+)

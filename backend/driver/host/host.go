@@ -1,0 +1,213 @@
+// Package host is the pure-Go reference driver: it executes IR programs on the
+// CPU while modelling a GPU's asynchrony, so that the frontends run on it
+// exactly as they would on a device. Device memory is anonymous mappings
+// outside the Go heap, because TensorFlow's C code keeps the pointers; every
+// stream is a goroutine draining an in-order queue; events follow CUDA's rules.
+package host
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// DefaultMemoryBytes is the capacity a Driver reports when Options leave it 0.
+const DefaultMemoryBytes int64 = 8 << 30
+
+// Options configure a Driver.
+type Options struct {
+	// MemoryBytes caps the bytes that may be allocated at once; 0 means
+	// DefaultMemoryBytes. It is a budget, not a reservation: nothing is mapped
+	// until Allocate.
+	MemoryBytes int64
+}
+
+// Driver is the host driver. It is safe for concurrent use.
+type Driver struct {
+	capacity int64
+	pageSize int
+
+	mu     sync.Mutex
+	used   int64
+	allocs []allocation // sorted by base, so Lookup can binary-search interior pointers
+
+	cacheMu sync.Mutex
+	cache   map[string]*executable
+}
+
+// allocation is one live mapping. mem keeps the mapping's pointer as a real
+// pointer (never a uintptr) and is what Munmap needs back.
+type allocation struct {
+	base uintptr // only for ordering and range tests
+	mem  []byte
+	size int // what the caller asked for; len(mem) is rounded up to pages
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// New makes a host driver.
+func New(opts Options) *Driver {
+	c := opts.MemoryBytes
+	if c <= 0 {
+		c = DefaultMemoryBytes
+	}
+	return &Driver{capacity: c, pageSize: syscall.Getpagesize(), cache: map[string]*executable{}}
+}
+
+// Name implements driver.Driver.
+func (d *Driver) Name() string { return "host" }
+
+// Description implements driver.Driver.
+func (d *Driver) Description() string {
+	return "pure-Go host reference driver running on the CPU"
+}
+
+// Allocate returns size bytes of zeroed, page-aligned memory from an anonymous
+// mapping. A zero size still maps one page so that every allocation has an
+// address of its own, as frontends key tables on them.
+func (d *Driver) Allocate(size int) (unsafe.Pointer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("host: allocate: negative size %d", size)
+	}
+	n := max(size, 1)
+	n = (n + d.pageSize - 1) / d.pageSize * d.pageSize
+	if n < size { // overflow while rounding
+		return nil, fmt.Errorf("host: allocate: size %d is too large", size)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if int64(n) > d.capacity-d.used {
+		return nil, fmt.Errorf("host: allocate %d bytes (%d mapped): out of memory, %d of %d bytes free",
+			size, n, d.capacity-d.used, d.capacity)
+	}
+	mem, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("host: allocate %d bytes: mmap: %w", size, err)
+	}
+	a := allocation{base: uintptr(unsafe.Pointer(&mem[0])), mem: mem, size: size}
+	i, _ := slices.BinarySearchFunc(d.allocs, a.base, cmpBase)
+	d.allocs = slices.Insert(d.allocs, i, a)
+	d.used += int64(n)
+	return unsafe.Pointer(&mem[0]), nil
+}
+
+func cmpBase(a allocation, base uintptr) int {
+	switch {
+	case a.base < base:
+		return -1
+	case a.base > base:
+		return 1
+	}
+	return 0
+}
+
+// Free unmaps an allocation. Like free(NULL), freeing nil does nothing.
+func (d *Driver) Free(p unsafe.Pointer) error {
+	if p == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i, found := slices.BinarySearchFunc(d.allocs, uintptr(p), cmpBase)
+	if !found {
+		if i > 0 && uintptr(p)-d.allocs[i-1].base < uintptr(len(d.allocs[i-1].mem)) {
+			return fmt.Errorf("host: free %p: pointer is inside the allocation at %p, not its start", p, unsafe.Pointer(&d.allocs[i-1].mem[0]))
+		}
+		return fmt.Errorf("host: free %p: not a live allocation of this driver", p)
+	}
+	a := d.allocs[i]
+	if err := syscall.Munmap(a.mem); err != nil {
+		return fmt.Errorf("host: free %p: munmap: %w", p, err)
+	}
+	d.allocs = slices.Delete(d.allocs, i, i+1)
+	d.used -= int64(len(a.mem))
+	return nil
+}
+
+// Lookup maps a pointer anywhere inside a live allocation (TensorFlow's
+// allocator carves allocations into tensors) to that allocation's base, the
+// pointer's offset from it and the size that was asked for. The page-rounding
+// slack past size still counts as inside.
+func (d *Driver) Lookup(p unsafe.Pointer) (base unsafe.Pointer, offset, size int, ok bool) {
+	if p == nil {
+		return nil, 0, 0, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i, found := slices.BinarySearchFunc(d.allocs, uintptr(p), cmpBase)
+	if !found {
+		i-- // the candidate is the last allocation starting below p
+	}
+	if i < 0 {
+		return nil, 0, 0, false
+	}
+	a := d.allocs[i]
+	off := uintptr(p) - a.base
+	if off >= uintptr(len(a.mem)) {
+		return nil, 0, 0, false
+	}
+	return unsafe.Pointer(&a.mem[0]), int(off), a.size, true
+}
+
+// MemoryUsage reports mapped bytes (whole pages) and the capacity.
+func (d *Driver) MemoryUsage() (used, total int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.used, d.capacity
+}
+
+// NewStream starts a stream's goroutine.
+func (d *Driver) NewStream() (driver.Stream, error) { return newStream(d), nil }
+
+// NewEvent makes an event no stream has recorded, which counts as complete.
+func (d *Driver) NewEvent() driver.Event { return &event{} }
+
+// Compile validates p and prepares it for execution. Executables are cached by
+// the program's text, so lowering the same op twice costs one map lookup.
+func (d *Driver) Compile(p *ir.Program) (driver.Executable, error) {
+	if p == nil {
+		return nil, fmt.Errorf("host: compile: nil program")
+	}
+	key := cacheKey(p)
+	d.cacheMu.Lock()
+	e, ok := d.cache[key]
+	d.cacheMu.Unlock()
+	if ok {
+		return e, nil
+	}
+	// Compile outside the lock so that threads compiling different programs
+	// do not queue behind each other; a duplicate compile is merely wasted.
+	e, err := compile(p)
+	if err != nil {
+		return nil, err
+	}
+	d.cacheMu.Lock()
+	defer d.cacheMu.Unlock()
+	if prev, ok := d.cache[key]; ok {
+		return prev, nil // keep one executable per program text
+	}
+	d.cache[key] = e
+	return e, nil
+}
+
+// cacheKey is p.String() plus the parameter list, which the text only shows
+// through parameter instructions: a hand-built program may declare inputs it
+// never reads, and those change how many arguments Execute expects.
+func cacheKey(p *ir.Program) string {
+	return fmt.Sprintf("%s\nparams %v", p.String(), p.Params)
+}
+
+// Run executes exe synchronously on the calling goroutine, for tests and for a
+// frontend's synchronous mode. Pointers follow Stream.Execute's rules.
+func (d *Driver) Run(exe driver.Executable, args, results []unsafe.Pointer) error {
+	e, ok := exe.(*executable)
+	if !ok {
+		return fmt.Errorf("host: run: executable %T was not compiled by the host driver", exe)
+	}
+	return e.run(args, results)
+}

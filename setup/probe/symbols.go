@@ -13,7 +13,12 @@ import (
 
 // ExportedSymbols lists the functions and data a shared library exports,
 // from its dynamic symbol table (ELF) or its export table (Mach-O).
-func ExportedSymbols(path string) ([]string, error) {
+func ExportedSymbols(path string) ([]string, error) { return symbols(path, true) }
+
+// UndefinedSymbols lists the symbols a shared library needs from others.
+func UndefinedSymbols(path string) ([]string, error) { return symbols(path, false) }
+
+func symbols(path string, defined bool) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -25,28 +30,11 @@ func ExportedSymbols(path string) ([]string, error) {
 	}
 	switch {
 	case string(magic[:]) == elf.ELFMAG:
-		return elfSymbols(path, true)
+		return elfSymbols(path, defined)
 	case isMachO(magic):
-		return machoSymbols(path, true)
+		return machoSymbols(path, defined)
 	}
 	return nil, fmt.Errorf("%s is neither an ELF nor a Mach-O shared library", path)
-}
-
-// UndefinedSymbols lists the symbols a shared library needs from others.
-func UndefinedSymbols(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var magic [4]byte
-	if _, err := f.ReadAt(magic[:], 0); err != nil {
-		return nil, fmt.Errorf("%s: reading the header: %w", path, err)
-	}
-	if isMachO(magic) {
-		return machoSymbols(path, false)
-	}
-	return elfSymbols(path, false)
 }
 
 func isMachO(m [4]byte) bool {

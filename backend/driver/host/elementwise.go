@@ -241,7 +241,11 @@ func binaryKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 	return nil, errUnsupported(in, at)
 }
 
-func binaryFloat[T floatT](op ir.Op) kernel {
+// binaryArith holds the ops whose Go operator means the same for every
+// numeric type. For floats the max and min builtins propagate NaN and order
+// -0 below +0; integers wrap on overflow.
+func binaryArith[T numT](op ir.Op) kernel {
+	// Each loop is spelled out: a function value in the loop would not inline.
 	switch op {
 	case ir.OpAdd:
 		return mapBinary(grainCheap, func(z, x, y []T) {
@@ -264,6 +268,29 @@ func binaryFloat[T floatT](op ir.Op) kernel {
 				z[i] = x[i] * y[i]
 			}
 		})
+	case ir.OpMax:
+		return mapBinary(grainCheap, func(z, x, y []T) {
+			x, y = x[:len(z)], y[:len(z)]
+			for i := range z {
+				z[i] = max(x[i], y[i])
+			}
+		})
+	case ir.OpMin:
+		return mapBinary(grainCheap, func(z, x, y []T) {
+			x, y = x[:len(z)], y[:len(z)]
+			for i := range z {
+				z[i] = min(x[i], y[i])
+			}
+		})
+	}
+	return nil
+}
+
+func binaryFloat[T floatT](op ir.Op) kernel {
+	if k := binaryArith[T](op); k != nil {
+		return k
+	}
+	switch op {
 	case ir.OpDiv:
 		return mapBinary(grainCheap, func(z, x, y []T) {
 			x, y = x[:len(z)], y[:len(z)]
@@ -276,20 +303,6 @@ func binaryFloat[T floatT](op ir.Op) kernel {
 			x, y = x[:len(z)], y[:len(z)]
 			for i := range z {
 				z[i] = T(math.Mod(float64(x[i]), float64(y[i])))
-			}
-		})
-	case ir.OpMax: // the builtin propagates NaN and orders -0 below +0
-		return mapBinary(grainCheap, func(z, x, y []T) {
-			x, y = x[:len(z)], y[:len(z)]
-			for i := range z {
-				z[i] = max(x[i], y[i])
-			}
-		})
-	case ir.OpMin:
-		return mapBinary(grainCheap, func(z, x, y []T) {
-			x, y = x[:len(z)], y[:len(z)]
-			for i := range z {
-				z[i] = min(x[i], y[i])
 			}
 		})
 	case ir.OpPow:
@@ -306,28 +319,10 @@ func binaryFloat[T floatT](op ir.Op) kernel {
 // binaryInt wraps on overflow. Division by zero does not trap as it would in
 // Go: x/0 is 0 and x%0 is x, which keeps x == (x/y)*y + x%y for every y.
 func binaryInt[T intT](op ir.Op) kernel {
+	if k := binaryArith[T](op); k != nil {
+		return k
+	}
 	switch op {
-	case ir.OpAdd:
-		return mapBinary(grainCheap, func(z, x, y []T) {
-			x, y = x[:len(z)], y[:len(z)]
-			for i := range z {
-				z[i] = x[i] + y[i]
-			}
-		})
-	case ir.OpSub:
-		return mapBinary(grainCheap, func(z, x, y []T) {
-			x, y = x[:len(z)], y[:len(z)]
-			for i := range z {
-				z[i] = x[i] - y[i]
-			}
-		})
-	case ir.OpMul:
-		return mapBinary(grainCheap, func(z, x, y []T) {
-			x, y = x[:len(z)], y[:len(z)]
-			for i := range z {
-				z[i] = x[i] * y[i]
-			}
-		})
 	case ir.OpDiv: // truncates toward zero, like C; MinInt/-1 wraps to MinInt
 		return mapBinary(grainCheap, func(z, x, y []T) {
 			x, y = x[:len(z)], y[:len(z)]
@@ -348,20 +343,6 @@ func binaryInt[T intT](op ir.Op) kernel {
 				} else {
 					z[i] = x[i] % y[i]
 				}
-			}
-		})
-	case ir.OpMax:
-		return mapBinary(grainCheap, func(z, x, y []T) {
-			x, y = x[:len(z)], y[:len(z)]
-			for i := range z {
-				z[i] = max(x[i], y[i])
-			}
-		})
-	case ir.OpMin:
-		return mapBinary(grainCheap, func(z, x, y []T) {
-			x, y = x[:len(z)], y[:len(z)]
-			for i := range z {
-				z[i] = min(x[i], y[i])
 			}
 		})
 	case ir.OpPow:

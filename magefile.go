@@ -13,6 +13,7 @@ import (
 	"github.com/magefile/mage/mg"
 
 	"github.com/metalplug/metalplug/setup/build"
+	"github.com/metalplug/metalplug/setup/docs"
 	"github.com/metalplug/metalplug/setup/install"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/tasks"
@@ -82,3 +83,14 @@ func Demo() error { return tasks.Demo(logf) }
 
 // Sdist writes dist/metalplug-<version>.tar.gz with the Go modules vendored.
 func Sdist() error { return tasks.Sdist(logf) }
+
+// Kernels regenerates docs/kernels.md from the kernel registry.
+func Kernels() error {
+	if err := os.MkdirAll("docs", 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(docs.KernelsPath, []byte(docs.Kernels()), 0o644)
+}
+
+// Darwincheck type-checks the darwin-only packages (the Metal driver) for darwin/arm64.
+func Darwincheck() error { return tasks.Darwincheck(logf) }

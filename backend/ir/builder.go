@@ -105,8 +105,8 @@ func (b *Builder) Full(t TensorType, v float64) Value {
 
 // Iota counts 0, 1, 2, ... along axis of a tensor of type t.
 func (b *Builder) Iota(t TensorType, axis int) Value {
-	if axis < 0 || axis >= t.Shape.Rank() {
-		return b.fail(OpIota, "axis %d out of range for %v", axis, t)
+	if axis < 0 || axis >= t.Shape.Rank() || t.DType == C64 {
+		return b.fail(OpIota, "axis %d of %v: iota needs a real type and an axis within the rank", axis, t)
 	}
 	return b.emit(Instr{Op: OpIota, Type: TensorType{t.DType, t.Shape.Clone()}, Axes: []int{axis}})
 }
@@ -155,6 +155,9 @@ func (b *Builder) Compare(dir CompareDir, x, y Value) Value {
 	}
 	if dir < CmpEQ || dir > CmpGE {
 		return b.fail(OpCompare, "unknown direction %v", dir)
+	}
+	if tx.DType == C64 && dir != CmpEQ && dir != CmpNE {
+		return b.fail(OpCompare, "complex numbers are not ordered: %v on %v", dir, tx)
 	}
 	return b.emit(Instr{Op: OpCompare, Args: []Value{x, y}, Type: TensorType{Bool, tx.Shape.Clone()}, Compare: dir})
 }
@@ -414,7 +417,7 @@ func (b *Builder) Reduce(x Value, kind ReduceKind, axes []int) Value {
 	if kind < ReduceSum || kind > ReduceOr {
 		return b.fail(OpReduce, "unknown reduction %v", kind)
 	}
-	if (kind == ReduceAnd || kind == ReduceOr) != (t.DType == Bool) {
+	if (kind == ReduceAnd || kind == ReduceOr) != (t.DType == Bool) || (t.DType != Bool && !t.DType.IsNumeric()) {
 		return b.fail(OpReduce, "%v reduction does not apply to %v", kind, t)
 	}
 	seen := make([]bool, t.Shape.Rank())

@@ -25,6 +25,7 @@ const (
 	I64
 	U8
 	Bool
+	C64 // complex64: a float32 real part, then the imaginary part
 )
 
 var dtypeInfo = [...]struct {
@@ -42,6 +43,7 @@ var dtypeInfo = [...]struct {
 	I64:     {"int64", 8},
 	U8:      {"uint8", 1},
 	Bool:    {"bool", 1},
+	C64:     {"complex64", 8},
 }
 
 // String is the dtype's name as users of TensorFlow and JAX spell it.
@@ -69,7 +71,7 @@ func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d ==
 // IsInt reports whether d is a signed or unsigned integer type.
 func (d DType) IsInt() bool { return d == I8 || d == I16 || d == I32 || d == I64 || d == U8 }
 
-// IsNumeric reports whether arithmetic is defined on d.
+// IsNumeric reports whether real arithmetic is defined on d.
 func (d DType) IsNumeric() bool { return d.IsFloat() || d.IsInt() }
 
 // ParseDType maps a dtype name back to its DType.

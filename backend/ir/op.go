@@ -25,6 +25,12 @@ const (
 	OpFloor
 	OpCeil
 	OpSign
+	OpErf
+	OpLog1p // log(1 + x), accurate near 0
+	OpExpm1 // exp(x) - 1, accurate near 0
+	OpRound // to nearest, ties to even
+	OpSin
+	OpCos
 	OpNot // logical not on bool, bitwise not on integers
 
 	// Elementwise binary: operands of identical type, result of that type.
@@ -60,6 +66,17 @@ const (
 	OpReduce       // reduce Axes with Instr.Reduce
 	OpReduceWindow // slide Instr.Window over the operand, reducing with Instr.Reduce
 
+	// Indexing, sorting and the rest.
+	OpReverse          // reverse the dims in Axes
+	OpGather           // StableHLO gather: Args operand, start indices; Instr.Gather
+	OpScatter          // StableHLO scatter: Args operand, indices, updates; Instr.Scatter
+	OpSort             // sort along Instr.Sort.Dim; NaN is the largest value (last ascending, first descending); ties keep their order
+	OpArgSort          // the stable permutation (in the result dtype) that OpSort applies
+	OpArgReduce        // index (result dtype) of the first max or min along Axes[0]
+	OpSelectAndScatter // Args operand, source: adds each source element at its window's first max (GE) or min (LE)
+	OpRng              // Args key I64[1], counter I64[2]: Philox4x32-10 numbers, Instr.Rng
+	OpFFT              // Instr.FFT over the innermost dims
+
 	numOps
 )
 
@@ -67,7 +84,8 @@ var opNames = [...]string{
 	OpInvalid: "invalid", OpParameter: "parameter", OpConstant: "constant", OpIota: "iota",
 	OpNeg: "negate", OpAbs: "abs", OpExp: "exponential", OpLog: "log", OpSqrt: "sqrt",
 	OpRsqrt: "rsqrt", OpTanh: "tanh", OpLogistic: "logistic", OpFloor: "floor", OpCeil: "ceil",
-	OpSign: "sign", OpNot: "not",
+	OpSign: "sign", OpErf: "erf", OpLog1p: "log_plus_one", OpExpm1: "exponential_minus_one",
+	OpRound: "round_nearest_even", OpSin: "sine", OpCos: "cosine", OpNot: "not",
 	OpAdd: "add", OpSub: "subtract", OpMul: "multiply", OpDiv: "divide", OpRem: "remainder",
 	OpMax: "maximum", OpMin: "minimum", OpPow: "power", OpAnd: "and", OpOr: "or",
 	OpCompare: "compare", OpSelect: "select", OpConvert: "convert",
@@ -75,6 +93,8 @@ var opNames = [...]string{
 	OpSlice: "slice", OpConcat: "concatenate", OpPad: "pad",
 	OpDotGeneral: "dot_general", OpConvolution: "convolution", OpReduce: "reduce",
 	OpReduceWindow: "reduce_window",
+	OpReverse:      "reverse", OpGather: "gather", OpScatter: "scatter", OpSort: "sort", OpArgSort: "arg_sort",
+	OpArgReduce: "arg_reduce", OpSelectAndScatter: "select_and_scatter", OpRng: "rng", OpFFT: "fft",
 }
 
 // String is the op's StableHLO-style name.
@@ -197,4 +217,89 @@ type SliceAttrs struct {
 // elements between neighbours; negative Low/High crop.
 type PadAttrs struct {
 	Low, High, Interior []int
+}
+
+// GatherDims are StableHLO's gather dimension numbers (without batching
+// dims). Each index vector of the start indices (along IndexVectorDim, which
+// may equal the indices' rank for scalar indices) addresses operand dims
+// StartIndexMap; a slice of SliceSizes starts there (clamped to stay in
+// bounds); CollapsedSliceDims (of size 1) are dropped; the remaining slice
+// dims appear at result positions OffsetDims, the batch dims everywhere else.
+type GatherDims struct {
+	OffsetDims         []int
+	CollapsedSliceDims []int
+	StartIndexMap      []int
+	IndexVectorDim     int
+	SliceSizes         []int
+}
+
+// ScatterKind is how OpScatter combines an update with the operand.
+type ScatterKind uint8
+
+const (
+	ScatterReplace ScatterKind = iota + 1 // later updates win where indices repeat
+	ScatterAdd
+	ScatterMul
+	ScatterMax
+	ScatterMin
+)
+
+func (k ScatterKind) String() string {
+	return [...]string{"invalid", "replace", "add", "mul", "max", "min"}[min(int(k), 5)]
+}
+
+// ScatterDims are StableHLO's scatter dimension numbers (without batching
+// dims): the mirror image of GatherDims. Updates whose window would leave the
+// operand are skipped.
+type ScatterDims struct {
+	UpdateWindowDims         []int
+	InsertedWindowDims       []int
+	ScatterDimsToOperandDims []int
+	IndexVectorDim           int
+	Kind                     ScatterKind
+}
+
+// SortAttrs say how OpSort and OpArgSort order a dimension.
+type SortAttrs struct {
+	Dim        int
+	Descending bool
+}
+
+// RngDistribution is what OpRng draws.
+type RngDistribution uint8
+
+const (
+	RngUniform         RngDistribution = iota + 1 // floats in [0,1); integers over their whole range
+	RngNormal                                     // standard normal
+	RngTruncatedNormal                            // standard normal, redrawn outside (-2, 2)
+)
+
+func (d RngDistribution) String() string {
+	return [...]string{"invalid", "uniform", "normal", "truncated_normal"}[min(int(d), 3)]
+}
+
+// RngAttrs describe OpRng. The numbers follow TensorFlow's Philox4x32-10
+// kernels for the same key and counter, so stateless ops agree with its CPU.
+type RngAttrs struct {
+	Distribution RngDistribution
+}
+
+// FFTKind is the transform OpFFT computes.
+type FFTKind uint8
+
+const (
+	FFTForward     FFTKind = iota + 1 // complex64 -> complex64
+	FFTInverse                        // complex64 -> complex64, scaled by 1/n
+	FFTReal                           // float32 -> complex64, the non-negative frequencies (n/2+1)
+	FFTInverseReal                    // complex64 -> float32, of Length
+)
+
+func (k FFTKind) String() string {
+	return [...]string{"invalid", "fft", "ifft", "rfft", "irfft"}[min(int(k), 4)]
+}
+
+// FFTAttrs describe OpFFT over the len(Length) innermost dims.
+type FFTAttrs struct {
+	Kind   FFTKind
+	Length []int
 }

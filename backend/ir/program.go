@@ -17,14 +17,19 @@ type Instr struct {
 
 	Param   int          // OpParameter: which input
 	Literal []byte       // OpConstant: row-major little-endian elements
-	Axes    []int        // OpReduce axes, OpBroadcastInDim dims, OpTranspose perm, OpConcat/OpIota axis
-	Reduce  ReduceKind   // OpReduce, OpReduceWindow
-	Compare CompareDir   // OpCompare
+	Axes    []int        // OpReduce axes, OpBroadcastInDim dims, OpTranspose perm, OpConcat/OpIota/OpArgReduce axis, OpReverse dims
+	Reduce  ReduceKind   // OpReduce, OpReduceWindow, OpArgReduce (max or min)
+	Compare CompareDir   // OpCompare; OpSelectAndScatter (GE picks the max, LE the min)
 	Dot     *DotDims     // OpDotGeneral
 	Conv    *ConvAttrs   // OpConvolution
-	Window  *WindowAttrs // OpReduceWindow
+	Window  *WindowAttrs // OpReduceWindow, OpSelectAndScatter
 	Slice   *SliceAttrs  // OpSlice
 	Pad     *PadAttrs    // OpPad; Args[1] is the scalar padding value
+	Gather  *GatherDims  // OpGather
+	Scatter *ScatterDims // OpScatter
+	Sort    *SortAttrs   // OpSort, OpArgSort
+	Rng     *RngAttrs    // OpRng
+	FFT     *FFTAttrs    // OpFFT
 }
 
 // Program is a straight-line computation: parameters in, results out.
@@ -60,9 +65,9 @@ func (p *Program) String() string {
 			fmt.Fprintf(&b, " #%d", in.Param)
 		case OpConstant:
 			fmt.Fprintf(&b, " 0x%x", in.Literal)
-		case OpReduce, OpReduceWindow:
+		case OpReduce, OpReduceWindow, OpArgReduce:
 			fmt.Fprintf(&b, " %s", in.Reduce)
-		case OpCompare:
+		case OpCompare, OpSelectAndScatter:
 			fmt.Fprintf(&b, " %s", in.Compare)
 		}
 		if in.Axes != nil {
@@ -82,6 +87,21 @@ func (p *Program) String() string {
 		}
 		if in.Pad != nil {
 			fmt.Fprintf(&b, " pad=%+v", *in.Pad)
+		}
+		if in.Gather != nil {
+			fmt.Fprintf(&b, " gather=%+v", *in.Gather)
+		}
+		if in.Scatter != nil {
+			fmt.Fprintf(&b, " scatter=%+v", *in.Scatter)
+		}
+		if in.Sort != nil {
+			fmt.Fprintf(&b, " sort=%+v", *in.Sort)
+		}
+		if in.Rng != nil {
+			fmt.Fprintf(&b, " rng=%+v", *in.Rng)
+		}
+		if in.FFT != nil {
+			fmt.Fprintf(&b, " fft=%+v", *in.FFT)
 		}
 		fmt.Fprintf(&b, " : %s\n", in.Type)
 	}

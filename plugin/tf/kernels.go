@@ -84,6 +84,7 @@ type instance struct {
 	k     *lower.Kernel
 	attrs *lower.Attrs
 	cache sync.Map // key string -> *compiled
+	rng   rngState
 }
 
 type compiled struct {
@@ -93,6 +94,9 @@ type compiled struct {
 	// shares the buffer rather than the device copying it.
 	forward []int
 	outs    []ir.TensorType
+	// rng: the last two parameters are the random state, which the frontend
+	// supplies on every call.
+	rng bool
 }
 
 //export goKernelCreate
@@ -163,6 +167,13 @@ func readAttr(ctx *C.TF_OpKernelConstruction, a *lower.Attrs, spec lower.AttrSpe
 			return fmt.Errorf("attribute %s: dtype %d is not supported on this device", spec.Name, int(t))
 		}
 		a.Types[spec.Name] = d
+	case lower.AttrInt:
+		var v C.int64_t
+		C.TF_OpKernelConstruction_GetAttrInt64(ctx, name, &v, st)
+		if err := check(); err != nil {
+			return err
+		}
+		a.Ints[spec.Name] = []int64{int64(v)}
 	case lower.AttrBool:
 		var v C.TF_Bool
 		C.TF_OpKernelConstruction_GetAttrBool(ctx, name, &v, st)
@@ -232,7 +243,9 @@ func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 	}()
 	if err := compute(inst, ctx, st, &ins); err != nil {
 		fail(ctx, st, err)
+		return
 	}
+	countOp(inst.k.Op)
 }
 
 func fail(ctx *C.TF_OpKernelContext, st *C.TF_Status, err error) {
@@ -250,6 +263,26 @@ func describe(ins []input) string {
 	return strings.Join(parts, ", ")
 }
 
+// tfType maps a TF_DataType to the IR. Beyond lower.FromTF it knows the
+// types only some inputs carry: complex64 (FFT ops) and uint64 (the key and
+// counter of stateless random ops, whose bits the IR holds as int64).
+func tfType(t C.TF_DataType) (ir.DType, bool) {
+	switch t {
+	case C.TF_COMPLEX64:
+		return ir.C64, true
+	case C.TF_UINT64:
+		return ir.I64, true
+	}
+	return lower.FromTF(int(t))
+}
+
+func irToTF(d ir.DType) C.TF_DataType {
+	if d == ir.C64 {
+		return C.TF_COMPLEX64
+	}
+	return C.TF_DataType(lower.ToTF(d))
+}
+
 func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]input) error {
 	k := inst.k
 	n := int(C.TF_NumInputs(ctx))
@@ -262,7 +295,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			return fmt.Errorf("%s: input %d: %s", k.Op, i, C.GoString(C.TF_Message(st)))
 		}
 		in := input{t: t, data: C.TF_TensorData(t)}
-		d, ok := lower.FromTF(int(C.TF_TensorType(t)))
+		d, ok := tfType(C.TF_TensorType(t))
 		*ins = append(*ins, in)
 		if !ok {
 			return fmt.Errorf("%s: input %d has dtype %d, which this device does not support", k.Op, i, int(C.TF_TensorType(t)))
@@ -274,7 +307,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		in.typ = ir.TensorType{DType: d, Shape: shape}
 		(*ins)[i] = in
 		key.WriteString(in.typ.String())
-		if k.IsHostInput(i) {
+		if k.IsHostInput(i, n) {
 			vals, err := hostValues(in)
 			if err != nil {
 				return fmt.Errorf("%s: input %d: %v", k.Op, i, err)
@@ -284,18 +317,41 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		}
 		key.WriteByte(';')
 	}
-	c, err := inst.program(key.String(), *ins, host)
-	if err != nil {
-		return fmt.Errorf("%v (inputs %s)", err, describe(*ins))
+	sp := C.TF_GetStream(ctx, st)
+	if C.TF_GetCode(st) != C.TF_OK {
+		return fmt.Errorf("%s: no stream: %s", k.Op, C.GoString(C.TF_Message(st)))
 	}
-	args := make([]unsafe.Pointer, 0, n)
+	s := streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))
+	var raw map[int][]byte
+	if len(k.ReadInputs) > 0 {
+		// The output shape depends on these inputs' values: wait for the
+		// work that writes them, then read them (memory is unified).
+		if err := s.Synchronize(); err != nil {
+			return fmt.Errorf("%s: %v", k.Op, err)
+		}
+		raw = map[int][]byte{}
+		for _, i := range k.ReadInputs {
+			in := (*ins)[i]
+			b := make([]byte, in.typ.Bytes())
+			if len(b) > 0 {
+				copy(b, unsafe.Slice((*byte)(in.data), len(b)))
+			}
+			raw[i] = b
+			fmt.Fprintf(&key, "%x;", b)
+		}
+	}
+	c, err := inst.program(key.String(), *ins, host, raw)
+	if err != nil {
+		return err // lowering errors name the op and its inputs
+	}
+	args := make([]unsafe.Pointer, 0, n+2)
 	for i, in := range *ins {
-		if !k.IsHostInput(i) {
+		if !k.IsHostInput(i, n) {
 			args = append(args, in.data)
 		}
 	}
 	results := make([]unsafe.Pointer, len(c.outs))
-	empty := false
+	elements := 0
 	for i, t := range c.outs {
 		if j := c.forward[i]; j >= 0 {
 			C.TF_SetOutput(ctx, C.int(i), (*ins)[j].t, st)
@@ -308,25 +364,29 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		for j, d := range t.Shape {
 			dims[j] = C.int64_t(d)
 		}
-		out := C.TF_AllocateOutput(ctx, C.int(i), C.TF_DataType(lower.ToTF(t.DType)), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
+		out := C.TF_AllocateOutput(ctx, C.int(i), irToTF(t.DType), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
 		if C.TF_GetCode(st) != C.TF_OK {
 			return fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", k.Op, i, t, t.Bytes(), C.GoString(C.TF_Message(st)))
 		}
 		results[i] = C.TF_TensorData(out)
 		C.TF_DeleteTensor(out)
-		if t.Shape.Size() == 0 {
-			empty = true
+		elements += t.Shape.Size()
+	}
+	if c.exe == nil || elements == 0 {
+		return nil // every output forwarded or empty: nothing to compute
+	}
+	if c.rng {
+		rs, err := inst.nextRngState(c.outs)
+		if err != nil {
+			return fmt.Errorf("%s: %v", k.Op, err)
 		}
+		args = append(args, rs, unsafe.Add(rs, 8))
+		s.Execute(c.exe, args, results)
+		// The state buffer lives until the program that reads it has run.
+		s.HostCallback(func() error { return state.drv.Free(rs) })
+	} else {
+		s.Execute(c.exe, args, results)
 	}
-	if c.exe == nil || empty {
-		return nil // all outputs forwarded, or nothing to compute
-	}
-	sp := C.TF_GetStream(ctx, st)
-	if C.TF_GetCode(st) != C.TF_OK {
-		return fmt.Errorf("%s: no stream: %s", k.Op, C.GoString(C.TF_Message(st)))
-	}
-	s := streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))
-	s.Execute(c.exe, args, results)
 	if state.synchronous {
 		if err := s.Synchronize(); err != nil {
 			return fmt.Errorf("%s: %v (inputs %s)", k.Op, err, describe(*ins))
@@ -336,7 +396,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 }
 
 // program finds or builds the compiled program for one input signature.
-func (inst *instance) program(key string, ins []input, host map[int][]int64) (*compiled, error) {
+func (inst *instance) program(key string, ins []input, host map[int][]int64, raw map[int][]byte) (*compiled, error) {
 	if c, ok := inst.cache.Load(key); ok {
 		return c.(*compiled), nil
 	}
@@ -344,15 +404,16 @@ func (inst *instance) program(key string, ins []input, host map[int][]int64) (*c
 	for i, in := range ins {
 		types[i] = in.typ
 	}
-	p, err := inst.k.Build(inst.attrs, types, host)
+	l, err := inst.k.Build(inst.attrs, types, host, raw)
 	if err != nil {
 		return nil, err
 	}
-	c := &compiled{prog: p, outs: p.ResultTypes(), forward: make([]int, len(p.Results))}
+	p := l.Program
+	c := &compiled{prog: p, rng: l.Rng, outs: p.ResultTypes(), forward: make([]int, len(p.Results))}
 	compute := false
 	for i, r := range p.Results {
 		c.forward[i] = -1
-		if in := p.Instrs[r]; in.Op == ir.OpParameter {
+		if in := p.Instrs[r]; in.Op == ir.OpParameter && !(l.Rng && in.Param >= len(p.Params)-2) {
 			c.forward[i] = deviceInputIndex(inst.k, len(ins), in.Param)
 		} else {
 			compute = true
@@ -363,14 +424,16 @@ func (inst *instance) program(key string, ins []input, host map[int][]int64) (*c
 			return nil, err
 		}
 	}
-	inst.cache.Store(key, c)
+	if len(raw) == 0 {
+		inst.cache.Store(key, c) // programs that depend on input data are built per call
+	}
 	return c, nil
 }
 
 // deviceInputIndex maps the p-th program parameter back to its op input.
 func deviceInputIndex(k *lower.Kernel, n, p int) int {
 	for i := range n {
-		if k.IsHostInput(i) {
+		if k.IsHostInput(i, n) {
 			continue
 		}
 		if p == 0 {
@@ -381,12 +444,10 @@ func deviceInputIndex(k *lower.Kernel, n, p int) int {
 	return -1
 }
 
-// hostValues reads an integer host-memory input (axes, shapes, permutations).
+// hostValues reads an integer host-memory input (axes, shapes, permutations,
+// paddings), row-major.
 func hostValues(in input) ([]int64, error) {
 	n := in.typ.Shape.Size()
-	if in.typ.Shape.Rank() > 1 {
-		return nil, fmt.Errorf("must be a scalar or a vector, got %v", in.typ)
-	}
 	out := make([]int64, n)
 	switch in.typ.DType {
 	case ir.I32:

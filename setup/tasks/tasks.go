@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/metalplug/metalplug/setup/build"
+	"github.com/metalplug/metalplug/setup/darwincheck"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/venv"
 	"github.com/metalplug/metalplug/setup/version"
@@ -70,6 +71,10 @@ func Test(logf Logf) error {
 	if err := run(env, "go", "vet", "./..."); err != nil {
 		return err
 	}
+	logf("== darwincheck: darwin-only packages type-checked for darwin/arm64")
+	if err := Darwincheck(logf); err != nil {
+		return err
+	}
 	logf("== unit tests (race detector on)")
 	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/tf/lower/...", "./wheels/..."); err != nil {
 		return err
@@ -127,5 +132,28 @@ func Sdist(logf Logf) error {
 		return err
 	}
 	logf("wrote dist/%s", name)
+	return nil
+}
+
+// Darwincheck type-checks every darwin-only package (the Metal driver) for
+// darwin/arm64 with cgo's C treated as opaque: there is no macOS SDK here, so
+// this is the whole of what can be checked of the Metal code on Linux.
+func Darwincheck(logf Logf) error {
+	r, err := darwincheck.Run(".")
+	if err != nil {
+		return err
+	}
+	for _, e := range r.Tolerated {
+		logf("darwincheck: tolerated in a dependency: %v", e)
+	}
+	if len(r.Errors) > 0 {
+		msgs := make([]string, len(r.Errors))
+		for i, e := range r.Errors {
+			msgs[i] = e.Error()
+		}
+		return fmt.Errorf("darwincheck: %d type errors for darwin/arm64:\n%s", len(r.Errors), strings.Join(msgs, "\n"))
+	}
+	logf("darwincheck: %d packages clean for %s/%s (%d type-checked with dependencies) in %.1fs: %s",
+		len(r.Packages), darwincheck.TargetGOOS, darwincheck.TargetGOARCH, r.Loaded, r.Elapsed.Seconds(), strings.Join(r.Packages, ", "))
 	return nil
 }

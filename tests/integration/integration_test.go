@@ -39,7 +39,13 @@ func need(t *testing.T, names ...string) []string {
 // its stderr and its exit error.
 func script(t *testing.T, python, name string, env []string, result any) (stderr string, err error) {
 	t.Helper()
-	cmd := exec.Command(python, filepath.Join("py", name))
+	return scriptArgs(t, python, name, nil, env, result)
+}
+
+// scriptArgs is script with command-line arguments for the script.
+func scriptArgs(t *testing.T, python, name string, args, env []string, result any) (stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{filepath.Join("py", name)}, args...)...)
 	cmd.Env = append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=2")
 	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
@@ -162,5 +168,67 @@ func TestDeclinePaths(t *testing.T) {
 				t.Errorf("MatMul error %v", r.MatmulError)
 			}
 		})
+	}
+}
+
+// TestKerasTrainingMatchesCPU trains with Adam on the device and on the CPU
+// from one seed: the loss must fall, nothing may be NaN, and the trained
+// weights must agree within float32 tolerance.
+func TestKerasTrainingMatchesCPU(t *testing.T) {
+	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
+	for _, model := range []string{"mlp", "cnn"} {
+		t.Run(model, func(t *testing.T) {
+			var r struct {
+				DeviceLoss    []float64        `json:"device_loss"`
+				CPULoss       []float64        `json:"cpu_loss"`
+				ForwardDevice string           `json:"forward_device"`
+				MaxWeightDiff float64          `json:"max_weight_diff"`
+				NaN           bool             `json:"nan"`
+				DeviceOps     map[string]int64 `json:"device_ops"`
+			}
+			cmd := []string{"METALPLUG_HOST_DEVICE=1", "METALPLUG_TEST_LIB=" + v[1]}
+			stderr, err := scriptArgs(t, v[0], "train.py", []string{model}, cmd, &r)
+			if err != nil {
+				t.Fatalf("train.py %s: %v\n%s", model, err, stderr)
+			}
+			t.Logf("%s: device loss %.4f -> %.4f, CPU loss %.4f -> %.4f, max weight difference %.2e",
+				model, r.DeviceLoss[0], r.DeviceLoss[len(r.DeviceLoss)-1], r.CPULoss[0], r.CPULoss[len(r.CPULoss)-1], r.MaxWeightDiff)
+			if r.NaN || r.DeviceLoss[len(r.DeviceLoss)-1] >= r.DeviceLoss[0] {
+				t.Errorf("training on the device did not converge: loss %v, NaN %v", r.DeviceLoss, r.NaN)
+			}
+			if !strings.HasSuffix(r.ForwardDevice, "device:METALPLUG_HOST:0") {
+				t.Errorf("the forward pass ran on %q", r.ForwardDevice)
+			}
+			t.Logf("%s: kernels that ran on the device: %v", model, r.DeviceOps)
+			for _, op := range []string{"MatMul", "BiasAdd"} {
+				if r.DeviceOps[op] == 0 {
+					t.Errorf("%s never ran on the device during training", op)
+				}
+			}
+			if r.MaxWeightDiff > 1e-3 {
+				t.Errorf("trained weights differ from the CPU run by %g", r.MaxWeightDiff)
+			}
+		})
+	}
+}
+
+// TestTwoThreadsTrain trains two models on the device from two threads.
+func TestTwoThreadsTrain(t *testing.T) {
+	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
+	var r map[string]struct {
+		Loss []float64 `json:"loss"`
+		NaN  bool      `json:"nan"`
+	}
+	stderr, err := script(t, v[0], "threads.py", []string{"METALPLUG_HOST_DEVICE=1", "METALPLUG_TEST_LIB=" + v[1]}, &r)
+	if err != nil {
+		t.Fatalf("threads.py: %v\n%s", err, stderr)
+	}
+	if len(r) != 2 {
+		t.Fatalf("%d models finished, want 2 (stderr: %s)", len(r), stderr)
+	}
+	for name, m := range r {
+		if m.NaN || len(m.Loss) == 0 || m.Loss[len(m.Loss)-1] >= m.Loss[0] {
+			t.Errorf("%s: loss %v, NaN %v", name, m.Loss, m.NaN)
+		}
 	}
 }

@@ -37,7 +37,7 @@ func dotRef(x, y tensor, dims ir.DotDims) tensor {
 	for _, d := range dims.LhsContract {
 		cshape = append(cshape, xs[d])
 	}
-	res := tensor{tt(x.T.DType, out...), make([]float64, ir.Shape(out).Size())}
+	res := tensor{T: tt(x.T.DType, out...), V: make([]float64, ir.Shape(out).Size())}
 	forEachIndex(out, func(o []int) {
 		xi, yi := make([]int, len(xs)), make([]int, len(ys))
 		nb := len(dims.LhsBatch)
@@ -113,7 +113,7 @@ func convRef(x, k tensor, a ir.ConvAttrs, out []int) tensor {
 		}
 		return s[i]
 	}
-	res := tensor{tt(x.T.DType, out...), make([]float64, ir.Shape(out).Size())}
+	res := tensor{T: tt(x.T.DType, out...), V: make([]float64, ir.Shape(out).Size())}
 	forEachIndex(out, func(oi []int) {
 		n, oc := oi[0], oi[ns+1]
 		grp := oc / og
@@ -224,7 +224,7 @@ func reduceRef(x tensor, kind ir.ReduceKind, axes []int) tensor {
 			out = append(out, n)
 		}
 	}
-	res := tensor{tt(x.T.DType, out...), make([]float64, ir.Shape(out).Size())}
+	res := tensor{T: tt(x.T.DType, out...), V: make([]float64, ir.Shape(out).Size())}
 	for i := range res.V {
 		res.V[i] = reduceIdentity(kind, x.T.DType)
 	}
@@ -290,7 +290,7 @@ func testReduce(t *testing.T, h *harness) {
 		}
 	}
 	nan := math.NaN()
-	x := tensor{tt(ir.F32, 2, 3), []float64{1, nan, 3, 4, 5, 6}}
+	x := tensor{T: tt(ir.F32, 2, 3), V: []float64{1, nan, 3, 4, 5, 6}}
 	for _, kind := range []ir.ReduceKind{ir.ReduceMax, ir.ReduceMin, ir.ReduceSum} {
 		h.check(t, fmt.Sprintf("%s with NaN", kind), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
 			return b.Reduce(xs[0], kind, []int{1})
@@ -299,7 +299,7 @@ func testReduce(t *testing.T, h *harness) {
 }
 
 func reduceWindowRef(x tensor, kind ir.ReduceKind, w ir.WindowAttrs, out []int) tensor {
-	res := tensor{tt(x.T.DType, out...), make([]float64, ir.Shape(out).Size())}
+	res := tensor{T: tt(x.T.DType, out...), V: make([]float64, ir.Shape(out).Size())}
 	forEachIndex(out, func(o []int) {
 		acc := reduceIdentity(kind, x.T.DType)
 		forEachIndex(w.Dims, func(k []int) {
@@ -351,6 +351,81 @@ func testReduceWindow(t *testing.T, h *harness) {
 				}
 				h.check(t, fmt.Sprintf("%s %s %v", kind, c.name, x.T), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
 					return b.ReduceWindow(xs[0], kind, c.w)
+				}, want)
+			}
+		}
+	}
+}
+
+// selectAndScatterRef walks each window of x in row-major order over its
+// real (unpadded) positions, keeps the first as the choice and replaces it
+// with a later element e unless select(choice, e) holds (GE: choice >= e),
+// and adds the window's source element at the choice.
+func selectAndScatterRef(x, src tensor, dir ir.CompareDir, w ir.WindowAttrs) tensor {
+	res := tensor{T: x.T, V: make([]float64, len(x.V))}
+	forEachIndex(src.T.Shape, func(o []int) {
+		sel, sv := -1, 0.0
+		forEachIndex(w.Dims, func(k []int) {
+			i := make([]int, len(k))
+			for d := range k {
+				stride, lo := 1, 0
+				if w.Strides != nil {
+					stride = w.Strides[d]
+				}
+				if w.Padding != nil {
+					lo = w.Padding[d][0]
+				}
+				i[d] = o[d]*stride + k[d] - lo
+				if i[d] < 0 || i[d] >= x.T.Shape[d] {
+					return // padding never wins
+				}
+			}
+			off := offset(x.T.Shape, i)
+			v := x.V[off]
+			keep := sv >= v
+			if dir == ir.CmpLE {
+				keep = sv <= v
+			}
+			if sel < 0 || !keep {
+				sel, sv = off, v
+			}
+		})
+		if sel >= 0 {
+			res.V[sel] += src.V[offset(src.T.Shape, o)]
+		}
+	})
+	return res
+}
+
+func testSelectAndScatter(t *testing.T, h *harness) {
+	cases := []struct {
+		name   string
+		shape  []int
+		w      ir.WindowAttrs
+		source []int
+	}{
+		{"pool 2x2 stride 2", []int{1, 4, 6, 2}, ir.WindowAttrs{Dims: []int{1, 2, 2, 1}, Strides: []int{1, 2, 2, 1}}, []int{1, 2, 3, 2}},
+		// SAME padding with stride 1: windows overlap, positions collect
+		// several sources.
+		{"3x3 same, overlapping", []int{2, 5, 5, 1}, ir.WindowAttrs{Dims: []int{1, 3, 3, 1}, Padding: [][2]int{{0, 0}, {1, 1}, {1, 1}, {0, 0}}}, []int{2, 5, 5, 1}},
+		// TensorFlow's SAME for 3x3 stride 2 on 6x5: pad 0/1 and 1/1.
+		{"3x3 stride 2 same", []int{1, 6, 5, 3}, ir.WindowAttrs{Dims: []int{1, 3, 3, 1}, Strides: []int{1, 2, 2, 1},
+			Padding: [][2]int{{0, 0}, {0, 1}, {1, 1}, {0, 0}}}, []int{1, 3, 3, 3}},
+		{"1d overlapping", []int{7}, ir.WindowAttrs{Dims: []int{3}, Strides: []int{2}, Padding: [][2]int{{1, 1}}}, []int{4}},
+		{"window past the input", []int{2, 2}, ir.WindowAttrs{Dims: []int{3, 3}, Padding: [][2]int{{2, 2}, {2, 2}}}, []int{4, 4}},
+		{"empty", []int{0, 4}, ir.WindowAttrs{Dims: []int{1, 2}}, []int{0, 3}},
+	}
+	for _, d := range []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I32, ir.I8} {
+		for _, dir := range []ir.CompareDir{ir.CmpGE, ir.CmpLE} {
+			for _, c := range cases {
+				x := h.gen(d, small, c.shape...) // few values: ties decide by position
+				src := h.gen(d, anyValue, c.source...)
+				want := selectAndScatterRef(x, src, dir, c.w)
+				if !d.IsFloat() {
+					want.V = quantize(d, want.V)
+				}
+				h.check(t, fmt.Sprintf("%s %s %v", dir, c.name, x.T), []tensor{x, src}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+					return b.SelectAndScatter(xs[0], xs[1], dir, c.w)
 				}, want)
 			}
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 func testParameter(t *testing.T, h *harness) {
-	for _, d := range allTypes {
+	for _, d := range append(slices.Clone(allTypes), ir.C64) {
 		for _, shape := range [][]int{{2, 3}, {}, {0, 4}} {
 			x := h.gen(d, anyValue, shape...)
 			y := h.gen(d, anyValue, shape...)
@@ -32,7 +32,7 @@ func testParameter(t *testing.T, h *harness) {
 }
 
 func testConstant(t *testing.T, h *harness) {
-	for _, d := range allTypes {
+	for _, d := range append(slices.Clone(allTypes), ir.C64) {
 		for _, shape := range [][]int{{2, 3}, {}, {3, 0}} {
 			c := h.gen(d, anyValue, shape...)
 			x := h.gen(d, anyValue, shape...)
@@ -49,7 +49,7 @@ func testConstant(t *testing.T, h *harness) {
 			compare(t, name+" with parameter", got[1], x)
 			if d.IsNumeric() {
 				// A constant consumed by a kernel, not just copied out.
-				sum := tensor{c.T, make([]float64, len(c.V))}
+				sum := tensor{T: c.T, V: make([]float64, len(c.V))}
 				for i := range sum.V {
 					sum.V[i] = c.V[i] + x.V[i]
 				}
@@ -70,7 +70,7 @@ func testIota(t *testing.T, h *harness) {
 	for _, d := range allTypes {
 		for _, c := range cases {
 			ty := tt(d, c.shape...)
-			want := tensor{ty, make([]float64, ty.Shape.Size())}
+			want := tensor{T: ty, V: make([]float64, ty.Shape.Size())}
 			forEachIndex(c.shape, func(idx []int) {
 				want.V[offset(c.shape, idx)] = float64(idx[c.axis])
 			})
@@ -105,6 +105,12 @@ var unaryRefs = map[ir.Op]func(d ir.DType, x float64) float64{
 		}
 		return x // zeros and NaN
 	},
+	ir.OpErf:   func(_ ir.DType, x float64) float64 { return math.Erf(x) },
+	ir.OpLog1p: func(_ ir.DType, x float64) float64 { return math.Log1p(x) },
+	ir.OpExpm1: func(_ ir.DType, x float64) float64 { return math.Expm1(x) },
+	ir.OpRound: func(_ ir.DType, x float64) float64 { return math.RoundToEven(x) },
+	ir.OpSin:   func(_ ir.DType, x float64) float64 { return math.Sin(x) },
+	ir.OpCos:   func(_ ir.DType, x float64) float64 { return math.Cos(x) },
 	ir.OpNot: func(d ir.DType, x float64) float64 {
 		if d == ir.Bool {
 			if x == 0 {
@@ -131,9 +137,9 @@ func unaryTest(op ir.Op) func(t *testing.T, h *harness) {
 		ref := unaryRefs[op]
 		kind := anyValue
 		switch op {
-		case ir.OpLog, ir.OpRsqrt, ir.OpSqrt:
+		case ir.OpLog, ir.OpRsqrt, ir.OpSqrt, ir.OpLog1p:
 			kind = positive
-		case ir.OpExp:
+		case ir.OpExp, ir.OpExpm1:
 			kind = small
 		}
 		for _, d := range unaryTypes(op) {
@@ -142,7 +148,7 @@ func unaryTest(op ir.Op) func(t *testing.T, h *harness) {
 				if op == ir.OpNeg && d == ir.I8 && len(x.V) > 1 {
 					x.V[0] = math.MinInt8 // negation wraps
 				}
-				want := tensor{x.T, make([]float64, len(x.V))}
+				want := tensor{T: x.T, V: make([]float64, len(x.V))}
 				for i, v := range x.V {
 					want.V[i] = ref(d, v)
 				}
@@ -154,10 +160,21 @@ func unaryTest(op ir.Op) func(t *testing.T, h *harness) {
 				}, want)
 			}
 		}
+		if op == ir.OpRound {
+			// Ties go to the even neighbour, either sign; zeros keep their sign.
+			x := tensor{T: tt(ir.F32, 8), V: []float64{0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.25, -2.75}}
+			want := tensor{T: x.T, V: []float64{0, 2, 2, math.Copysign(0, -1), -2, -2, 2, -3}}
+			h.check(t, "round ties", []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+				return b.Unary(op, xs[0])
+			}, want)
+		}
+		if op == ir.OpLog1p || op == ir.OpExpm1 {
+			checkRelative(t, h, op, ref)
+		}
 		if op != ir.OpNot {
 			// NaN in, NaN out, for every float op.
-			x := tensor{tt(ir.F32, 2), []float64{math.NaN(), 1}}
-			want := tensor{x.T, []float64{math.NaN(), ref(ir.F32, 1)}}
+			x := tensor{T: tt(ir.F32, 2), V: []float64{math.NaN(), 1}}
+			want := tensor{T: x.T, V: []float64{math.NaN(), ref(ir.F32, 1)}}
 			h.check(t, fmt.Sprintf("%s of NaN", op), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
 				return b.Unary(op, xs[0])
 			}, want)
@@ -277,7 +294,7 @@ func binaryTest(op ir.Op) func(t *testing.T, h *harness) {
 						y.V[i] = math.Abs(y.V[i])
 					}
 				}
-				want := tensor{x.T, make([]float64, len(x.V))}
+				want := tensor{T: x.T, V: make([]float64, len(x.V))}
 				for i := range x.V {
 					want.V[i] = binaryRef(op, d, x.V[i], y.V[i])
 				}
@@ -291,9 +308,9 @@ func binaryTest(op ir.Op) func(t *testing.T, h *harness) {
 		}
 		if op != ir.OpAnd && op != ir.OpOr {
 			nan := math.NaN()
-			x := tensor{tt(ir.F32, 3), []float64{nan, 2, nan}}
-			y := tensor{tt(ir.F32, 3), []float64{3, nan, nan}}
-			want := tensor{x.T, []float64{nan, nan, nan}}
+			x := tensor{T: tt(ir.F32, 3), V: []float64{nan, 2, nan}}
+			y := tensor{T: tt(ir.F32, 3), V: []float64{3, nan, nan}}
+			want := tensor{T: x.T, V: []float64{nan, nan, nan}}
 			if op == ir.OpPow { // pow(x, NaN) is NaN but pow(1, NaN) is 1; avoid 1
 				want.V = []float64{math.Pow(nan, 3), math.Pow(2, nan), nan}
 			}
@@ -330,7 +347,7 @@ func testCompare(t *testing.T, h *harness) {
 				x.V[0], y.V[1], x.V[2], y.V[2] = nan, nan, nan, nan
 			}
 			for _, dir := range dirs {
-				want := tensor{tt(ir.Bool, shape...), make([]float64, len(x.V))}
+				want := tensor{T: tt(ir.Bool, shape...), V: make([]float64, len(x.V))}
 				for i := range x.V {
 					want.V[i] = b2f(rel(dir, x.V[i], y.V[i]))
 				}
@@ -343,11 +360,11 @@ func testCompare(t *testing.T, h *harness) {
 }
 
 func testSelect(t *testing.T, h *harness) {
-	for _, d := range allTypes {
+	for _, d := range append(slices.Clone(allTypes), ir.C64) {
 		for _, shape := range [][]int{{3, 4}, {}, {0, 3}} {
 			p := h.gen(ir.Bool, anyValue, shape...)
 			x, y := h.gen(d, anyValue, shape...), h.gen(d, anyValue, shape...)
-			want := tensor{x.T, make([]float64, len(x.V))}
+			want := tensor{T: x.T, V: make([]float64, len(x.V))}
 			for i := range want.V {
 				if p.V[i] != 0 {
 					want.V[i] = x.V[i]
@@ -392,12 +409,12 @@ func testConvert(t *testing.T, h *harness) {
 		default:
 			raw = intIn
 		}
-		x := tensor{tt(src, len(raw)), quantize(src, raw)}
+		x := tensor{T: tt(src, len(raw)), V: quantize(src, raw)}
 		for _, dst := range allTypes {
 			if dst == src {
 				continue
 			}
-			want := tensor{tt(dst, len(raw)), make([]float64, len(raw))}
+			want := tensor{T: tt(dst, len(raw)), V: make([]float64, len(raw))}
 			for i, v := range x.V {
 				want.V[i] = convertRef(src, dst, v)
 			}
@@ -407,10 +424,37 @@ func testConvert(t *testing.T, h *harness) {
 			h.check(t, fmt.Sprintf("%v to %v", src, dst), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
 				return b.Convert(xs[0], dst)
 			}, want)
-			empty := tensor{tt(src, 0, 3), nil}
+			empty := tensor{T: tt(src, 0, 3), V: nil}
 			h.check(t, fmt.Sprintf("empty %v to %v", src, dst), []tensor{empty}, func(b *ir.Builder, xs []ir.Value) ir.Value {
 				return b.Convert(xs[0], dst)
-			}, tensor{tt(dst, 0, 3), nil})
+			}, tensor{T: tt(dst, 0, 3), V: nil})
+		}
+	}
+}
+
+// checkRelative checks log1p and expm1 near zero to a relative tolerance:
+// log(1+x) and exp(x)-1 computed naively lose every digit there, which
+// compare's tolerance, absolute near zero, would not notice.
+func checkRelative(t *testing.T, h *harness, op ir.Op, ref func(ir.DType, float64) float64) {
+	t.Helper()
+	for _, d := range []ir.DType{ir.F32, ir.F64} {
+		xs := []float64{1e-10, -3e-9, 2.5e-7, 1e-4, -1e-5}
+		x := tensor{T: tt(d, len(xs)), V: quantize(d, xs)}
+		b := ir.NewBuilder()
+		p, err := b.Build(b.Unary(op, b.Parameter(x.T)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := h.run(t, p, x)[0]
+		rel := 1e-6
+		if d == ir.F64 {
+			rel = 1e-14
+		}
+		for i, v := range x.V {
+			w := ref(d, v)
+			if math.Abs(got.V[i]-w) > rel*math.Abs(w) {
+				t.Errorf("%s(%v) in %v = %v, want %v (relative error %.2g)", op, v, d, got.V[i], w, math.Abs(got.V[i]-w)/math.Abs(w))
+			}
 		}
 	}
 }

@@ -13,10 +13,29 @@ import (
 )
 
 // tensor is a host-side value. Elements are held as float64, which is exact
-// for every dtype at the small magnitudes the tests use.
+// for every dtype at the small magnitudes the tests use. A complex64 tensor
+// keeps its real parts in V and its imaginary parts in Im; a nil Im means
+// imagOf(V), so that data movement tests, which copy V element by element,
+// run on complex64 unchanged and still catch real and imaginary parts moved
+// apart or swapped.
 type tensor struct {
-	T ir.TensorType
-	V []float64
+	T  ir.TensorType
+	V  []float64
+	Im []float64
+	// Raw, when set, is the tensor's bytes as they are, for bit patterns
+	// float64 cannot hold (int64 keys past 2^53).
+	Raw []byte
+}
+
+// imagOf is the imaginary part a complex64 tensor without Im has.
+func imagOf(re float64) float64 { return 0.5 - re }
+
+// imag is t's imaginary parts (complex64 only).
+func (t tensor) imag() []float64 {
+	if t.Im != nil {
+		return t.Im
+	}
+	return mapf(t.V, imagOf)
 }
 
 func tt(d ir.DType, shape ...int) ir.TensorType {
@@ -43,6 +62,18 @@ func newHarness(t *testing.T, d driver.Driver) *harness {
 
 // run executes p on args and returns its results.
 func (h *harness) run(t *testing.T, p *ir.Program, args ...tensor) []tensor {
+	t.Helper()
+	raw := h.runBytes(t, p, args...)
+	out := make([]tensor, len(raw))
+	for i, rt := range p.ResultTypes() {
+		out[i] = decodeTensor(rt, raw[i])
+	}
+	return out
+}
+
+// runBytes executes p on args and returns its results' bytes, for tests
+// that compare bits (int64 beyond 2^53, random numbers).
+func (h *harness) runBytes(t *testing.T, p *ir.Program, args ...tensor) [][]byte {
 	t.Helper()
 	exe, err := h.d.Compile(p)
 	if err != nil {
@@ -74,7 +105,7 @@ func (h *harness) run(t *testing.T, p *ir.Program, args ...tensor) []tensor {
 		if a.T.DType != p.Params[i].DType || !a.T.Shape.Equal(p.Params[i].Shape) {
 			t.Fatalf("test bug: argument %d is %v, parameter is %v", i, a.T, p.Params[i])
 		}
-		hostIn[i] = encode(a.T.DType, a.V)
+		hostIn[i] = encodeTensor(a)
 		argPtrs[i] = alloc(len(hostIn[i]))
 		if len(hostIn[i]) > 0 {
 			h.s.Memcpy(argPtrs[i], unsafe.Pointer(&hostIn[i][0]), len(hostIn[i]))
@@ -103,11 +134,7 @@ func (h *harness) run(t *testing.T, p *ir.Program, args ...tensor) []tensor {
 		}
 		t.Fatalf("execute: %v\n%s", err, p)
 	}
-	out := make([]tensor, len(rtypes))
-	for i, rt := range rtypes {
-		out[i] = tensor{rt, decode(rt.DType, hostOut[i])}
-	}
-	return out
+	return hostOut
 }
 
 // check builds a program over params with build, runs it on args and
@@ -139,16 +166,22 @@ func compare(t *testing.T, name string, got, want tensor) {
 	}
 	tol := tolerance(want.T.DType)
 	bad := 0
-	for i := range want.V {
-		g, w := got.V[i], want.V[i]
-		ok := g == w || (math.IsNaN(g) && math.IsNaN(w)) ||
-			(!math.IsInf(w, 0) && math.Abs(g-w) <= tol*(1+math.Abs(w)))
-		if !ok {
-			if bad < 5 {
-				t.Errorf("%s: element %d (of %v) = %v, want %v", name, i, want.T, g, w)
+	check := func(part string, gv, wv []float64) {
+		for i := range wv {
+			g, w := gv[i], wv[i]
+			ok := g == w || (math.IsNaN(g) && math.IsNaN(w)) ||
+				(!math.IsInf(w, 0) && math.Abs(g-w) <= tol*(1+math.Abs(w)))
+			if !ok {
+				if bad < 5 {
+					t.Errorf("%s: element %d%s (of %v) = %v, want %v", name, i, part, want.T, g, w)
+				}
+				bad++
 			}
-			bad++
 		}
+	}
+	check("", got.V, want.V)
+	if want.T.DType == ir.C64 {
+		check(" (imaginary part)", got.imag(), want.imag())
 	}
 	if bad > 5 {
 		t.Errorf("%s: %d elements wrong in all", name, bad)
@@ -157,7 +190,7 @@ func compare(t *testing.T, name string, got, want tensor) {
 
 func tolerance(d ir.DType) float64 {
 	switch d {
-	case ir.F32:
+	case ir.F32, ir.C64:
 		return 1e-5
 	case ir.F64:
 		return 1e-12
@@ -169,10 +202,43 @@ func tolerance(d ir.DType) float64 {
 	return 0 // integers and bools are exact
 }
 
-// encode writes values in d's little-endian layout. Integers wrap, as a
+// encodeTensor is encode, with complex64's imaginary parts.
+func encodeTensor(t tensor) []byte {
+	if t.Raw != nil {
+		return t.Raw
+	}
+	if t.T.DType != ir.C64 {
+		return encode(t.T.DType, t.V)
+	}
+	im := t.imag()
+	parts := make([]float64, 0, 2*len(t.V))
+	for i, re := range t.V {
+		parts = append(parts, re, im[i])
+	}
+	return encode(ir.F32, parts)
+}
+
+// decodeTensor is decode, with complex64's imaginary parts.
+func decodeTensor(tt ir.TensorType, b []byte) tensor {
+	if tt.DType != ir.C64 {
+		return tensor{T: tt, V: decode(tt.DType, b)}
+	}
+	parts := decode(ir.F32, b)
+	t := tensor{T: tt, V: make([]float64, len(parts)/2), Im: make([]float64, len(parts)/2)}
+	for i := range t.V {
+		t.V[i], t.Im[i] = parts[2*i], parts[2*i+1]
+	}
+	return t
+}
+
+// encode writes values in d's little-endian layout (complex64 with imagOf
+// parts). Integers wrap, as a
 // two's-complement store does, so references may compute in float64 and let
 // encode/decode apply the dtype's overflow.
 func encode(d ir.DType, v []float64) []byte {
+	if d == ir.C64 {
+		return encodeTensor(tensor{T: ir.TensorType{DType: d}, V: v})
+	}
 	n := d.Size()
 	b := make([]byte, len(v)*n)
 	for i, x := range v {
@@ -212,6 +278,9 @@ func encode(d ir.DType, v []float64) []byte {
 }
 
 func decode(d ir.DType, b []byte) []float64 {
+	if d == ir.C64 {
+		return decodeTensor(ir.TensorType{DType: d}, b).V
+	}
 	n := d.Size()
 	v := make([]float64, len(b)/n)
 	for i := range v {
@@ -260,11 +329,11 @@ func (h *harness) gen(d ir.DType, kind valueKind, shape ...int) tensor {
 		switch {
 		case d == ir.Bool:
 			v[i] = float64(h.rnd.IntN(2))
-		case d.IsFloat() && kind == positive:
+		case (d.IsFloat() || d == ir.C64) && kind == positive:
 			v[i] = float64(h.rnd.IntN(16)+1) / 4
-		case d.IsFloat() && kind == small:
+		case (d.IsFloat() || d == ir.C64) && kind == small:
 			v[i] = float64(h.rnd.IntN(17)-8) / 4
-		case d.IsFloat():
+		case d.IsFloat() || d == ir.C64:
 			v[i] = float64(h.rnd.IntN(33)-16) / 4
 		case kind == positive:
 			v[i] = float64(h.rnd.IntN(8) + 1)
@@ -278,7 +347,7 @@ func (h *harness) gen(d ir.DType, kind valueKind, shape ...int) tensor {
 			v[i] = float64(h.rnd.IntN(17) - 8)
 		}
 	}
-	return tensor{t, v}
+	return tensor{T: t, V: v}
 }
 
 // forEachIndex calls fn with every multi-index of shape in row-major order;

@@ -2,14 +2,16 @@ package drivertest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
 // Data movement is checked on a 1-, 2-, 4- and 8-byte dtype each, plus the
-// half types, since drivers often move elements by width.
-var movementTypes = []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I8, ir.I64, ir.Bool, ir.F64}
+// half types and complex64, since drivers often move elements by width and
+// complex64 is two float32 that must travel together.
+var movementTypes = []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I8, ir.I64, ir.Bool, ir.F64, ir.C64}
 
 func testBroadcast(t *testing.T, h *harness) {
 	cases := []struct {
@@ -27,7 +29,7 @@ func testBroadcast(t *testing.T, h *harness) {
 	for _, d := range movementTypes {
 		for _, c := range cases {
 			x := h.gen(d, anyValue, c.in...)
-			want := tensor{tt(d, c.out...), make([]float64, ir.Shape(c.out).Size())}
+			want := tensor{T: tt(d, c.out...), V: make([]float64, ir.Shape(c.out).Size())}
 			forEachIndex(c.out, func(o []int) {
 				i := make([]int, len(c.in))
 				for k, dim := range c.dims {
@@ -49,13 +51,13 @@ func testReshape(t *testing.T, h *harness) {
 	for _, d := range movementTypes {
 		for _, c := range cases {
 			x := h.gen(d, anyValue, c[0]...)
-			want := tensor{tt(d, c[1]...), x.V}
+			want := tensor{T: tt(d, c[1]...), V: x.V}
 			h.check(t, fmt.Sprintf("%v to %v", x.T, c[1]), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
 				return b.Reshape(xs[0], c[1])
 			}, want)
 			if d.IsNumeric() {
 				// A reshape feeding a kernel rather than being the result.
-				w := tensor{want.T, quantize(d, mapf(want.V, func(v float64) float64 { return v + v }))}
+				w := tensor{T: want.T, V: quantize(d, mapf(want.V, func(v float64) float64 { return v + v }))}
 				h.check(t, fmt.Sprintf("%v to %v then add", x.T, c[1]), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
 					r := b.Reshape(xs[0], c[1])
 					return b.Binary(ir.OpAdd, r, r)
@@ -89,7 +91,7 @@ func testTranspose(t *testing.T, h *harness) {
 			for i, p := range c.perm {
 				out[i] = c.shape[p]
 			}
-			want := tensor{tt(d, out...), make([]float64, len(x.V))}
+			want := tensor{T: tt(d, out...), V: make([]float64, len(x.V))}
 			forEachIndex(out, func(o []int) {
 				i := make([]int, len(o))
 				for k, p := range c.perm {
@@ -119,7 +121,7 @@ func testSlice(t *testing.T, h *harness) {
 			for i := range out {
 				out[i] = (c.limit[i] - c.start[i] + c.strides[i] - 1) / c.strides[i]
 			}
-			want := tensor{tt(d, out...), make([]float64, ir.Shape(out).Size())}
+			want := tensor{T: tt(d, out...), V: make([]float64, ir.Shape(out).Size())}
 			forEachIndex(out, func(o []int) {
 				i := make([]int, len(o))
 				for k := range o {
@@ -153,7 +155,7 @@ func testConcat(t *testing.T, h *harness) {
 				args = append(args, h.gen(d, anyValue, s...))
 				out[c.axis] += s[c.axis]
 			}
-			want := tensor{tt(d, out...), make([]float64, ir.Shape(out).Size())}
+			want := tensor{T: tt(d, out...), V: make([]float64, ir.Shape(out).Size())}
 			forEachIndex(out, func(o []int) {
 				j, pos := 0, o[c.axis]
 				for pos >= c.shapes[j][c.axis] {
@@ -191,7 +193,7 @@ func testPad(t *testing.T, h *harness) {
 				}
 				out[i] = n + c.low[i] + c.high[i]
 			}
-			want := tensor{tt(d, out...), make([]float64, ir.Shape(out).Size())}
+			want := tensor{T: tt(d, out...), V: make([]float64, ir.Shape(out).Size())}
 			for i := range want.V {
 				want.V[i] = pv.V[0]
 			}
@@ -211,4 +213,55 @@ func testPad(t *testing.T, h *harness) {
 				}, want)
 		}
 	}
+}
+
+func testReverse(t *testing.T, h *harness) {
+	cases := []struct{ shape, dims []int }{
+		{[]int{2, 3, 4}, []int{0, 2}},
+		{[]int{3, 4}, []int{1, 0}},
+		{[]int{5}, []int{0}},
+		{[]int{2, 3, 4}, []int{1}},
+		{[]int{2, 1, 3}, []int{0, 1, 2}},
+		{[]int{0, 3}, []int{0}},
+		{[]int{4, 3}, []int{}},
+	}
+	for _, d := range movementTypes {
+		for _, c := range cases {
+			x := h.gen(d, anyValue, c.shape...)
+			want := tensor{T: x.T, V: make([]float64, len(x.V))}
+			forEachIndex(c.shape, func(o []int) {
+				i := slices.Clone(o)
+				for _, dim := range c.dims {
+					i[dim] = c.shape[dim] - 1 - o[dim]
+				}
+				want.V[offset(c.shape, o)] = x.V[offset(c.shape, i)]
+			})
+			h.check(t, fmt.Sprintf("%v dims %v", x.T, c.dims), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+				r := b.Reverse(xs[0], c.dims)
+				if len(c.dims) == 0 {
+					// An empty reverse is the operand itself; run it through a
+					// kernel so the result is computed.
+					return b.Transpose(r, []int{1, 0})
+				}
+				return r
+			}, func() tensor {
+				if len(c.dims) == 0 {
+					return transposed2(want)
+				}
+				return want
+			}())
+		}
+	}
+}
+
+// transposed2 is a rank-2 tensor's transpose.
+func transposed2(x tensor) tensor {
+	r, c := x.T.Shape[0], x.T.Shape[1]
+	out := tensor{T: tt(x.T.DType, c, r), V: make([]float64, len(x.V))}
+	for i := range r {
+		for j := range c {
+			out.V[j*r+i] = x.V[i*c+j]
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -90,6 +91,11 @@ func selectOf[T any]() kernel {
 // off by one half-ulp on exact ties; the frontends accept that).
 func convertKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 	src, dst := at[0].DType, in.Type.DType
+	if src == ir.C64 || dst == ir.C64 {
+		// The builder allows it, but no frontend lowers to it yet, and which
+		// part a real value lands in (or comes from) is a choice to make once.
+		return nil, fmt.Errorf("convert from %v to %v is not supported by the host driver", src, dst)
+	}
 	var k kernel
 	switch src {
 	case ir.F32, ir.F16, ir.BF16:

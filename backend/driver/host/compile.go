@@ -108,7 +108,9 @@ func compile(p *ir.Program) (*executable, error) {
 // in checkArgs.
 var operandCounts = map[ir.Op]int{ir.OpParameter: 0, ir.OpConstant: 0, ir.OpIota: 0, ir.OpCompare: 2, ir.OpSelect: 3,
 	ir.OpConvert: 1, ir.OpBroadcastInDim: 1, ir.OpReshape: 1, ir.OpTranspose: 1, ir.OpSlice: 1, ir.OpPad: 2,
-	ir.OpDotGeneral: 2, ir.OpConvolution: 2, ir.OpReduce: 1, ir.OpReduceWindow: 1}
+	ir.OpDotGeneral: 2, ir.OpConvolution: 2, ir.OpReduce: 1, ir.OpReduceWindow: 1,
+	ir.OpReverse: 1, ir.OpGather: 2, ir.OpScatter: 3, ir.OpSort: 1, ir.OpArgSort: 1, ir.OpArgReduce: 1,
+	ir.OpSelectAndScatter: 2, ir.OpRng: 2, ir.OpFFT: 1}
 
 // checkArgs enforces SSA order (operands are earlier instructions, which
 // remap has already seen) and each op's arity, before the builder runs.
@@ -224,6 +226,44 @@ func rebuild(b *ir.Builder, p *ir.Program, in ir.Instr, remap []ir.Value) (ir.Va
 			return 0, fmt.Errorf("missing window attributes")
 		}
 		v = b.ReduceWindow(args[0], in.Reduce, *in.Window)
+	case op == ir.OpReverse:
+		v = b.Reverse(args[0], in.Axes)
+	case op == ir.OpGather:
+		if in.Gather == nil {
+			return 0, fmt.Errorf("missing gather dimension numbers")
+		}
+		v = b.Gather(args[0], args[1], *in.Gather)
+	case op == ir.OpScatter:
+		if in.Scatter == nil {
+			return 0, fmt.Errorf("missing scatter dimension numbers")
+		}
+		v = b.Scatter(args[0], args[1], args[2], *in.Scatter)
+	case op == ir.OpSort || op == ir.OpArgSort:
+		if in.Sort == nil {
+			return 0, fmt.Errorf("missing sort attributes")
+		}
+		if op == ir.OpSort {
+			v = b.Sort(args[0], *in.Sort)
+		} else {
+			v = b.ArgSort(args[0], *in.Sort, in.Type.DType)
+		}
+	case op == ir.OpArgReduce:
+		v = b.ArgReduce(args[0], in.Reduce, axis(), in.Type.DType)
+	case op == ir.OpSelectAndScatter:
+		if in.Window == nil {
+			return 0, fmt.Errorf("missing window attributes")
+		}
+		v = b.SelectAndScatter(args[0], args[1], in.Compare, *in.Window)
+	case op == ir.OpRng:
+		if in.Rng == nil {
+			return 0, fmt.Errorf("missing rng attributes")
+		}
+		v = b.Rng(args[0], args[1], in.Rng.Distribution, in.Type)
+	case op == ir.OpFFT:
+		if in.FFT == nil {
+			return 0, fmt.Errorf("missing fft attributes")
+		}
+		v = b.FFT(args[0], in.FFT.Kind, in.FFT.Length)
 	default:
 		return 0, fmt.Errorf("op %s is not implemented by the host driver", op)
 	}
@@ -353,6 +393,22 @@ func kernelFor(in ir.Instr, argTypes []ir.TensorType) (kernel, error) {
 		return reduceKernel(in, argTypes)
 	case op == ir.OpReduceWindow:
 		return reduceWindowKernel(in, argTypes)
+	case op == ir.OpReverse:
+		return reverseKernel(in, argTypes)
+	case op == ir.OpGather:
+		return gatherKernel(in, argTypes)
+	case op == ir.OpScatter:
+		return scatterKernel(in, argTypes)
+	case op == ir.OpSort, op == ir.OpArgSort:
+		return sortKernel(in, argTypes)
+	case op == ir.OpArgReduce:
+		return argReduceKernel(in, argTypes)
+	case op == ir.OpSelectAndScatter:
+		return selectAndScatterKernel(in, argTypes)
+	case op == ir.OpRng:
+		return rngKernel(in)
+	case op == ir.OpFFT:
+		return fftKernel(in, argTypes)
 	}
 	return nil, errUnsupported(in, argTypes)
 }

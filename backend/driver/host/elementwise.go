@@ -141,6 +141,18 @@ func unaryFloat[T floatT](op ir.Op) kernel {
 		return m(math.Floor)
 	case ir.OpCeil:
 		return m(math.Ceil)
+	case ir.OpErf:
+		return m(math.Erf)
+	case ir.OpLog1p: // package math keeps full relative accuracy near 0, where log(1+x) would cancel
+		return m(math.Log1p)
+	case ir.OpExpm1:
+		return m(math.Expm1)
+	case ir.OpRound:
+		return m(math.RoundToEven)
+	case ir.OpSin:
+		return m(math.Sin)
+	case ir.OpCos:
+		return m(math.Cos)
 	case ir.OpSign:
 		// NaN stays NaN and zeros keep their sign, as StableHLO says.
 		return mapUnary(grainCheap, func(z, x []T) {

@@ -8,6 +8,7 @@ package host
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -197,9 +198,19 @@ func (d *Driver) Compile(p *ir.Program) (driver.Executable, error) {
 
 // cacheKey is p.String() plus the parameter list, which the text only shows
 // through parameter instructions: a hand-built program may declare inputs it
-// never reads, and those change how many arguments Execute expects.
+// never reads, and those change how many arguments Execute expects. It also
+// spells out every instruction's reduction and comparison, because the text
+// prints them only for reduce, reduce_window and compare, while arg_reduce
+// (max or min) and select_and_scatter (GE or LE) depend on them too.
 func cacheKey(p *ir.Program) string {
-	return fmt.Sprintf("%s\nparams %v", p.String(), p.Params)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nparams %v\nattrs", p.String(), p.Params)
+	for i, in := range p.Instrs {
+		if in.Reduce != 0 || in.Compare != 0 {
+			fmt.Fprintf(&b, " %%%d:%v/%v", i, in.Reduce, in.Compare)
+		}
+	}
+	return b.String()
 }
 
 // Run executes exe synchronously on the calling goroutine, for tests and for a

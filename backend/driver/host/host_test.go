@@ -491,7 +491,7 @@ func buildFuzz(r *fuzzReader) (*ir.Program, error) {
 	s := r.shape(rank)
 	x := b.Parameter(ir.TensorType{DType: dt, Shape: s})
 	var out ir.Value
-	switch r.n(10) {
+	switch r.n(fuzzKinds) {
 	case 0: // binary with a broadcast operand
 		ys := s.Clone()
 		for i := range ys {
@@ -554,18 +554,131 @@ func buildFuzz(r *fuzzReader) (*ir.Program, error) {
 		out = b.DotGeneral(x, b.Parameter(ir.TensorType{DType: dt, Shape: ys}), dims)
 	case 8:
 		out = b.Unary(ir.OpNeg+ir.Op(r.n(int(ir.OpNot-ir.OpNeg+1))), b.Convert(x, fuzzTypes[r.n(len(fuzzTypes))]))
-	default:
+	case 9:
 		axis := r.n(max(rank, 1))
 		out = b.Concat(axis, x, b.Iota(ir.TensorType{DType: dt, Shape: s}, axis), x)
 		out = b.Select(b.Compare(ir.CompareDir(1+r.n(6)), out, out), out, out)
+	case 10: // gather: any start indices, clamped by the kernel
+		idx := r.indices(b)
+		out = b.Gather(x, idx, r.gatherDims(s, b.Type(idx)))
+	case 11: // scatter: windows leaving the operand are skipped
+		idx := r.indices(b)
+		sd, us := r.scatterDims(s, b.Type(idx))
+		out = b.Scatter(x, idx, b.Parameter(ir.TensorType{DType: dt, Shape: us}), sd)
+	case 12:
+		a := ir.SortAttrs{Dim: r.n(max(rank, 1)), Descending: r.n(2) == 0}
+		if r.n(2) == 0 {
+			out = b.Sort(x, a)
+		} else {
+			out = b.ArgSort(x, a, []ir.DType{ir.I32, ir.I64}[r.n(2)])
+		}
+	case 13:
+		var dims []int
+		for i := range rank {
+			if r.n(2) == 0 {
+				dims = append(dims, i)
+			}
+		}
+		out = b.Reverse(x, dims)
+	default: // select_and_scatter: the source has the pooled shape
+		pad := make([][2]int, rank)
+		for i := range pad {
+			pad[i] = [2]int{r.n(3), r.n(3)}
+		}
+		w := ir.WindowAttrs{Dims: r.ints(rank, 1, 4), Strides: r.ints(rank, 1, 3), Padding: pad}
+		probe := ir.NewBuilder()
+		pooled := probe.Type(probe.ReduceWindow(probe.Parameter(b.Type(x)), ir.ReduceMax, w))
+		src := b.Parameter(ir.TensorType{DType: dt, Shape: pooled.Shape})
+		out = b.SelectAndScatter(x, src, []ir.CompareDir{ir.CmpGE, ir.CmpLE}[r.n(2)], w)
 	}
 	return b.Build(out)
 }
 
+// fuzzKinds is how many kinds of program buildFuzz makes.
+const fuzzKinds = 15
+
+// indices declares start indices of a random shape and index dtype; their
+// values come from the fuzz bytes, so huge and negative ones occur.
+func (r *fuzzReader) indices(b *ir.Builder) ir.Value {
+	d := []ir.DType{ir.I32, ir.I64}[r.n(2)]
+	return b.Parameter(ir.TensorType{DType: d, Shape: r.shape(r.n(3))})
+}
+
+// indexVector is the batch rank and vector length of the indices with a
+// random index_vector_dim (sometimes past the rank: scalar indices).
+func (r *fuzzReader) indexVector(ti ir.TensorType) (ivd, batch, vec int) {
+	ivd = r.n(ti.Shape.Rank() + 1)
+	if ivd == ti.Shape.Rank() {
+		return ivd, ti.Shape.Rank(), 1
+	}
+	return ivd, ti.Shape.Rank() - 1, ti.Shape[ivd]
+}
+
+// gatherDims draws dimension numbers that are often valid: start dims
+// (repeats are the builder's to reject), some of them collapsed when their
+// slice size allows, slice sizes within the operand, and the offset dims all
+// before or all after the batch dims.
+func (r *fuzzReader) gatherDims(op ir.Shape, ti ir.TensorType) ir.GatherDims {
+	g := ir.GatherDims{SliceSizes: make([]int, len(op))}
+	var batch, vec int
+	g.IndexVectorDim, batch, vec = r.indexVector(ti)
+	g.StartIndexMap = r.ints(vec, 0, len(op)-1)
+	for d, n := range op {
+		g.SliceSizes[d] = r.n(n + 1)
+		if g.SliceSizes[d] <= 1 && r.n(2) == 0 {
+			g.CollapsedSliceDims = append(g.CollapsedSliceDims, d)
+		}
+	}
+	first := 0
+	if r.n(2) == 0 {
+		first = batch
+	}
+	for i := range len(op) - len(g.CollapsedSliceDims) {
+		g.OffsetDims = append(g.OffsetDims, first+i)
+	}
+	return g
+}
+
+// scatterDims draws dimension numbers and the matching updates shape: some
+// operand dims inserted (windows of one element), the others windows of up
+// to the operand's size, laid out before or after the batch dims.
+func (r *fuzzReader) scatterDims(op ir.Shape, ti ir.TensorType) (ir.ScatterDims, ir.Shape) {
+	var sd ir.ScatterDims
+	var vec int
+	sd.IndexVectorDim, _, vec = r.indexVector(ti)
+	sd.ScatterDimsToOperandDims = r.ints(vec, 0, len(op)-1)
+	sd.Kind = ir.ScatterKind(1 + r.n(5))
+	var window ir.Shape
+	for d, n := range op {
+		if r.n(3) == 0 {
+			sd.InsertedWindowDims = append(sd.InsertedWindowDims, d)
+		} else {
+			window = append(window, r.n(n+1))
+		}
+	}
+	var batch ir.Shape
+	for d, n := range ti.Shape {
+		if d != sd.IndexVectorDim {
+			batch = append(batch, n)
+		}
+	}
+	us := append(batch.Clone(), window...)
+	first := len(batch)
+	if r.n(2) == 0 {
+		us = append(window.Clone(), batch...)
+		first = 0
+	}
+	for i := range window {
+		sd.UpdateWindowDims = append(sd.UpdateWindowDims, first+i)
+	}
+	return sd, us
+}
+
 func FuzzBuildAndRun(f *testing.F) {
-	// Two seeds per program kind and rank: one of arbitrary bytes, one of
-	// small ones, which more often make valid attributes.
-	for i := range 80 {
+	// Eight seeds per program kind, over the float types and ranks 1 to 3,
+	// in pairs: one of arbitrary bytes, one of small ones, which more often
+	// make valid attributes.
+	for i := range 2 * 4 * fuzzKinds {
 		seed := make([]byte, 40)
 		for j := range seed {
 			if i%2 == 0 {
@@ -574,9 +687,9 @@ func FuzzBuildAndRun(f *testing.F) {
 				seed[j] = byte((i + j*j) % 3)
 			}
 		}
-		seed[0] = byte(i / 2 % 4) // float32, float64, float16, bfloat16
-		seed[1] = byte(1 + i/2%3) // rank
-		seed[2+seed[1]] = byte(i / 2 % 10)
+		seed[0] = byte(i / 2 % 4)           // float32, float64, float16, bfloat16
+		seed[1] = byte(1 + i/2/fuzzKinds%3) // rank
+		seed[2+seed[1]] = byte(i / 2 % fuzzKinds)
 		f.Add(seed)
 	}
 	d := New(Options{})

@@ -215,3 +215,18 @@ func iotaKernel(in ir.Instr) (kernel, error) {
 	}
 	return func(out []byte, _ [][]byte) { move(out, [][]byte{seq}) }, nil
 }
+
+// reverseKernel is a strided copy that reads the reversed dims backwards:
+// their input stride is negated and the walk starts at their last index.
+func reverseKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
+	shape := at[0].Shape
+	inStrides := shape.Strides()
+	base := 0
+	for _, d := range in.Axes {
+		if shape[d] > 0 {
+			base += (shape[d] - 1) * inStrides[d]
+		}
+		inStrides[d] = -inStrides[d]
+	}
+	return stridedKernel(in.Type.DType, 0, shape.Strides(), base, inStrides, shape)
+}

@@ -23,10 +23,12 @@ type (
 // view reinterprets a byte buffer as elements of T. Buffers come from mmap,
 // from the caller, or from newBuffer, all aligned for any T.
 func view[T any](b []byte) []T {
-	if len(b) == 0 {
+	var z T
+	if len(b) < int(unsafe.Sizeof(z)) {
+		// Not even one element: no pointer conversion, which would claim
+		// bytes past the buffer (and trips -race's checkptr).
 		return nil
 	}
-	var z T
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(z)))
 }
 

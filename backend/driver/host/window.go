@@ -102,3 +102,93 @@ func windowOf[T numT](p *windowPlan, kind ir.ReduceKind) kernel {
 		})
 	}
 }
+
+// selectAndScatterKernel is max pooling's gradient. Each window of the
+// operand (clipped to it: padding never wins) selects a position the way
+// XLA's select_and_scatter folds its select function, in row-major window
+// order: the first real element starts as the choice and a later element e
+// replaces it unless select(choice, e) holds. With GE that is the first
+// maximum, with LE the first minimum. The source element of the window is
+// then added at the choice.
+func selectAndScatterKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
+	p := newWindowPlan(at[0].Shape, at[1].Shape, in.Window)
+	ge := in.Compare == ir.CmpGE
+	switch at[0].DType {
+	case ir.F32, ir.F64, ir.F16, ir.BF16:
+		return forFloat(in, at, true, selectScatterOf[float32](p, ge), selectScatterOf[float64](p, ge))
+	case ir.I8:
+		return selectScatterOf[int8](p, ge), nil
+	case ir.I16:
+		return selectScatterOf[int16](p, ge), nil
+	case ir.I32:
+		return selectScatterOf[int32](p, ge), nil
+	case ir.I64:
+		return selectScatterOf[int64](p, ge), nil
+	case ir.U8:
+		return selectScatterOf[uint8](p, ge), nil
+	}
+	return nil, errUnsupported(in, at)
+}
+
+// selectScatterOf selects in parallel (windows only read the operand), then
+// adds serially in source order, since overlapping windows may choose the
+// same position and a fixed order keeps float sums reproducible.
+func selectScatterOf[T numT](p *windowPlan, ge bool) kernel {
+	rank := len(p.inShape)
+	return func(out []byte, ins [][]byte) {
+		z, x, src := view[T](out), view[T](ins[0]), view[T](ins[1])
+		for i := range z {
+			z[i] = 0
+		}
+		chosen := make([]int, len(src)) // operand offset per window, -1 if all padding
+		parallelFor(len(src), max(1, grainMath/max(p.work, 1)), func(lo, hi int) {
+			oidx := make([]int, rank)
+			idx := make([]int, rank)
+			for pos := lo; pos < hi; pos++ {
+				rem := pos
+				for d := rank - 1; d >= 0; d-- {
+					oidx[d] = rem % p.outShape[d]
+					rem /= p.outShape[d]
+				}
+				empty := false
+				for d := range rank {
+					r := p.ranges[d][oidx[d]]
+					idx[d] = r[0]
+					empty = empty || r[0] == r[1]
+				}
+				chosen[pos] = -1
+				if empty {
+					continue
+				}
+				sel := -1
+				var sv T
+				for {
+					off := 0
+					for d := range rank {
+						off += idx[d] * p.inStride[d]
+					}
+					v := x[off]
+					if sel < 0 || (ge && !(sv >= v)) || (!ge && !(sv <= v)) {
+						sel, sv = off, v
+					}
+					d := rank - 1
+					for ; d >= 0; d-- {
+						if idx[d]++; idx[d] < p.ranges[d][oidx[d]][1] {
+							break
+						}
+						idx[d] = p.ranges[d][oidx[d]][0]
+					}
+					if d < 0 {
+						break
+					}
+				}
+				chosen[pos] = sel
+			}
+		})
+		for pos, off := range chosen {
+			if off >= 0 {
+				z[off] += src[pos]
+			}
+		}
+	}
+}

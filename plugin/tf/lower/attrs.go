@@ -65,6 +65,38 @@ func (a *Attrs) IntList(name string, def []int) []int {
 	return out
 }
 
+// Int returns the single-int attribute name (AttrInt), or def.
+func (a *Attrs) Int(name string, def int64) int64 {
+	if v, ok := a.Ints[name]; ok && len(v) == 1 {
+		return v[0]
+	}
+	return def
+}
+
+// BoolOr returns attribute name, or def if it was not set.
+func (a *Attrs) BoolOr(name string, def bool) bool {
+	if v, ok := a.Bools[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Float returns attribute name, or def if it was not set.
+func (a *Attrs) Float(name string, def float32) float32 {
+	if v, ok := a.Floats[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Type returns the type attribute name, or def if it was not set.
+func (a *Attrs) Type(name string, def ir.DType) ir.DType {
+	if v, ok := a.Types[name]; ok {
+		return v
+	}
+	return def
+}
+
 // Key is a canonical text of the attributes, for cache keys.
 func (a *Attrs) Key() string {
 	return fmt.Sprint(a.Types, a.Ints, a.Strings, a.Bools, a.Floats)
@@ -78,6 +110,7 @@ const (
 	tfUint8    = 4
 	tfInt16    = 5
 	tfInt8     = 6
+	tfComplex  = 8 // complex64
 	tfInt64    = 9
 	tfBool     = 10
 	tfBfloat16 = 14
@@ -87,10 +120,11 @@ const (
 var fromTF = map[int]ir.DType{
 	tfFloat: ir.F32, tfDouble: ir.F64, tfInt32: ir.I32, tfUint8: ir.U8, tfInt16: ir.I16,
 	tfInt8: ir.I8, tfInt64: ir.I64, tfBool: ir.Bool, tfBfloat16: ir.BF16, tfHalf: ir.F16,
+	tfComplex: ir.C64,
 }
 
 // FromTF maps a TF_DataType to the IR's dtype; ok is false for dtypes the IR
-// does not have (strings, complex, quantized).
+// does not have (strings, complex128, quantized, unsigned beyond uint8).
 func FromTF(t int) (ir.DType, bool) {
 	d, ok := fromTF[t]
 	return d, ok

@@ -1,49 +1,116 @@
 package lower
 
 import (
+	"math"
+
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+// Elementwise math: unary and numpy-broadcasting binary ops, AddN and
+// ClipByValue. Dtypes follow TensorFlow's GPU registrations in
+// tensorflow/core/kernels/cwise_op_*.cc (int32 there is a HostMemory kernel
+// that runs on the CPU; here it runs on the device).
+
+const fileMath = "plugin/tf/lower/math.go"
+
 func init() {
-	for _, op := range []struct {
-		name string
-		ir   ir.Op
-	}{{"AddV2", ir.OpAdd}, {"Sub", ir.OpSub}, {"Mul", ir.OpMul}, {"RealDiv", ir.OpDiv}} {
-		register(Kernel{Op: op.name, Constraints: T(Floats), Lower: binary(op.ir), File: "plugin/tf/lower/math.go"})
+	bin := func(name string, types []ir.DType, f func(c *Call, x, y ir.Value) ir.Value) {
+		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x", "y"}, File: fileMath, Lower: lowerBinary(f)})
 	}
-	unary := func(name string, f func(c *Call, x ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: T(Floats), File: "plugin/tf/lower/math.go",
-			Lower: func(c *Call) error { c.Out = []ir.Value{f(c, c.In[0])}; return nil }})
+	op := func(o ir.Op) func(c *Call, x, y ir.Value) ir.Value {
+		return func(c *Call, x, y ir.Value) ir.Value { return c.B.Binary(o, x, y) }
 	}
-	unary("Relu", func(c *Call, x ir.Value) ir.Value {
-		return c.B.Binary(ir.OpMax, x, c.B.Full(c.B.Type(x), 0))
+	bin("AddV2", Numeric, op(ir.OpAdd))
+	bin("Sub", FloatsInts, op(ir.OpSub))
+	bin("Mul", Numeric, op(ir.OpMul))
+	// Div truncates integers toward zero (C's /), as TensorFlow's functor::div.
+	bin("Div", Numeric, op(ir.OpDiv))
+	bin("RealDiv", Floats, op(ir.OpDiv))
+	bin("Maximum", Numeric, op(ir.OpMax))
+	bin("Minimum", Numeric, op(ir.OpMin))
+	// Pow's GPU kernels are float and int64 (cwise_op_pow.cc); an integer
+	// to a negative power is the driver's to define.
+	bin("Pow", []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I64}, op(ir.OpPow))
+	bin("DivNoNan", Floats, divNoNan)
+	bin("SquaredDifference", FloatsInts, func(c *Call, x, y ir.Value) ir.Value {
+		d := c.B.Binary(ir.OpSub, x, y)
+		return c.B.Binary(ir.OpMul, d, d)
 	})
-	unary("Sigmoid", func(c *Call, x ir.Value) ir.Value { return c.B.Unary(ir.OpLogistic, x) })
-	unary("Tanh", func(c *Call, x ir.Value) ir.Value { return c.B.Unary(ir.OpTanh, x) })
-	register(Kernel{Op: "Softmax", Constraints: T(Floats), Lower: lowerSoftmax, File: "plugin/tf/lower/math.go"})
-	register(Kernel{Op: "BiasAdd", Constraints: T(Floats), Lower: lowerBiasAdd, File: "plugin/tf/lower/math.go",
-		Attrs: []AttrSpec{{Name: "data_format", Kind: AttrString, Optional: true}}})
-	register(Kernel{Op: "Cast", File: "plugin/tf/lower/math.go",
-		Constraints: []Constraint{{"SrcT", castTypes}, {"DstT", castTypes}},
-		Attrs:       []AttrSpec{{Name: "DstT", Kind: AttrType}, {Name: "Truncate", Kind: AttrBool, Optional: true}},
-		Lower: func(c *Call) error {
-			c.Out = []ir.Value{c.B.Convert(c.In[0], c.Attrs.Types["DstT"])}
-			return nil
-		}})
-	register(Kernel{Op: "Identity", Constraints: T(All), File: "plugin/tf/lower/math.go",
-		Lower: func(c *Call) error { c.Out = []ir.Value{c.In[0]}; return nil }})
+	bin("FloorDiv", Numeric, floorDiv)
+	bin("FloorMod", FloatsInts, floorMod)
+
+	un := func(name string, types []ir.DType, f func(c *Call, x ir.Value) ir.Value) {
+		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x"}, File: fileMath, Lower: lowerUnary(f)})
+	}
+	uop := func(o ir.Op) func(c *Call, x ir.Value) ir.Value {
+		return func(c *Call, x ir.Value) ir.Value { return c.B.Unary(o, x) }
+	}
+	un("Neg", FloatsInts, uop(ir.OpNeg))
+	un("Abs", FloatsInts, uop(ir.OpAbs))
+	un("Sign", FloatsInts, uop(ir.OpSign))
+	un("Square", FloatsInts, func(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpMul, x, x) })
+	un("Sqrt", Floats, uop(ir.OpSqrt))
+	un("Rsqrt", Floats, uop(ir.OpRsqrt))
+	un("Exp", Floats, uop(ir.OpExp))
+	un("Log", Floats, uop(ir.OpLog))
+	un("Log1p", Floats, uop(ir.OpLog1p))
+	un("Expm1", Floats, uop(ir.OpExpm1))
+	un("Floor", Floats, uop(ir.OpFloor))
+	un("Ceil", Floats, uop(ir.OpCeil))
+	un("Erf", Floats, uop(ir.OpErf))
+	un("Sin", Floats, uop(ir.OpSin))
+	un("Cos", Floats, uop(ir.OpCos))
+	un("Sigmoid", Floats, uop(ir.OpLogistic))
+	un("Tanh", Floats, uop(ir.OpTanh))
+	un("Reciprocal", Floats, func(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpDiv, like(c.B, x, 1), x) })
+	// Round is half to even (tensorflow/core/kernels/cwise_ops.h, round);
+	// integers are already round.
+	un("Round", FloatsInts, func(c *Call, x ir.Value) ir.Value {
+		if c.B.Type(x).DType.IsInt() {
+			return x
+		}
+		return c.B.Unary(ir.OpRound, x)
+	})
+	// The predicates compare against +inf rather than x-x, so a driver's
+	// fast-math cannot fold them away: NaN compares false either way.
+	un("IsNan", Floats, func(c *Call, x ir.Value) ir.Value { return c.B.Compare(ir.CmpNE, x, x) })
+	un("IsInf", Floats, func(c *Call, x ir.Value) ir.Value {
+		return c.B.Compare(ir.CmpEQ, c.B.Unary(ir.OpAbs, x), like(c.B, x, math.Inf(1)))
+	})
+	un("IsFinite", Floats, func(c *Call, x ir.Value) ir.Value {
+		return c.B.Compare(ir.CmpLT, c.B.Unary(ir.OpAbs, x), like(c.B, x, math.Inf(1)))
+	})
+
+	register(Kernel{Op: "AddN", Constraints: T(FloatsInts), Inputs: []string{"inputs"}, File: fileMath, Lower: lowerAddN})
+	register(Kernel{Op: "ClipByValue", Constraints: T(FloatsInts), Inputs: []string{"t", "clip_value_min", "clip_value_max"},
+		File: fileMath, Lower: lowerClipByValue})
 }
 
-var castTypes = []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.I64, ir.U8, ir.Bool}
-
-// binary lowers a numpy-broadcasting binary op.
-func binary(op ir.Op) func(c *Call) error {
+// lowerUnary lowers a one-input op.
+func lowerUnary(f func(c *Call, x ir.Value) ir.Value) func(c *Call) error {
 	return func(c *Call) error {
+		if err := c.arity(1); err != nil {
+			return err
+		}
+		c.Out = []ir.Value{f(c, c.In[0])}
+		return nil
+	}
+}
+
+// lowerBinary lowers a numpy-broadcasting binary op.
+func lowerBinary(f func(c *Call, x, y ir.Value) ir.Value) func(c *Call) error {
+	return func(c *Call) error {
+		if err := c.arity(2); err != nil {
+			return err
+		}
+		if err := c.sameDType(0, 1); err != nil {
+			return err
+		}
 		x, y, err := broadcastPair(c, c.In[0], c.In[1])
 		if err != nil {
 			return err
 		}
-		c.Out = []ir.Value{c.B.Binary(op, x, y)}
+		c.Out = []ir.Value{f(c, x, y)}
 		return nil
 	}
 }
@@ -53,7 +120,7 @@ func broadcastPair(c *Call, x, y ir.Value) (ir.Value, ir.Value, error) {
 	tx, ty := c.B.Type(x), c.B.Type(y)
 	shape, ok := BroadcastShapes(tx.Shape, ty.Shape)
 	if !ok {
-		return 0, 0, c.Errorf("incompatible shapes: %v and %v (%v)", tx.Shape, ty.Shape, tx.DType)
+		return 0, 0, c.Errorf("incompatible shapes: %v and %v (%v and %v)", tx.Shape, ty.Shape, tx.DType, ty.DType)
 	}
 	return c.B.BroadcastInDim(x, shape, nil), c.B.BroadcastInDim(y, shape, nil), nil
 }
@@ -82,36 +149,74 @@ func BroadcastShapes(a, b ir.Shape) (ir.Shape, bool) {
 	return out, true
 }
 
-// lowerSoftmax is exp(x - max) / sum(exp(x - max)) over the last axis; the
-// shift keeps exp from overflowing.
-func lowerSoftmax(c *Call) error {
-	x := c.In[0]
-	t := c.Type(0)
-	r := t.Shape.Rank()
-	if r < 1 {
-		return c.Errorf("logits must have rank at least 1, got %v", t)
+// divNoNan is x/y, or 0 where y is 0 (cwise_ops.h, div_no_nan_op).
+func divNoNan(c *Call, x, y ir.Value) ir.Value {
+	zero := like(c.B, y, 0)
+	return c.B.Select(c.B.Compare(ir.CmpEQ, y, zero), zero, c.B.Binary(ir.OpDiv, x, y))
+}
+
+// signsDiffer is (a < 0) != (b < 0), elementwise.
+func signsDiffer(c *Call, a, b ir.Value) ir.Value {
+	return c.B.Compare(ir.CmpNE, c.B.Compare(ir.CmpLT, a, like(c.B, a, 0)), c.B.Compare(ir.CmpLT, b, like(c.B, b, 0)))
+}
+
+// floorDiv rounds the quotient toward -inf: floor(x/y) for floats
+// (floor_div_real), and for integers C's truncating quotient minus one where
+// the remainder is non-zero and its sign differs from the divisor's
+// (google_floor_div in cwise_ops.h).
+func floorDiv(c *Call, x, y ir.Value) ir.Value {
+	if c.B.Type(x).DType.IsFloat() {
+		return c.B.Unary(ir.OpFloor, c.B.Binary(ir.OpDiv, x, y))
 	}
-	keep := make([]int, r-1)
-	for i := range keep {
-		keep[i] = i
+	q := c.B.Binary(ir.OpDiv, x, y)
+	r := c.B.Binary(ir.OpRem, x, y)
+	fix := c.B.Binary(ir.OpAnd, c.B.Compare(ir.CmpNE, r, like(c.B, r, 0)), signsDiffer(c, r, y))
+	return c.B.Select(fix, c.B.Binary(ir.OpSub, q, like(c.B, q, 1)), q)
+}
+
+// floorMod is the remainder with the divisor's sign: C's remainder (fmod for
+// floats), plus y where it is non-zero and its sign differs from y's
+// (google_floor_fmod and google_floor_mod in cwise_ops.h).
+func floorMod(c *Call, x, y ir.Value) ir.Value {
+	r := c.B.Binary(ir.OpRem, x, y)
+	fix := c.B.Binary(ir.OpAnd, c.B.Compare(ir.CmpNE, r, like(c.B, r, 0)), signsDiffer(c, r, y))
+	return c.B.Select(fix, c.B.Binary(ir.OpAdd, r, y), r)
+}
+
+// lowerAddN sums inputs of one shape; it does not broadcast.
+func lowerAddN(c *Call) error {
+	if err := c.atLeast(1); err != nil {
+		return err
 	}
-	m := c.B.Reduce(x, ir.ReduceMax, []int{r - 1})
-	e := c.B.Unary(ir.OpExp, c.B.Binary(ir.OpSub, x, c.B.BroadcastInDim(m, t.Shape, keep)))
-	s := c.B.Reduce(e, ir.ReduceSum, []int{r - 1})
-	c.Out = []ir.Value{c.B.Binary(ir.OpDiv, e, c.B.BroadcastInDim(s, t.Shape, keep))}
+	t0 := c.Type(0)
+	sum := c.In[0]
+	for i := 1; i < len(c.In); i++ {
+		if t := c.Type(i); t.DType != t0.DType || !t.Shape.Equal(t0.Shape) {
+			return c.Errorf("inputs must have one shape and dtype: input 0 is %v, input %d is %v", t0, i, t)
+		}
+		sum = c.B.Binary(ir.OpAdd, sum, c.In[i])
+	}
+	c.Out = []ir.Value{sum}
 	return nil
 }
 
-func lowerBiasAdd(c *Call) error {
-	x, bias := c.In[0], c.In[1]
-	tx, tb := c.Type(0), c.Type(1)
-	axis := tx.Shape.Rank() - 1
-	if c.Attrs.String("data_format", "NHWC") == "NCHW" {
-		axis = 1
+// lowerClipByValue is max(min(t, hi), lo); the bounds are scalars or of t's
+// shape (cwise_op_clip.cc), and here anything that broadcasts to it.
+func lowerClipByValue(c *Call) error {
+	if err := c.arity(3); err != nil {
+		return err
 	}
-	if tx.Shape.Rank() < 2 || tb.Shape.Rank() != 1 || axis >= tx.Shape.Rank() || tx.Shape[axis] != tb.Shape[0] {
-		return c.Errorf("bias %v does not match the channel dimension of %v (data_format %s)", tb, tx, c.Attrs.String("data_format", "NHWC"))
+	if err := c.sameDType(0, 1, 2); err != nil {
+		return err
 	}
-	c.Out = []ir.Value{c.B.Binary(ir.OpAdd, x, c.B.BroadcastInDim(bias, tx.Shape, []int{axis}))}
+	t := c.Type(0)
+	for i := 1; i <= 2; i++ {
+		if s, ok := BroadcastShapes(t.Shape, c.Type(i).Shape); !ok || !s.Equal(t.Shape) {
+			return c.Errorf("clip bounds must be scalars or of the shape of t: t %v, clip_value_min %v, clip_value_max %v", t, c.Type(1), c.Type(2))
+		}
+	}
+	lo := c.B.BroadcastInDim(c.In[1], t.Shape, nil)
+	hi := c.B.BroadcastInDim(c.In[2], t.Shape, nil)
+	c.Out = []ir.Value{c.B.Binary(ir.OpMax, c.B.Binary(ir.OpMin, c.In[0], hi), lo)}
 	return nil
 }

@@ -2,17 +2,31 @@ package lower
 
 import "github.com/metalplug/metalplug/backend/ir"
 
+// MatMul and BatchMatMulV2/V3 (matmul_op_impl.h); Einsum is in einsum.go.
+
+const fileMatMul = "plugin/tf/lower/matmul.go"
+
 func init() {
-	register(Kernel{Op: "MatMul", Constraints: T(Floats), Lower: lowerMatMul, File: "plugin/tf/lower/matmul.go",
-		Attrs: []AttrSpec{{Name: "transpose_a", Kind: AttrBool}, {Name: "transpose_b", Kind: AttrBool}}})
-	register(Kernel{Op: "BatchMatMulV2", Constraints: T(Floats), Lower: lowerBatchMatMul, File: "plugin/tf/lower/matmul.go",
-		Attrs: []AttrSpec{{Name: "adj_x", Kind: AttrBool}, {Name: "adj_y", Kind: AttrBool}}})
+	register(Kernel{Op: "MatMul", Constraints: T(Floats), Inputs: []string{"a", "b"}, Lower: lowerMatMul, File: fileMatMul,
+		Attrs: []AttrSpec{{Name: "transpose_a", Kind: AttrBool, Optional: true}, {Name: "transpose_b", Kind: AttrBool, Optional: true}}})
+	bmmAttrs := []AttrSpec{{Name: "adj_x", Kind: AttrBool, Optional: true}, {Name: "adj_y", Kind: AttrBool, Optional: true}}
+	register(Kernel{Op: "BatchMatMulV2", Constraints: T(Floats), Inputs: []string{"x", "y"}, Lower: lowerBatchMatMul, File: fileMatMul,
+		Attrs: bmmAttrs})
+	// BatchMatMulV3 has separate input and output dtypes. TensorFlow's GPU
+	// registers only Ta = Tb = Tout; the constraint is on Ta, and the lowering
+	// converts both operands to Tout.
+	register(Kernel{Op: "BatchMatMulV3", Constraints: []Constraint{{"Ta", Floats}}, Inputs: []string{"x", "y"},
+		Lower: lowerBatchMatMul, File: fileMatMul,
+		Attrs: append([]AttrSpec{{Name: "Tout", Kind: AttrType}}, bmmAttrs...)})
 }
 
 func lowerMatMul(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
 	ta, tb := c.Type(0), c.Type(1)
-	if ta.Shape.Rank() != 2 || tb.Shape.Rank() != 2 {
-		return c.Errorf("operands must be matrices, got %v and %v", ta, tb)
+	if ta.Shape.Rank() != 2 || tb.Shape.Rank() != 2 || ta.DType != tb.DType {
+		return c.Errorf("operands must be matrices of one dtype, got %v and %v", ta, tb)
 	}
 	ka, kb := 1, 0
 	if c.Attrs.Bool("transpose_a") {
@@ -24,20 +38,27 @@ func lowerMatMul(c *Call) error {
 	if ta.Shape[ka] != tb.Shape[kb] {
 		return c.Errorf("inner dimensions differ: %v and %v (transpose_a=%v, transpose_b=%v)", ta, tb, c.Attrs.Bool("transpose_a"), c.Attrs.Bool("transpose_b"))
 	}
-	out := c.B.DotGeneral(c.In[0], c.In[1], ir.DotDims{LhsContract: []int{ka}, RhsContract: []int{kb}})
 	// dot_general puts the lhs free dim first: that is the row dim either way.
-	c.Out = []ir.Value{out}
+	c.Out = []ir.Value{c.B.DotGeneral(c.In[0], c.In[1], ir.DotDims{LhsContract: []int{ka}, RhsContract: []int{kb}})}
 	return nil
 }
 
 // lowerBatchMatMul broadcasts the batch dimensions numpy-style, then contracts.
 func lowerBatchMatMul(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
 	x, y := c.In[0], c.In[1]
 	tx, ty := c.Type(0), c.Type(1)
 	rx, ry := tx.Shape.Rank(), ty.Shape.Rank()
 	if rx < 2 || ry < 2 {
 		return c.Errorf("operands must have rank at least 2, got %v and %v", tx, ty)
 	}
+	out := c.Attrs.Type("Tout", tx.DType)
+	if !out.IsFloat() || out == ir.F64 || !ty.DType.IsNumeric() {
+		return c.Errorf("cannot multiply %v by %v into %v", tx, ty, out)
+	}
+	x, y = c.B.Convert(x, out), c.B.Convert(y, out)
 	batch, ok := BroadcastShapes(tx.Shape[:rx-2], ty.Shape[:ry-2])
 	if !ok {
 		return c.Errorf("batch dimensions do not broadcast: %v and %v", tx, ty)
@@ -55,10 +76,7 @@ func lowerBatchMatMul(c *Call) error {
 	if c.B.Type(x).Shape[kx] != c.B.Type(y).Shape[ky] {
 		return c.Errorf("inner dimensions differ: %v and %v (adj_x=%v, adj_y=%v)", tx, ty, c.Attrs.Bool("adj_x"), c.Attrs.Bool("adj_y"))
 	}
-	bd := make([]int, nb)
-	for i := range bd {
-		bd[i] = i
-	}
+	bd := seq(nb)
 	c.Out = []ir.Value{c.B.DotGeneral(x, y, ir.DotDims{LhsBatch: bd, RhsBatch: bd, LhsContract: []int{kx}, RhsContract: []int{ky}})}
 	return nil
 }

@@ -1,176 +1,289 @@
 package lower
 
 import (
+	"math"
+
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+// Activations and their gradients (relu_op_functor.h, softplus_op.h,
+// softsign_op.h, cwise_ops_gradients.h), Softmax and LogSoftmax
+// (softmax_op_functor.h), the cross-entropy losses (xent_op.cc,
+// sparse_xent_op.h), BiasAdd and BiasAddGrad (bias_op.cc).
+//
+// Gradient input conventions: ReluGrad, Relu6Grad, LeakyReluGrad,
+// SoftplusGrad and SoftsignGrad take (gradients, features), the forward
+// input; EluGrad and SeluGrad take (gradients, outputs), the forward output;
+// SigmoidGrad and TanhGrad take (y, dy) with y the forward output.
+
+const fileNN = "plugin/tf/lower/nn.go"
+
+// Selu's constants, from relu_op_functor.h.
+const (
+	seluScale      = 1.0507009873554804934193349852946
+	seluScaleAlpha = 1.7580993408473768599402175208123
+)
+
 func init() {
-	convAttrs := []AttrSpec{{Name: "strides", Kind: AttrInts}, {Name: "padding", Kind: AttrString},
-		{Name: "explicit_paddings", Kind: AttrInts, Optional: true}, {Name: "data_format", Kind: AttrString, Optional: true},
-		{Name: "dilations", Kind: AttrInts, Optional: true}}
-	register(Kernel{Op: "Conv2D", Constraints: T(Floats), Attrs: convAttrs, Lower: lowerConv2D, File: "plugin/tf/lower/nn.go"})
-	poolAttrs := []AttrSpec{{Name: "ksize", Kind: AttrInts}, {Name: "strides", Kind: AttrInts},
-		{Name: "padding", Kind: AttrString}, {Name: "data_format", Kind: AttrString, Optional: true}}
-	register(Kernel{Op: "MaxPool", Constraints: T(Floats), Attrs: poolAttrs, Lower: lowerPool(ir.ReduceMax), File: "plugin/tf/lower/nn.go"})
-	register(Kernel{Op: "AvgPool", Constraints: T(Floats), Attrs: poolAttrs, Lower: lowerPool(ir.ReduceSum), File: "plugin/tf/lower/nn.go"})
+	act := func(name string, attrs []AttrSpec, f func(c *Call, x ir.Value) ir.Value) {
+		register(Kernel{Op: name, Constraints: T(Floats), Inputs: []string{"features"}, Attrs: attrs, File: fileNN, Lower: lowerUnary(f)})
+	}
+	grad := func(name string, inputs []string, attrs []AttrSpec, f func(c *Call, g, x ir.Value) ir.Value) {
+		register(Kernel{Op: name, Constraints: T(Floats), Inputs: inputs, Attrs: attrs, File: fileNN, Lower: sameShapeBinary(f)})
+	}
+	fx := []string{"gradients", "features"}
+	out := []string{"gradients", "outputs"}
+	alpha := []AttrSpec{{Name: "alpha", Kind: AttrFloat, Optional: true}}
+
+	act("Relu", nil, func(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpMax, x, like(c.B, x, 0)) })
+	act("Relu6", nil, func(c *Call, x ir.Value) ir.Value {
+		return c.B.Binary(ir.OpMin, c.B.Binary(ir.OpMax, x, like(c.B, x, 0)), like(c.B, x, 6))
+	})
+	act("Elu", nil, func(c *Call, x ir.Value) ir.Value {
+		return c.B.Select(lessThan(c, x, 0), c.B.Unary(ir.OpExpm1, x), x)
+	})
+	act("Selu", nil, func(c *Call, x ir.Value) ir.Value {
+		neg := c.B.Binary(ir.OpMul, like(c.B, x, seluScaleAlpha), c.B.Unary(ir.OpExpm1, x))
+		return c.B.Select(lessThan(c, x, 0), neg, c.B.Binary(ir.OpMul, like(c.B, x, seluScale), x))
+	})
+	act("LeakyRelu", alpha, func(c *Call, x ir.Value) ir.Value {
+		a := like(c.B, x, float64(c.Attrs.Float("alpha", 0.2)))
+		return c.B.Select(c.B.Compare(ir.CmpGT, x, like(c.B, x, 0)), x, c.B.Binary(ir.OpMul, x, a))
+	})
+	act("Softplus", nil, softplus)
+	act("Softsign", nil, func(c *Call, x ir.Value) ir.Value {
+		return c.B.Binary(ir.OpDiv, x, c.B.Binary(ir.OpAdd, like(c.B, x, 1), c.B.Unary(ir.OpAbs, x)))
+	})
+
+	// ReluGrad and Relu6Grad multiply by the mask, as relu_op_functor.h
+	// does, so a NaN gradient stays NaN where the mask is 0.
+	grad("ReluGrad", fx, nil, func(c *Call, g, x ir.Value) ir.Value {
+		return c.B.Binary(ir.OpMul, g, c.B.Convert(c.B.Compare(ir.CmpGT, x, like(c.B, x, 0)), c.B.Type(g).DType))
+	})
+	grad("Relu6Grad", fx, nil, func(c *Call, g, x ir.Value) ir.Value {
+		in := c.B.Binary(ir.OpAnd, c.B.Compare(ir.CmpGT, x, like(c.B, x, 0)), lessThan(c, x, 6))
+		return c.B.Binary(ir.OpMul, g, c.B.Convert(in, c.B.Type(g).DType))
+	})
+	grad("EluGrad", out, nil, func(c *Call, g, y ir.Value) ir.Value {
+		return c.B.Select(lessThan(c, y, 0), c.B.Binary(ir.OpMul, g, c.B.Binary(ir.OpAdd, y, like(c.B, y, 1))), g)
+	})
+	grad("SeluGrad", out, nil, func(c *Call, g, y ir.Value) ir.Value {
+		neg := c.B.Binary(ir.OpMul, g, c.B.Binary(ir.OpAdd, y, like(c.B, y, seluScaleAlpha)))
+		return c.B.Select(lessThan(c, y, 0), neg, c.B.Binary(ir.OpMul, g, like(c.B, g, seluScale)))
+	})
+	grad("LeakyReluGrad", fx, alpha, func(c *Call, g, x ir.Value) ir.Value {
+		a := like(c.B, g, float64(c.Attrs.Float("alpha", 0.2)))
+		return c.B.Select(c.B.Compare(ir.CmpGT, x, like(c.B, x, 0)), g, c.B.Binary(ir.OpMul, g, a))
+	})
+	// SoftplusGrad is g / (1 + exp(-x)).
+	grad("SoftplusGrad", fx, nil, func(c *Call, g, x ir.Value) ir.Value {
+		return c.B.Binary(ir.OpDiv, g, c.B.Binary(ir.OpAdd, c.B.Unary(ir.OpExp, c.B.Unary(ir.OpNeg, x)), like(c.B, x, 1)))
+	})
+	// SoftsignGrad is g / (1 + |x|)^2.
+	grad("SoftsignGrad", fx, nil, func(c *Call, g, x ir.Value) ir.Value {
+		d := c.B.Binary(ir.OpAdd, like(c.B, x, 1), c.B.Unary(ir.OpAbs, x))
+		return c.B.Binary(ir.OpDiv, g, c.B.Binary(ir.OpMul, d, d))
+	})
+	// SigmoidGrad(y, dy) = dy * y * (1 - y); TanhGrad(y, dy) = dy * (1 - y*y).
+	grad("SigmoidGrad", []string{"y", "dy"}, nil, func(c *Call, y, dy ir.Value) ir.Value {
+		return c.B.Binary(ir.OpMul, dy, c.B.Binary(ir.OpMul, y, c.B.Binary(ir.OpSub, like(c.B, y, 1), y)))
+	})
+	grad("TanhGrad", []string{"y", "dy"}, nil, func(c *Call, y, dy ir.Value) ir.Value {
+		return c.B.Binary(ir.OpMul, dy, c.B.Binary(ir.OpSub, like(c.B, y, 1), c.B.Binary(ir.OpMul, y, y)))
+	})
+
+	register(Kernel{Op: "Softmax", Constraints: T(Floats), Inputs: []string{"logits"}, File: fileNN, Lower: lowerSoftmax(false)})
+	register(Kernel{Op: "LogSoftmax", Constraints: T(Floats), Inputs: []string{"logits"}, File: fileNN, Lower: lowerSoftmax(true)})
+	register(Kernel{Op: "SoftmaxCrossEntropyWithLogits", Constraints: T(Floats), Inputs: []string{"features", "labels"},
+		File: fileNN, Lower: lowerXent})
+	register(Kernel{Op: "SparseSoftmaxCrossEntropyWithLogits", Constraints: []Constraint{{"T", Floats}, {"Tlabels", Indices}},
+		Inputs: []string{"features", "labels"}, File: fileNN, Lower: lowerSparseXent})
+
+	format := []AttrSpec{{Name: "data_format", Kind: AttrString, Optional: true}}
+	register(Kernel{Op: "BiasAdd", Constraints: T(Floats), Inputs: []string{"value", "bias"}, Attrs: format, File: fileNN, Lower: lowerBiasAdd})
+	register(Kernel{Op: "BiasAddGrad", Constraints: T(Floats), Inputs: []string{"out_backprop"}, Attrs: format, File: fileNN, Lower: lowerBiasAddGrad})
 }
 
-// layout reads data_format for a 4-D op and returns the permutation that takes
-// the input to NHWC (nil when it already is).
-func layout(c *Call) ([]int, error) {
-	switch f := c.Attrs.String("data_format", "NHWC"); f {
-	case "NHWC":
-		return nil, nil
-	case "NCHW":
-		return []int{0, 2, 3, 1}, nil
-	default:
-		return nil, c.Errorf("data_format %q is not supported; use NHWC or NCHW", f)
-	}
+func lessThan(c *Call, x ir.Value, v float64) ir.Value {
+	return c.B.Compare(ir.CmpLT, x, like(c.B, x, v))
 }
 
-// spatial picks the H and W entries of a 4-entry attribute in data_format order.
-func spatial(c *Call, name string, v []int, toNHWC []int) ([]int, error) {
-	if len(v) != 4 {
-		return nil, c.Errorf("attribute %s must have 4 entries, got %v", name, v)
-	}
-	if toNHWC != nil {
-		v = []int{v[0], v[2], v[3], v[1]}
-	}
-	if v[0] != 1 || v[3] != 1 {
-		return nil, c.Errorf("attribute %s %v: batch and channel entries must be 1", name, v)
-	}
-	return []int{v[1], v[2]}, nil
-}
-
-// samePadding is TensorFlow's SAME: the output has ceil(in/stride) positions
-// and any odd padding goes at the end.
-func samePadding(in, window, stride, dilation int) [2]int {
-	eff := (window-1)*dilation + 1
-	out := (in + stride - 1) / stride
-	total := max((out-1)*stride+eff-in, 0)
-	return [2]int{total / 2, total - total/2}
-}
-
-func padding(c *Call, in, window, strides, dilations []int) ([][2]int, error) {
-	pad := make([][2]int, len(in))
-	switch p := c.Attrs.String("padding", ""); p {
-	case "VALID":
-	case "SAME":
-		for i := range in {
-			pad[i] = samePadding(in[i], window[i], strides[i], dilations[i])
+// sameShapeBinary lowers a gradient op whose two inputs share one type.
+func sameShapeBinary(f func(c *Call, a, b ir.Value) ir.Value) func(c *Call) error {
+	return func(c *Call) error {
+		if err := c.arity(2); err != nil {
+			return err
 		}
-	case "EXPLICIT":
-		e := c.Attrs.IntList("explicit_paddings", nil)
-		if len(e) != 8 {
-			return nil, c.Errorf("explicit_paddings must have 8 entries, got %v", e)
+		ta, tb := c.Type(0), c.Type(1)
+		if ta.DType != tb.DType || !ta.Shape.Equal(tb.Shape) {
+			return c.Errorf("inputs must have one shape and dtype, got %v and %v", ta, tb)
 		}
-		perm, _ := layout(c)
-		dims := []int{1, 2}
-		if perm != nil {
-			dims = []int{2, 3}
-		}
-		for i, d := range dims {
-			pad[i] = [2]int{e[2*d], e[2*d+1]}
-			if pad[i][0] < 0 || pad[i][1] < 0 {
-				return nil, c.Errorf("explicit_paddings %v must not be negative", e)
-			}
-		}
-	default:
-		return nil, c.Errorf("padding %q is not supported; use SAME, VALID or EXPLICIT", p)
+		c.Out = []ir.Value{f(c, c.In[0], c.In[1])}
+		return nil
 	}
-	return pad, nil
 }
 
-func lowerConv2D(c *Call) error {
-	x, k := c.In[0], c.In[1]
-	tx, tk := c.Type(0), c.Type(1)
-	if tx.Shape.Rank() != 4 || tk.Shape.Rank() != 4 {
-		return c.Errorf("input %v and filter %v must both have rank 4", tx, tk)
+// softplus follows softplus_op.h: x above -threshold, exp(x) below threshold,
+// log(exp(x)+1) between, with threshold = log(epsilon) + 2 of the dtype.
+func softplus(c *Call, x ir.Value) ir.Value {
+	eps := 1.1920928955078125e-07 // float32
+	switch c.B.Type(x).DType {
+	case ir.F16:
+		eps = 0.0009765625
+	case ir.BF16:
+		eps = 0.0078125
 	}
-	perm, err := layout(c)
-	if err != nil {
+	th := math.Log(eps) + 2
+	b := c.B
+	e := b.Unary(ir.OpExp, x)
+	mid := b.Unary(ir.OpLog, b.Binary(ir.OpAdd, e, like(b, x, 1)))
+	small := b.Select(lessThan(c, x, th), e, mid)
+	return b.Select(b.Compare(ir.CmpGT, x, like(b, x, -th)), x, small)
+}
+
+// lastAxis computes over the last dim of logits, in float32 for the 16-bit
+// floats: it returns the converted logits, shape, and the dims to broadcast a
+// per-row value back.
+func lastAxis(b *ir.Builder, x ir.Value) (ir.Value, ir.Shape, []int) {
+	t := b.Type(x)
+	r := t.Shape.Rank()
+	return b.Convert(x, accType(t.DType)), t.Shape, seq(r - 1)
+}
+
+// logSoftmaxParts returns shifted = x - max(x) and log(sum(exp(shifted)))
+// (per row) over the last axis.
+func logSoftmaxParts(b *ir.Builder, x ir.Value) (shifted, lse ir.Value, shape ir.Shape, rows []int) {
+	x, shape, rows = lastAxis(b, x)
+	r := shape.Rank()
+	m := b.Reduce(x, ir.ReduceMax, []int{r - 1})
+	shifted = b.Binary(ir.OpSub, x, b.BroadcastInDim(m, shape, rows))
+	lse = b.Unary(ir.OpLog, b.Reduce(b.Unary(ir.OpExp, shifted), ir.ReduceSum, []int{r - 1}))
+	return shifted, lse, shape, rows
+}
+
+// lowerSoftmax is exp(x - max) / sum(exp(x - max)) over the last axis, or
+// for LogSoftmax (x - max) - log(sum(exp(x - max))).
+func lowerSoftmax(log bool) func(c *Call) error {
+	return func(c *Call) error {
+		if err := c.arity(1); err != nil {
+			return err
+		}
+		t := c.Type(0)
+		if t.Shape.Rank() < 1 {
+			return c.Errorf("logits must have rank at least 1, got %v", t)
+		}
+		b := c.B
+		shifted, lse, shape, rows := logSoftmaxParts(b, c.In[0])
+		y := b.Binary(ir.OpSub, shifted, b.BroadcastInDim(lse, shape, rows))
+		if !log {
+			y = b.Unary(ir.OpExp, y)
+		}
+		c.Out = []ir.Value{b.Convert(y, t.DType)}
+		return nil
+	}
+}
+
+// lowerXent: features and labels broadcast to [batch, classes]; the loss is
+// sum(labels * (lse - shifted)) per row and the backprop softmax - labels.
+func lowerXent(c *Call) error {
+	if err := c.arity(2); err != nil {
 		return err
 	}
-	strides, err := spatial(c, "strides", c.Attrs.IntList("strides", nil), perm)
-	if err != nil {
-		return err
+	tf, tl := c.Type(0), c.Type(1)
+	s, ok := BroadcastShapes(tf.Shape, tl.Shape)
+	if !ok || s.Rank() != 2 || tf.DType != tl.DType {
+		return c.Errorf("features %v and labels %v must be, or broadcast to, matrices of one dtype", tf, tl)
 	}
-	dil, err := spatial(c, "dilations", c.Attrs.IntList("dilations", []int{1, 1, 1, 1}), perm)
-	if err != nil {
-		return err
-	}
-	if perm != nil {
-		x = c.B.Transpose(x, perm)
-	}
-	nhwc := c.B.Type(x).Shape
-	if nhwc[3]%tk.Shape[2] != 0 {
-		return c.Errorf("input depth %d is not a multiple of the filter's in-depth %d (input %v, filter %v)", nhwc[3], tk.Shape[2], tx, tk)
-	}
-	pad, err := padding(c, []int{nhwc[1], nhwc[2]}, []int{tk.Shape[0], tk.Shape[1]}, strides, dil)
-	if err != nil {
-		return err
-	}
-	groups := nhwc[3] / tk.Shape[2]
-	if tk.Shape[3]%groups != 0 {
-		return c.Errorf("filter %v: out-depth is not a multiple of the %d groups", tk, groups)
-	}
-	y := c.B.Convolution(x, k, ir.ConvAttrs{Strides: strides, Padding: pad, RhsDilation: dil, FeatureGroups: groups})
-	if perm != nil {
-		y = c.B.Transpose(y, []int{0, 3, 1, 2})
-	}
-	c.Out = []ir.Value{y}
+	b := c.B
+	x := b.BroadcastInDim(c.In[0], s, nil)
+	shifted, lse, _, rows := logSoftmaxParts(b, x)
+	labels := b.Convert(b.BroadcastInDim(c.In[1], s, nil), accType(tf.DType))
+	logp := b.Binary(ir.OpSub, shifted, b.BroadcastInDim(lse, s, rows))
+	loss := b.Reduce(b.Binary(ir.OpMul, labels, b.Unary(ir.OpNeg, logp)), ir.ReduceSum, []int{1})
+	back := b.Binary(ir.OpSub, b.Unary(ir.OpExp, logp), labels)
+	c.Out = []ir.Value{b.Convert(loss, tf.DType), b.Convert(back, tf.DType)}
 	return nil
 }
 
-// lowerPool is MaxPool (kind max) or AvgPool (kind sum, divided by the number
-// of real, unpadded elements under each window, as TensorFlow counts).
-func lowerPool(kind ir.ReduceKind) func(c *Call) error {
-	return func(c *Call) error {
-		x := c.In[0]
-		t := c.Type(0)
-		if t.Shape.Rank() != 4 {
-			return c.Errorf("input must have rank 4, got %v", t)
-		}
-		perm, err := layout(c)
-		if err != nil {
-			return err
-		}
-		ksize, err := spatial(c, "ksize", c.Attrs.IntList("ksize", nil), perm)
-		if err != nil {
-			return err
-		}
-		strides, err := spatial(c, "strides", c.Attrs.IntList("strides", nil), perm)
-		if err != nil {
-			return err
-		}
-		for i := range ksize {
-			if ksize[i] < 1 || strides[i] < 1 {
-				return c.Errorf("ksize %v and strides %v must be positive", ksize, strides)
-			}
-		}
-		if perm != nil {
-			x = c.B.Transpose(x, perm)
-		}
-		s := c.B.Type(x).Shape
-		pad, err := padding(c, []int{s[1], s[2]}, ksize, strides, []int{1, 1})
-		if err != nil {
-			return err
-		}
-		w := ir.WindowAttrs{
-			Dims:    []int{1, ksize[0], ksize[1], 1},
-			Strides: []int{1, strides[0], strides[1], 1},
-			Padding: [][2]int{{0, 0}, pad[0], pad[1], {0, 0}},
-		}
-		y := c.B.ReduceWindow(x, kind, w)
-		if kind == ir.ReduceSum {
-			ones := c.B.Full(ir.TensorType{DType: t.DType, Shape: ir.Shape{1, s[1], s[2], 1}}, 1)
-			count := c.B.ReduceWindow(ones, ir.ReduceSum, w)
-			y = c.B.Binary(ir.OpDiv, y, c.B.BroadcastInDim(count, c.B.Type(y).Shape, nil))
-		}
-		if perm != nil {
-			y = c.B.Transpose(y, []int{0, 3, 1, 2})
-		}
-		c.Out = []ir.Value{y}
-		return nil
+// lowerSparseXent: labels index the classes; a label outside [0, classes)
+// gives NaN loss and backprop for its row, as TensorFlow's GPU kernel does
+// (its CPU kernel raises instead).
+func lowerSparseXent(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
 	}
+	tf, tl := c.Type(0), c.Type(1)
+	if tf.Shape.Rank() != 2 || tl.Shape.Rank() != 1 || tl.Shape[0] != tf.Shape[0] || (tl.DType != ir.I32 && tl.DType != ir.I64) {
+		return c.Errorf("features %v must be [batch, classes] and labels %v an int32 or int64 [batch]", tf, tl)
+	}
+	b := c.B
+	s := tf.Shape
+	shifted, lse, _, rows := logSoftmaxParts(b, c.In[0])
+	acc := b.Type(shifted).DType
+	logp := b.Binary(ir.OpSub, shifted, b.BroadcastInDim(lse, s, rows))
+	lab := c.In[1]
+	classes := b.Iota(ir.TensorType{DType: tl.DType, Shape: s}, 1)
+	onehot := b.Compare(ir.CmpEQ, classes, b.BroadcastInDim(lab, s, []int{0}))
+	zero := b.Full(ir.TensorType{DType: acc, Shape: s}, 0)
+	loss := b.Unary(ir.OpNeg, b.Reduce(b.Select(onehot, logp, zero), ir.ReduceSum, []int{1}))
+	back := b.Binary(ir.OpSub, b.Unary(ir.OpExp, logp), b.Convert(onehot, acc))
+	valid := b.Binary(ir.OpAnd, b.Compare(ir.CmpGE, lab, like(b, lab, 0)), b.Compare(ir.CmpLT, lab, like(b, lab, float64(s[1]))))
+	loss = b.Select(valid, loss, b.Full(b.Type(loss), math.NaN()))
+	back = b.Select(b.BroadcastInDim(valid, s, []int{0}), back, b.Full(b.Type(back), math.NaN()))
+	c.Out = []ir.Value{b.Convert(loss, tf.DType), b.Convert(back, tf.DType)}
+	return nil
+}
+
+// biasAxis is the channel axis: the last, or 1 for channels-first formats
+// (NCHW, NCDHW), whatever the rank (bias_op.cc).
+func biasAxis(c *Call, rank int) (int, error) {
+	switch f := c.Attrs.String("data_format", "NHWC"); f {
+	case "NHWC", "NDHWC", "":
+		return rank - 1, nil
+	case "NCHW", "NCDHW":
+		return 1, nil
+	default:
+		return 0, c.Errorf("data_format %q is not supported; use NHWC or NCHW (inputs %s)", f, c.Inputs())
+	}
+}
+
+func lowerBiasAdd(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
+	x, bias := c.In[0], c.In[1]
+	tx, tb := c.Type(0), c.Type(1)
+	axis, err := biasAxis(c, tx.Shape.Rank())
+	if err != nil {
+		return err
+	}
+	if tx.Shape.Rank() < 2 || tb.Shape.Rank() != 1 || tx.Shape[axis] != tb.Shape[0] || tx.DType != tb.DType {
+		return c.Errorf("bias %v does not match the channel dimension of %v (data_format %s)", tb, tx, c.Attrs.String("data_format", "NHWC"))
+	}
+	c.Out = []ir.Value{c.B.Binary(ir.OpAdd, x, c.B.BroadcastInDim(bias, tx.Shape, []int{axis}))}
+	return nil
+}
+
+// lowerBiasAddGrad sums out_backprop over every axis but the channel axis.
+func lowerBiasAddGrad(c *Call) error {
+	if err := c.arity(1); err != nil {
+		return err
+	}
+	t := c.Type(0)
+	if t.Shape.Rank() < 2 {
+		return c.Errorf("out_backprop must have rank at least 2, got %v", t)
+	}
+	axis, err := biasAxis(c, t.Shape.Rank())
+	if err != nil {
+		return err
+	}
+	var axes []int
+	for i := range t.Shape.Rank() {
+		if i != axis {
+			axes = append(axes, i)
+		}
+	}
+	b := c.B
+	c.Out = []ir.Value{b.Convert(b.Reduce(b.Convert(c.In[0], accType(t.DType)), ir.ReduceSum, axes), t.DType)}
+	return nil
 }

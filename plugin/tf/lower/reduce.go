@@ -4,18 +4,61 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+// Reductions over host-given axes (reduction_ops_*.cc), ArgMax/ArgMin
+// (argmax_op.cc), EuclideanNorm and L2Loss. Sums of float16 and bfloat16
+// accumulate in float32, as TensorFlow's GPU reductions do.
+
+const fileReduce = "plugin/tf/lower/reduce.go"
+
+// reduction is how one reduction op folds.
+type reduction int
+
+const (
+	redSum reduction = iota
+	redMean
+	redProd
+	redMax
+	redMin
+	redAll
+	redAny
+	redNorm // EuclideanNorm: sqrt(sum(x*x))
+)
+
 func init() {
-	for _, r := range []struct {
-		op   string
-		kind ir.ReduceKind
-		mean bool
-	}{{"Sum", ir.ReduceSum, false}, {"Mean", ir.ReduceSum, true}, {"Max", ir.ReduceMax, false}} {
-		register(Kernel{Op: r.op, Constraints: T(Floats), HostInputs: []string{"reduction_indices"}, HostInputIndex: []int{1},
-			Attrs: []AttrSpec{{Name: "keep_dims", Kind: AttrBool}}, Lower: lowerReduce(r.kind, r.mean), File: "plugin/tf/lower/reduce.go"})
+	reduceAttrs := []AttrSpec{{Name: "keep_dims", Kind: AttrBool, Optional: true}}
+	red := func(name string, types []ir.DType, r reduction) {
+		var cons []Constraint
+		if types != nil {
+			cons = T(types)
+		}
+		register(Kernel{Op: name, Constraints: cons, Inputs: []string{"input", "reduction_indices"},
+			HostInputs: []string{"reduction_indices"}, HostInputIndex: []int{1},
+			Attrs: reduceAttrs, Lower: lowerReduce(r), File: fileReduce})
 	}
+	red("Sum", FloatsInts, redSum)
+	red("Mean", FloatsInts, redMean)
+	red("Prod", FloatsInts, redProd)
+	red("Max", FloatsInts, redMax)
+	red("Min", FloatsInts, redMin)
+	red("EuclideanNorm", Floats, redNorm)
+	// All and Any take bool and have no type attribute.
+	red("All", nil, redAll)
+	red("Any", nil, redAny)
+
+	argAttrs := []AttrSpec{{Name: "output_type", Kind: AttrType, Optional: true}}
+	for _, a := range []struct {
+		name string
+		kind ir.ReduceKind
+	}{{"ArgMax", ir.ReduceMax}, {"ArgMin", ir.ReduceMin}} {
+		register(Kernel{Op: a.name, Constraints: []Constraint{{"T", FloatsInts}, {"output_type", Indices}},
+			Inputs: []string{"input", "dimension"}, HostInputs: []string{"dimension"}, HostInputIndex: []int{1},
+			Attrs: argAttrs, Lower: lowerArgReduce(a.kind), File: fileReduce})
+	}
+	register(Kernel{Op: "L2Loss", Constraints: T(Floats), Inputs: []string{"t"}, Lower: lowerL2Loss, File: fileReduce})
 }
 
-// Axes normalises TensorFlow axes (negative counts from the end) for rank r.
+// Axes normalises TensorFlow axes (negative counts from the end) for rank r;
+// repeats collapse.
 func Axes(c *Call, axes []int64, r int) ([]int, error) {
 	seen := make([]bool, r)
 	var out []int
@@ -25,7 +68,7 @@ func Axes(c *Call, axes []int64, r int) ([]int, error) {
 			n += r
 		}
 		if n < 0 || n >= r {
-			return nil, c.Errorf("axis %d is out of range for rank %d", a, r)
+			return nil, c.Errorf("axis %d is out of range for rank %d (input %v)", a, r, c.Type(0))
 		}
 		if !seen[n] {
 			seen[n] = true
@@ -35,31 +78,104 @@ func Axes(c *Call, axes []int64, r int) ([]int, error) {
 	return out, nil
 }
 
-func lowerReduce(kind ir.ReduceKind, mean bool) func(c *Call) error {
+func lowerReduce(r reduction) func(c *Call) error {
 	return func(c *Call) error {
+		if err := c.arity(2); err != nil {
+			return err
+		}
 		x := c.In[0]
 		t := c.Type(0)
-		axes, err := Axes(c, c.Host[1], t.Shape.Rank())
+		if (r == redAll || r == redAny) != (t.DType == ir.Bool) {
+			return c.Errorf("input %v has the wrong dtype for this reduction", t)
+		}
+		vals, err := c.hostInts(1, "reduction_indices")
 		if err != nil {
 			return err
 		}
-		y := c.B.Reduce(x, kind, axes)
-		if mean {
-			n := 1
-			for _, a := range axes {
-				n *= t.Shape[a]
+		axes, err := Axes(c, vals, t.Shape.Rank())
+		if err != nil {
+			return err
+		}
+		b := c.B
+		var y ir.Value
+		switch r {
+		case redSum, redMean, redProd, redNorm:
+			acc := b.Convert(x, accType(t.DType))
+			kind := ir.ReduceSum
+			switch r {
+			case redProd:
+				kind = ir.ReduceProd
+			case redNorm:
+				acc = b.Binary(ir.OpMul, acc, acc)
 			}
-			// An empty reduction divides 0 by 0 and gives NaN, as TensorFlow does.
-			y = c.B.Binary(ir.OpDiv, y, c.B.Full(c.B.Type(y), float64(n)))
+			y = b.Reduce(acc, kind, axes)
+			if r == redMean {
+				n := sizeOf(t.Shape, axes)
+				// An empty float mean is 0/0 = NaN, as in TensorFlow; an empty
+				// integer mean is left 0 rather than dividing by zero.
+				if n > 0 || t.DType.IsFloat() {
+					y = b.Binary(ir.OpDiv, y, b.Full(b.Type(y), float64(n)))
+				}
+			}
+			if r == redNorm {
+				y = b.Unary(ir.OpSqrt, y)
+			}
+			y = b.Convert(y, t.DType)
+		case redMax:
+			y = b.Reduce(x, ir.ReduceMax, axes)
+		case redMin:
+			y = b.Reduce(x, ir.ReduceMin, axes)
+		case redAll:
+			y = b.Reduce(x, ir.ReduceAnd, axes)
+		case redAny:
+			y = b.Reduce(x, ir.ReduceOr, axes)
 		}
 		if c.Attrs.Bool("keep_dims") {
-			kept := t.Shape.Clone()
-			for _, a := range axes {
-				kept[a] = 1
-			}
-			y = c.B.Reshape(y, kept)
+			y = keepDims(b, y, t.Shape, axes)
 		}
 		c.Out = []ir.Value{y}
 		return nil
 	}
+}
+
+// lowerArgReduce is the index of the first max (min) along the host-given
+// axis, as output_type (int64 by default).
+func lowerArgReduce(kind ir.ReduceKind) func(c *Call) error {
+	return func(c *Call) error {
+		if err := c.arity(2); err != nil {
+			return err
+		}
+		t := c.Type(0)
+		d, err := c.hostScalar(1, "dimension")
+		if err != nil {
+			return err
+		}
+		axis, err := c.axis(d, t.Shape.Rank(), "dimension")
+		if err != nil {
+			return err
+		}
+		if t.Shape[axis] == 0 {
+			return c.Errorf("reduction axis %d is empty in shape %v", axis, t.Shape)
+		}
+		out := c.Attrs.Type("output_type", ir.I64)
+		if out != ir.I32 && out != ir.I64 {
+			return c.Errorf("output_type %v is not supported; use int32 or int64 (input %v)", out, t)
+		}
+		c.Out = []ir.Value{c.B.ArgReduce(c.In[0], kind, axis, out)}
+		return nil
+	}
+}
+
+// lowerL2Loss is sum(t*t)/2, a scalar.
+func lowerL2Loss(c *Call) error {
+	if err := c.arity(1); err != nil {
+		return err
+	}
+	t := c.Type(0)
+	b := c.B
+	x := b.Convert(c.In[0], accType(t.DType))
+	s := b.Reduce(b.Binary(ir.OpMul, x, x), ir.ReduceSum, seq(t.Shape.Rank()))
+	s = b.Binary(ir.OpMul, s, b.Scalar(b.Type(s).DType, 0.5))
+	c.Out = []ir.Value{b.Convert(s, t.DType)}
+	return nil
 }

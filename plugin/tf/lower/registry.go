@@ -7,6 +7,7 @@ package lower
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -22,11 +23,21 @@ type Constraint struct {
 type Kernel struct {
 	Op          string
 	Constraints []Constraint
+	// Inputs are the op's input names in order, as its op definition spells
+	// them; a list input (AddN's inputs, ConcatV2's values) counts once.
+	// register checks every HostInputs name against them.
+	Inputs []string
 	// HostInputs names inputs that TensorFlow keeps in host memory and the
 	// lowering reads as values (axes, shapes, permutations).
 	HostInputs []string
-	// HostInputIndex maps each HostInputs name to its input position.
+	// HostInputIndex maps each HostInputs name to its input position; a
+	// negative position counts from the end (-1 is the last input), for ops
+	// with a variable number of inputs such as ConcatV2.
 	HostInputIndex []int
+	// ReadInputs are device inputs whose contents decide the output shape
+	// (Where): the frontend waits for the stream, then hands their bytes to
+	// Lower in Call.Raw. They remain program parameters too.
+	ReadInputs []int
 	// Attrs are read when TensorFlow constructs the kernel.
 	Attrs []AttrSpec
 	// Lower builds the op. File says where, for the generated kernel table.
@@ -44,7 +55,33 @@ func register(k Kernel) {
 	if len(k.HostInputs) != len(k.HostInputIndex) {
 		panic("lower: " + k.Op + ": HostInputs and HostInputIndex differ in length")
 	}
+	if err := k.checkInputs(); err != nil {
+		panic("lower: " + err.Error())
+	}
 	registry[k.Op] = &k
+}
+
+// checkInputs verifies that each host input's name is the op input at its
+// index, and that read inputs are device inputs.
+func (k *Kernel) checkInputs() error {
+	if len(k.Inputs) == 0 {
+		return fmt.Errorf("%s: Inputs is empty", k.Op)
+	}
+	for j, name := range k.HostInputs {
+		i := k.HostInputIndex[j]
+		if i < 0 {
+			i += len(k.Inputs)
+		}
+		if i < 0 || i >= len(k.Inputs) || k.Inputs[i] != name {
+			return fmt.Errorf("%s: host input %q is not input %d of %v", k.Op, name, k.HostInputIndex[j], k.Inputs)
+		}
+	}
+	for _, r := range k.ReadInputs {
+		if r < 0 || r >= len(k.Inputs) || k.IsHostInput(r, len(k.Inputs)) {
+			return fmt.Errorf("%s: read input %d is not a device input of %v", k.Op, r, k.Inputs)
+		}
+	}
+	return nil
 }
 
 // Kernels lists every registered kernel, sorted by op name.
@@ -83,10 +120,20 @@ func (k *Kernel) Combinations() []map[string]ir.DType {
 	return combos
 }
 
-// IsHostInput reports whether input i is one the lowering reads on the host.
-func (k *Kernel) IsHostInput(i int) bool {
+// IsHostInput reports whether input i of n is one the lowering reads on the host.
+func (k *Kernel) IsHostInput(i, n int) bool {
 	for _, h := range k.HostInputIndex {
-		if h == i {
+		if h == i || h < 0 && n+h == i {
+			return true
+		}
+	}
+	return false
+}
+
+// IsReadInput reports whether the lowering needs input i's contents.
+func (k *Kernel) IsReadInput(i int) bool {
+	for _, r := range k.ReadInputs {
+		if r == i {
 			return true
 		}
 	}
@@ -104,25 +151,79 @@ type Call struct {
 	In []ir.Value
 	// Host maps a host input's position to its values.
 	Host map[int][]int64
+	// Raw maps each ReadInputs position to its bytes, row-major.
+	Raw map[int][]byte
 	// Out is set by Lower: one value per op output.
 	Out []ir.Value
+
+	types []ir.TensorType // every input's type, host inputs included
+	rng   bool
 }
 
-// Type is the type of input i.
-func (c *Call) Type(i int) ir.TensorType { return c.B.Type(c.In[i]) }
+// RngState adds the two parameters a random op draws with, after the op's
+// own inputs: a Philox key (int64[1]) and counter (int64[2]). The frontend
+// fills them on every call, from the op's seed attributes (or a fresh seed)
+// and a counter that advances past the numbers already drawn, so the program
+// stays the same from call to call while the numbers do not.
+func (c *Call) RngState() (key, counter ir.Value) {
+	if c.rng {
+		panic("lower: " + c.Op + " asked for the random state twice")
+	}
+	c.rng = true
+	key = c.B.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
+	counter = c.B.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
+	return key, counter
+}
+
+// Type is the type of input i, a host input's too; the zero type past the
+// last input.
+func (c *Call) Type(i int) ir.TensorType {
+	if i < 0 || i >= len(c.types) {
+		return ir.TensorType{}
+	}
+	return c.types[i]
+}
+
+// Inputs describes the types of every input, for error messages.
+func (c *Call) Inputs() string {
+	parts := make([]string, len(c.types))
+	for i, t := range c.types {
+		parts[i] = t.String()
+	}
+	return strings.Join(parts, ", ")
+}
 
 // Errorf reports bad input to the op, naming it.
 func (c *Call) Errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: %s", c.Op, fmt.Sprintf(format, args...))
 }
 
+// Lowered is a built program and what the frontend must feed it.
+type Lowered struct {
+	Program *ir.Program
+	// Rng says the last two parameters are the random state (Call.RngState).
+	Rng bool
+}
+
 // Build lowers k for inputs of the given types and host values into a program
-// whose parameters are the device inputs and whose results are the outputs.
-func (k *Kernel) Build(attrs *Attrs, in []ir.TensorType, host map[int][]int64) (*ir.Program, error) {
+// whose parameters are the device inputs (then the random state, if the op
+// asks for it) and whose results are the outputs.
+//
+// Bad input gives an error naming the op and the input types; Build never
+// panics, even if a lowering has a bug.
+func (k *Kernel) Build(attrs *Attrs, in []ir.TensorType, host map[int][]int64, raw map[int][]byte) (l *Lowered, err error) {
 	b := ir.NewBuilder()
-	c := &Call{Op: k.Op, B: b, Attrs: attrs, Host: host, In: make([]ir.Value, len(in))}
+	if attrs == nil {
+		attrs = NewAttrs()
+	}
+	c := &Call{Op: k.Op, B: b, Attrs: attrs, Host: host, Raw: raw, In: make([]ir.Value, len(in)), types: in}
+	defer func() {
+		if r := recover(); r != nil {
+			l, err = nil, fmt.Errorf("%s: internal error lowering inputs %s: %v", k.Op, c.Inputs(), r)
+		}
+	}()
 	for i, t := range in {
-		if k.IsHostInput(i) {
+		if k.IsHostInput(i, len(in)) {
 			c.In[i] = -1
 			continue
 		}
@@ -131,22 +232,68 @@ func (k *Kernel) Build(attrs *Attrs, in []ir.TensorType, host map[int][]int64) (
 	if err := k.Lower(c); err != nil {
 		return nil, err
 	}
+	if len(c.Out) == 0 {
+		return nil, fmt.Errorf("%s: the lowering produced no outputs for inputs %s", k.Op, c.Inputs())
+	}
 	if err := b.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", k.Op, err)
+		return nil, fmt.Errorf("%s: inputs %s: %w", k.Op, c.Inputs(), err)
 	}
 	p, err := b.Build(c.Out...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", k.Op, err)
 	}
-	return p, nil
+	return &Lowered{Program: p, Rng: c.rng}, nil
 }
 
-// Common dtype sets, as TensorFlow's GPU registers them.
+// Common dtype sets: what TensorFlow's GPU kernels register, intersected
+// with what the device supports (float32, float16, bfloat16, int32, int64,
+// uint8, bool; never float64, which Metal lacks). TensorFlow's GPU runs most
+// int32 kernels on the host (HostMemory on every input); this device runs them
+// itself.
 var (
-	Floats     = []ir.DType{ir.F32, ir.F16, ir.BF16}
+	Floats = []ir.DType{ir.F32, ir.F16, ir.BF16}
+	// FloatsInts is the usual set of an arithmetic GPU kernel.
 	FloatsInts = []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.I64}
-	All        = []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I8, ir.I16, ir.I32, ir.I64, ir.U8, ir.Bool}
+	// Numeric adds uint8, which a few arithmetic GPU kernels have.
+	Numeric = []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.I64, ir.U8}
+	// All is every dtype the device supports, for data movement.
+	All = []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.I64, ir.U8, ir.Bool}
+	// Indices are the index dtypes of gathers, scatters and shapes.
+	Indices = []ir.DType{ir.I32, ir.I64}
+	// Complex is what the FFT ops take.
+	Complex = []ir.DType{ir.C64}
 )
 
 // T constrains attribute "T" to ds.
 func T(ds []ir.DType) []Constraint { return []Constraint{{"T", ds}} }
+
+// Row is one line of the generated kernel table (docs/kernels.md).
+type Row struct {
+	Op string
+	// DTypes has one entry per registration, each rendered like "T=float32"
+	// or "SrcT=float32,DstT=int32"; "(none)" for an op without type attributes (LogicalAnd).
+	DTypes     []string
+	File       string
+	HostInputs []string
+}
+
+// Table lists every kernel with its registrations, sorted by op.
+func Table() []Row {
+	var rows []Row
+	for _, k := range Kernels() {
+		r := Row{Op: k.Op, File: k.File, HostInputs: append([]string(nil), k.HostInputs...)}
+		for _, combo := range k.Combinations() {
+			parts := make([]string, 0, len(k.Constraints))
+			for _, c := range k.Constraints {
+				parts = append(parts, c.Attr+"="+combo[c.Attr].String())
+			}
+			s := strings.Join(parts, ",")
+			if s == "" {
+				s = "(none)"
+			}
+			r.DTypes = append(r.DTypes, s)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}

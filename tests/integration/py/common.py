@@ -26,3 +26,23 @@ def load():
 def emit(obj):
     print("RESULT " + json.dumps(obj))
     sys.stdout.flush()
+
+
+def op_counts():
+    """How many times each op's kernel ran on the device so far, as the plugin
+    counts them (metalplug_op_counts, reached through ctypes)."""
+    import ctypes
+    import glob
+    import site
+
+    lib = os.environ.get("METALPLUG_TEST_LIB", "")
+    if not lib:
+        found = [p for d in site.getsitepackages() for p in glob.glob(os.path.join(d, "tensorflow-plugins", "libmetalplug.*"))]
+        lib = found[0]
+    so = ctypes.CDLL(lib)
+    so.metalplug_op_counts.restype = ctypes.c_void_p
+    p = so.metalplug_op_counts()
+    try:
+        return json.loads(ctypes.string_at(p).decode())
+    finally:
+        ctypes.CDLL(None).free(ctypes.c_void_p(p))

@@ -1,0 +1,248 @@
+package drivertest
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// indexVector reads the index vector of indices at batch position batch (the
+// indices' dims other than ivd, in order); ivd equal to the rank means
+// scalar indices.
+func indexVector(indices tensor, ivd int, batch []int) []int {
+	shape := indices.T.Shape
+	if ivd == len(shape) {
+		return []int{int(indices.V[offset(shape, batch)])}
+	}
+	idx := make([]int, len(shape))
+	for d, j := 0, 0; d < len(shape); d++ {
+		if d != ivd {
+			idx[d] = batch[j]
+			j++
+		}
+	}
+	vec := make([]int, shape[ivd])
+	for k := range vec {
+		idx[ivd] = k
+		vec[k] = int(indices.V[offset(shape, idx)])
+	}
+	return vec
+}
+
+// gatherRef follows StableHLO's gather definition one result element at a
+// time: split the result index into batch and offset parts, read the start
+// vector, clamp it so the slice fits, add the offsets.
+func gatherRef(x, indices tensor, g ir.GatherDims, out []int) tensor {
+	os := x.T.Shape
+	res := tensor{T: tt(x.T.DType, out...), V: make([]float64, ir.Shape(out).Size())}
+	forEachIndex(out, func(o []int) {
+		var batch, offs []int
+		for d, v := range o {
+			if slices.Contains(g.OffsetDims, d) {
+				offs = append(offs, v)
+			} else {
+				batch = append(batch, v)
+			}
+		}
+		start := make([]int, len(os))
+		for k, v := range indexVector(indices, g.IndexVectorDim, batch) {
+			d := g.StartIndexMap[k]
+			start[d] = min(max(v, 0), os[d]-g.SliceSizes[d])
+		}
+		xi := make([]int, len(os))
+		j := 0
+		for d := range os {
+			xi[d] = start[d]
+			if !slices.Contains(g.CollapsedSliceDims, d) {
+				xi[d] += offs[j]
+				j++
+			}
+		}
+		res.V[offset(out, o)] = x.V[offset(os, xi)]
+	})
+	return res
+}
+
+type gatherCase struct {
+	name    string
+	operand []int
+	indices []int
+	values  []float64 // the start indices, row-major
+	g       ir.GatherDims
+	out     []int
+}
+
+var gatherCases = []gatherCase{
+	// TensorFlow's GatherV2(params [3,5,2], indices [2,2], axis=1).
+	{"GatherV2 axis 1", []int{3, 5, 2}, []int{2, 2}, []float64{4, 0, 2, 2},
+		ir.GatherDims{OffsetDims: []int{0, 3}, CollapsedSliceDims: []int{1}, StartIndexMap: []int{1}, IndexVectorDim: 2, SliceSizes: []int{3, 1, 2}},
+		[]int{3, 2, 2, 2}},
+	// TensorFlow's GatherNd(params [4,3,2], indices [5,2]): rows of params.
+	{"GatherNd pairs", []int{4, 3, 2}, []int{5, 2}, []float64{0, 0, 3, 2, 1, 1, 3, 2, 2, 0},
+		ir.GatherDims{OffsetDims: []int{1}, CollapsedSliceDims: []int{0, 1}, StartIndexMap: []int{0, 1}, IndexVectorDim: 1, SliceSizes: []int{1, 1, 2}},
+		[]int{5, 2}},
+	// Starts outside [0, size-slice] clamp, as in XLA.
+	{"clamped windows", []int{6, 4}, []int{4, 1}, []float64{-2, 3, 10, 1},
+		ir.GatherDims{OffsetDims: []int{1, 2}, StartIndexMap: []int{0}, IndexVectorDim: 1, SliceSizes: []int{3, 4}},
+		[]int{4, 3, 4}},
+	// The index vector in the middle of the indices, mapped to dims in reverse.
+	{"index vector dim in the middle", []int{4, 5}, []int{2, 2, 3}, []float64{0, 1, 2, 4, 3, 0, 3, 2, 1, 0, 0, 4},
+		ir.GatherDims{CollapsedSliceDims: []int{0, 1}, StartIndexMap: []int{1, 0}, IndexVectorDim: 1, SliceSizes: []int{1, 1}},
+		[]int{2, 3}},
+	{"no indices", []int{4, 3}, []int{0}, nil,
+		ir.GatherDims{OffsetDims: []int{1}, CollapsedSliceDims: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: 1, SliceSizes: []int{1, 3}},
+		[]int{0, 3}},
+}
+
+func testGather(t *testing.T, h *harness) {
+	for _, c := range gatherCases {
+		for _, d := range movementTypes {
+			for _, id := range []ir.DType{ir.I32, ir.I64} {
+				if id == ir.I64 && d != ir.F32 {
+					continue // index width is independent of the operand's
+				}
+				x := h.gen(d, anyValue, c.operand...)
+				idx := tensor{T: tt(id, c.indices...), V: c.values}
+				want := gatherRef(x, idx, c.g, c.out)
+				h.check(t, fmt.Sprintf("%s %v[%v]", c.name, x.T, idx.T), []tensor{x, idx}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+					return b.Gather(xs[0], xs[1], c.g)
+				}, want)
+			}
+		}
+	}
+}
+
+// scatterRef follows StableHLO's scatter definition, update element by
+// update element in row-major order, except that a window leaving the
+// operand anywhere is skipped whole, as the IR (and XLA) specify.
+func scatterRef(x, indices, upd tensor, s ir.ScatterDims) tensor {
+	os, us := x.T.Shape, upd.T.Shape
+	res := tensor{T: x.T, V: slices.Clone(x.V)}
+	// Window sizes per operand dim: 1 for inserted dims.
+	win := make([]int, len(os))
+	j := 0
+	for d := range os {
+		win[d] = 1
+		if !slices.Contains(s.InsertedWindowDims, d) {
+			win[d] = us[s.UpdateWindowDims[j]]
+			j++
+		}
+	}
+	forEachIndex(us, func(u []int) {
+		var batch, w []int
+		for d, v := range u {
+			if slices.Contains(s.UpdateWindowDims, d) {
+				w = append(w, v)
+			} else {
+				batch = append(batch, v)
+			}
+		}
+		start := make([]int, len(os))
+		for k, v := range indexVector(indices, s.IndexVectorDim, batch) {
+			start[s.ScatterDimsToOperandDims[k]] = v
+		}
+		for d := range os {
+			if start[d] < 0 || start[d]+win[d] > os[d] {
+				return
+			}
+		}
+		xi := slices.Clone(start)
+		j := 0
+		for d := range os {
+			if !slices.Contains(s.InsertedWindowDims, d) {
+				xi[d] += w[j]
+				j++
+			}
+		}
+		o := offset(os, xi)
+		res.V[o] = scatterStep(s.Kind, x.T.DType, res.V[o], upd.V[offset(us, u)])
+	})
+	return res
+}
+
+func scatterStep(kind ir.ScatterKind, d ir.DType, a, b float64) float64 {
+	if d == ir.Bool {
+		switch kind {
+		case ir.ScatterAdd, ir.ScatterMax:
+			return b2f(a != 0 || b != 0)
+		case ir.ScatterMul, ir.ScatterMin:
+			return b2f(a != 0 && b != 0)
+		}
+	}
+	var r float64
+	switch kind {
+	case ir.ScatterReplace:
+		return b
+	case ir.ScatterAdd:
+		r = a + b
+	case ir.ScatterMul:
+		r = a * b
+	case ir.ScatterMax:
+		r = max(a, b)
+	case ir.ScatterMin:
+		r = min(a, b)
+	}
+	if d == ir.F16 || d == ir.BF16 || !d.IsFloat() {
+		r = quantize(d, []float64{r})[0] // each update rounds or wraps in the dtype
+	}
+	return r
+}
+
+type scatterCase struct {
+	name             string
+	operand, indices []int
+	values           []float64
+	updates          []int
+	s                ir.ScatterDims
+}
+
+var scatterCases = []scatterCase{
+	// TensorFlow's TensorScatterAdd on rows: index 1 repeats, 7 and -1 are
+	// out of bounds and skipped.
+	{"rows, repeated and out of bounds", []int{5, 3}, []int{5, 1}, []float64{1, 3, 1, 7, -1}, []int{5, 3},
+		ir.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}},
+	// ScatterNd of single elements; (2,1) repeats, so the later update wins
+	// for replace.
+	{"elements", []int{4, 4}, []int{4, 2}, []float64{2, 1, 0, 3, 2, 1, 3, 3}, []int{4},
+		ir.ScatterDims{InsertedWindowDims: []int{0, 1}, ScatterDimsToOperandDims: []int{0, 1}, IndexVectorDim: 1}},
+	// 2x2 windows: the one at (3,0) would leave the operand and is skipped
+	// whole, not clipped; the one at (2,2) fits exactly.
+	{"windows partly outside", []int{4, 4}, []int{3, 2}, []float64{3, 0, 2, 2, 0, 1}, []int{3, 2, 2},
+		ir.ScatterDims{UpdateWindowDims: []int{1, 2}, ScatterDimsToOperandDims: []int{0, 1}, IndexVectorDim: 1}},
+	// Scalar indices (index_vector_dim = rank) into the second dim.
+	{"scalar indices, second dim", []int{3, 5}, []int{2, 2}, []float64{4, 0, 4, 2}, []int{3, 2, 2},
+		ir.ScatterDims{UpdateWindowDims: []int{0}, InsertedWindowDims: []int{1}, ScatterDimsToOperandDims: []int{1}, IndexVectorDim: 2}},
+}
+
+func testScatter(t *testing.T, h *harness) {
+	kinds := []ir.ScatterKind{ir.ScatterReplace, ir.ScatterAdd, ir.ScatterMul, ir.ScatterMax, ir.ScatterMin}
+	for _, c := range scatterCases {
+		for _, kind := range kinds {
+			types := append(slices.Clone(floatTypes), ir.I32, ir.I8, ir.U8, ir.Bool)
+			if kind == ir.ScatterReplace {
+				types = movementTypes
+			}
+			for _, d := range types {
+				vk := anyValue
+				if kind == ir.ScatterMul {
+					vk = small
+				}
+				x, upd := h.gen(d, vk, c.operand...), h.gen(d, vk, c.updates...)
+				for _, id := range []ir.DType{ir.I32, ir.I64} {
+					if id == ir.I64 && d != ir.F32 {
+						continue
+					}
+					s := c.s
+					s.Kind = kind
+					idx := tensor{T: tt(id, c.indices...), V: c.values}
+					want := scatterRef(x, idx, upd, s)
+					h.check(t, fmt.Sprintf("%s %s %v", c.name, kind, x.T), []tensor{x, idx, upd}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+						return b.Scatter(xs[0], xs[1], xs[2], s)
+					}, want)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,238 @@
+//go:build darwin
+
+package metal
+
+import (
+	"fmt"
+
+	"github.com/progrium/darwinkit/macos/mps"
+
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// lowerUnary lowers the elementwise ops of one operand. Where MPSGraph's op
+// does not pin down the semantics the IR asks for (signed zeros and NaN in
+// sign, ties in round, integer wrap-around), the op is composed from ones
+// whose semantics are plain.
+func lowerUnary(l *lowering, in ir.Instr, args []val) (tensor, error) {
+	x := args[0].t
+	d := in.Type.DType
+	dt := mustPhys(d)
+	one, zero := l.scalar(1, dt), l.scalar(0, dt)
+	isFloat := d.IsFloat()
+	switch in.Op {
+	case ir.OpNeg:
+		if isFloat {
+			return l.neg(x), nil
+		}
+		return l.sub(zero, x), nil // wraps: -MinInt is MinInt
+	case ir.OpAbs:
+		switch {
+		case isFloat:
+			return l.absf(x), nil
+		case d == ir.U8:
+			return l.identity(x), nil
+		}
+		return l.sel(l.lt(x, zero), l.sub(zero, x), x), nil
+	case ir.OpSign:
+		// NaN stays NaN and zeros keep their sign, as StableHLO says.
+		rest := x
+		if !isFloat {
+			rest = zero
+		}
+		neg := l.scalar(-1, dt)
+		if d == ir.U8 {
+			neg = zero
+		}
+		return l.sel(l.gt(x, zero), one, l.sel(l.lt(x, zero), neg, rest)), nil
+	case ir.OpNot:
+		switch d {
+		case ir.Bool:
+			return l.sub(one, x), nil
+		case ir.U8:
+			return l.sub(l.scalar(255, dt), x), nil
+		}
+		return l.sub(l.sub(zero, x), one), nil // ^x == -x-1 in two's complement
+	}
+	if !isFloat {
+		return tensor{}, fmt.Errorf("op %s is not defined on %v", in.Op, d)
+	}
+	switch in.Op {
+	case ir.OpExp:
+		return l.exp(x), nil
+	case ir.OpLog:
+		return l.log(x), nil
+	case ir.OpSqrt:
+		return l.g.SquareRootWithTensorName(x, ""), nil
+	case ir.OpRsqrt:
+		return l.g.ReverseSquareRootWithTensorName(x, ""), nil
+	case ir.OpTanh:
+		return l.g.TanhWithTensorName(x, ""), nil
+	case ir.OpLogistic:
+		return l.g.SigmoidWithTensorName(x, ""), nil
+	case ir.OpFloor:
+		return l.floor(x), nil
+	case ir.OpCeil:
+		return l.ceil(x), nil
+	case ir.OpErf:
+		return l.g.ErfWithTensorName(x, ""), nil
+	case ir.OpSin:
+		return l.g.SinWithTensorName(x, ""), nil
+	case ir.OpCos:
+		return l.g.CosWithTensorName(x, ""), nil
+	case ir.OpLog1p:
+		// Kahan's log1p: with u = 1+x rounded, log(u) * x/(u-1) cancels
+		// the rounding of u, keeping full relative accuracy near 0, where
+		// log(1+x) alone would lose it. u == 1 means x is below half an
+		// ulp of 1, where log1p(x) is x; at u == inf the plain log is right.
+		u := l.add(one, x)
+		kahan := l.mul(l.log(u), l.div(x, l.sub(u, one)))
+		return l.sel(l.eq(u, one), x, l.sel(l.isFinite(u), kahan, l.log(u))), nil
+	case ir.OpExpm1:
+		// Kahan's expm1: (u-1) * x/log(u) with u = exp(x) rounded.
+		u := l.exp(x)
+		um1 := l.sub(u, one)
+		kahan := l.mul(um1, l.div(x, l.log(u)))
+		r := l.sel(l.eq(um1, l.scalar(-1, dt)), um1, kahan)
+		r = l.sel(l.isFinite(u), r, um1) // exp overflowed to inf (or x is NaN)
+		return l.sel(l.eq(u, one), x, r), nil
+	case ir.OpRound:
+		// Round half to even, composed: MPSGraph's round breaks ties away
+		// from zero, and its rint does not document its ties.
+		f := l.floor(x)
+		frac := l.sub(x, f)
+		half := l.scalar(0.5, dt)
+		odd := l.ne(l.floorMod(f, l.scalar(2, dt)), zero)
+		up := l.lor(l.gt(frac, half), l.land(l.eq(frac, half), odd))
+		r := l.sel(up, l.add(f, one), f)
+		return l.sel(l.isFinite(x), r, x), nil
+	}
+	return tensor{}, fmt.Errorf("no lowering for %s", in.Op)
+}
+
+// lowerBinary lowers the elementwise ops of two operands of one type.
+func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
+	x, y := args[0].t, args[1].t
+	d := in.Type.DType
+	isFloat := d.IsFloat()
+	switch in.Op {
+	case ir.OpAdd:
+		return l.add(x, y), nil
+	case ir.OpSub:
+		return l.sub(x, y), nil
+	case ir.OpMul:
+		return l.mul(x, y), nil
+	case ir.OpMax:
+		if isFloat {
+			return l.maxNaN(x, y), nil // NaN propagates, as the host's max does
+		}
+		return l.maximum(x, y), nil
+	case ir.OpMin:
+		if isFloat {
+			return l.minNaN(x, y), nil
+		}
+		return l.minimum(x, y), nil
+	case ir.OpAnd, ir.OpOr:
+		if d == ir.Bool { // 0/1 bytes: and is min, or is max
+			if in.Op == ir.OpAnd {
+				return l.minimum(x, y), nil
+			}
+			return l.maximum(x, y), nil
+		}
+		if !l.feat.bitwise {
+			return tensor{}, fallback(in.Op, "bitwise ops on %v need macOS 13", d)
+		}
+		if in.Op == ir.OpAnd {
+			return l.band(x, y), nil
+		}
+		return l.bor(x, y), nil
+	}
+	if isFloat {
+		switch in.Op {
+		case ir.OpDiv:
+			return l.div(x, y), nil
+		case ir.OpRem:
+			// fmod: x - trunc(x/y)*y, with the sign of x; x/0 gives NaN.
+			return l.sub(x, l.mul(l.trunc(l.div(x, y)), y)), nil
+		case ir.OpPow:
+			return l.pow(x, y), nil
+		}
+	} else {
+		switch in.Op {
+		case ir.OpDiv:
+			q, _ := l.intDivRem(x, y, d)
+			return q, nil
+		case ir.OpRem:
+			_, r := l.intDivRem(x, y, d)
+			return r, nil
+		case ir.OpPow:
+			return l.intPow(x, y, d), nil
+		}
+	}
+	return tensor{}, fmt.Errorf("op %s is not defined on %v", in.Op, d)
+}
+
+// trunc rounds toward zero.
+func (l *lowering) trunc(x tensor) tensor {
+	return l.sel(l.lt(x, l.scalar(0, x.DataType())), l.ceil(x), l.floor(x))
+}
+
+// intDivRem is C's truncating division and remainder (the remainder has the
+// dividend's sign), with the host driver's answers where C has none: x/0 is
+// 0, x%0 is x, MinInt/-1 wraps to MinInt. The remainder comes from floor
+// modulo, corrected where its sign differs from the dividend's (which makes
+// it right whether MPSGraph's floor modulo floors or truncates); the
+// quotient is then an exact division, which any rounding gets right.
+func (l *lowering) intDivRem(x, y tensor, d ir.DType) (q, r tensor) {
+	dt := mustPhys(d)
+	zero, one := l.scalar(0, dt), l.scalar(1, dt)
+	byZero := l.eq(y, zero)
+	ys := l.sel(byZero, one, y)
+	fm := l.floorMod(x, ys)
+	if d != ir.U8 {
+		wrongSign := l.land(l.ne(fm, zero), l.lxor(l.lt(fm, zero), l.lt(x, zero)))
+		fm = l.sel(wrongSign, l.sub(fm, ys), fm)
+	}
+	r = l.sel(byZero, x, fm)
+	q = l.div(l.sub(x, fm), ys)
+	if d != ir.U8 {
+		q = l.sel(l.eq(y, l.scalar(-1, dt)), l.sub(zero, x), q)
+	}
+	q = l.sel(byZero, zero, q)
+	return q, r
+}
+
+// intPow is exact integer power with wrap-around by binary exponentiation,
+// unrolled over the exponent's bits. A negative exponent gives 1/x^-y
+// truncated, as the host driver does: 0 except for bases 1 and -1.
+func (l *lowering) intPow(x, y tensor, d ir.DType) tensor {
+	dt := mustPhys(d)
+	zero, one, two := l.scalar(0, dt), l.scalar(1, dt), l.scalar(2, dt)
+	bits := 8*d.Size() - 1
+	if d == ir.U8 {
+		bits = 8
+	}
+	e := l.sel(l.lt(y, zero), zero, y)
+	r, b := one, x
+	for i := range bits {
+		odd := l.ne(l.floorMod(e, two), zero)
+		r = l.sel(odd, l.mul(r, b), r)
+		if i < bits-1 {
+			b = l.mul(b, b)
+			e = l.div(e, two) // e >= 0: floor and truncation agree
+		}
+	}
+	if d == ir.U8 {
+		return r
+	}
+	negOne := l.scalar(-1, dt)
+	oddY := l.ne(l.floorMod(y, two), zero)
+	negative := l.sel(l.eq(x, one), one, l.sel(l.eq(x, negOne), l.sel(oddY, negOne, one), zero))
+	return l.sel(l.lt(y, zero), negative, r)
+}
+
+// i32 and i64 abbreviate the index types.
+const (
+	i32 = mps.DataTypeInt32
+	i64 = mps.DataTypeInt64
+)

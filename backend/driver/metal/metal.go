@@ -1,0 +1,217 @@
+//go:build darwin
+
+// Package metal is the Apple-GPU driver: it runs IR programs as compiled
+// MPSGraph executables on the system Metal device, through the cgo bindings
+// of darwinkit v0.5.0.
+//
+// Memory is unified: Allocate maps page-aligned anonymous memory and wraps it,
+// without a copy, in a shared-storage MTLBuffer, so that the frontend's
+// pointers are the GPU's memory. A registry maps any pointer inside an
+// allocation to its buffer and offset, because TensorFlow's allocator carves
+// allocations into tensors; pointers outside every allocation (host-memory
+// tensors) are staged through scratch buffers.
+//
+// Every stream owns an MTLCommandQueue and a goroutine that drains an
+// in-order task queue, as the host driver's streams do. GPU work is encoded
+// into MPSCommandBuffers and committed without waiting, so consecutive
+// executions pipeline on the queue; CPU work (copies involving host memory,
+// memsets, host callbacks) first waits for the stream's command buffers in
+// flight. Events are Go-side marks completed from command-buffer completion
+// handlers, for the reasons given on type event.
+//
+// Programs compile to MPSGraphExecutables, cached by program text. Each IR op
+// lowers to MPSGraph operations in the file of its family; ops or cases that
+// MPSGraph cannot express exactly (see NotLowered and Fallbacks) run on the
+// CPU through the pure-Go host driver, over the same unified memory. Metal has
+// no float64, so Compile rejects float64 programs.
+//
+// No part of this package has run on a Mac from this repository's machines:
+// it is type-checked for darwin/arm64 by setup/darwincheck, and its tests run
+// the shared conformance suite (drivertest) on a Mac.
+package metal
+
+// #cgo CFLAGS: -x objective-c -fobjc-arc
+// #cgo LDFLAGS: -framework Metal -framework Foundation
+// #include <Metal/Metal.h>
+//
+// // darwinkit v0.5.0 has no binding for MTLCreateSystemDefaultDevice, a C
+// // function rather than a method. The returned device is retained for the
+// // caller (a Create function), which keeps it for the process's life.
+// static void *metalplugCreateSystemDefaultDevice(void) {
+// 	return (__bridge_retained void *)MTLCreateSystemDefaultDevice();
+// }
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+
+	"github.com/progrium/darwinkit/macos/metal"
+	"github.com/progrium/darwinkit/macos/mpsgraph"
+	"github.com/progrium/darwinkit/objc"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/driver/host"
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// Options configure a Driver.
+type Options struct {
+	// MemoryBytes caps the bytes that may be allocated at once; 0 means the
+	// device's recommendedMaxWorkingSetSize.
+	MemoryBytes int64
+	// NoCPUFallback makes Compile fail, instead of running the program on
+	// the CPU, when a program needs an op or case that is not lowered to
+	// MPSGraph. Tests of the lowerings set it.
+	NoCPUFallback bool
+}
+
+// Driver is the Metal driver. It is safe for concurrent use.
+type Driver struct {
+	device   metal.DeviceObject
+	gdevice  mpsgraph.Device
+	name     string
+	capacity int64
+	pageSize int
+	feat     features
+	opts     Options
+
+	mem memory
+
+	cacheMu sync.Mutex
+	cache   map[string]*executable
+
+	// cpu runs the programs MPSGraph cannot, on the same unified memory.
+	cpu *host.Driver
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// ErrNoDevice is what Open returns on a Mac without a Metal device.
+var ErrNoDevice = errors.New("metal: no Metal device")
+
+// Open makes a driver on the system's default Metal device.
+func Open(opts Options) (*Driver, error) {
+	p := C.metalplugCreateSystemDefaultDevice()
+	if p == nil {
+		return nil, ErrNoDevice
+	}
+	d := &Driver{
+		device:   metal.DeviceObject{Object: objc.ObjectFrom(unsafe.Pointer(p))},
+		pageSize: os.Getpagesize(),
+		opts:     opts,
+		cache:    map[string]*executable{},
+		cpu:      host.New(host.Options{MemoryBytes: 1 << 62}),
+	}
+	err := withPool(func() error {
+		d.name = d.device.Name()
+		// darwinkit's DeviceWithMTLDevice would pass a Go adaptor, not the
+		// device (see msg).
+		d.gdevice = msg[mpsgraph.Device](mpsgraph.DeviceClass, "deviceWithMTLDevice:", d.device)
+		d.gdevice.Retain()
+		d.feat = detectFeatures()
+		d.capacity = opts.MemoryBytes
+		if d.capacity <= 0 {
+			d.capacity = int64(d.device.RecommendedMaxWorkingSetSize())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("metal: open: %w", err)
+	}
+	if d.capacity <= 0 {
+		return nil, fmt.Errorf("metal: device %q reports no working-set size", d.name)
+	}
+	return d, nil
+}
+
+// New is Open for callers that cannot handle an error, such as drivertest's
+// constructor: it panics when there is no Metal device.
+func New(opts Options) *Driver {
+	d, err := Open(opts)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// Name implements driver.Driver.
+func (d *Driver) Name() string { return "metal" }
+
+// Description implements driver.Driver.
+func (d *Driver) Description() string {
+	return fmt.Sprintf("Apple GPU %s through Metal Performance Shaders Graph", d.name)
+}
+
+// MemoryUsage reports the bytes this driver has mapped and its capacity
+// (recommendedMaxWorkingSetSize unless Options say otherwise). The used
+// figure is our own count, not the device's currentAllocatedSize: that one
+// also moves with MPSGraph's private allocations, so it could not tell a
+// frontend what its own Allocate and Free did (DeviceAllocatedBytes has it).
+func (d *Driver) MemoryUsage() (used, total int64) {
+	return d.mem.usedBytes(), d.capacity
+}
+
+// DeviceAllocatedBytes is the device's currentAllocatedSize: everything the
+// process has allocated on the GPU, MPSGraph's intermediates included.
+func (d *Driver) DeviceAllocatedBytes() int64 {
+	var n int64
+	withPool(func() error { n = int64(d.device.CurrentAllocatedSize()); return nil })
+	return n
+}
+
+// NewEvent makes an event no stream has recorded, which counts as complete.
+func (d *Driver) NewEvent() driver.Event { return &event{} }
+
+// NewStream makes a stream with its own command queue.
+func (d *Driver) NewStream() (driver.Stream, error) { return newStream(d) }
+
+// Compile lowers p to an MPSGraph executable, or prepares it for the CPU when
+// it needs something not lowered. Executables are cached by the program's
+// text and parameter types (which carry every shape and dtype), so compiling
+// an identical program again costs one map lookup.
+func (d *Driver) Compile(p *ir.Program) (driver.Executable, error) {
+	if p == nil {
+		return nil, fmt.Errorf("metal: compile: nil program")
+	}
+	key := cacheKey(p)
+	d.cacheMu.Lock()
+	e, ok := d.cache[key]
+	d.cacheMu.Unlock()
+	if ok {
+		return e, nil
+	}
+	e, err := d.compile(p)
+	if err != nil {
+		return nil, err
+	}
+	d.cacheMu.Lock()
+	defer d.cacheMu.Unlock()
+	if prev, ok := d.cache[key]; ok {
+		e.release()
+		return prev, nil
+	}
+	d.cache[key] = e
+	return e, nil
+}
+
+// cacheKey is the program text plus the parameter list, which the text shows
+// only through parameter instructions (a program may declare inputs it never
+// reads, and those change what Execute expects). The text prints every
+// instruction's result type, so shapes and dtypes are part of the key.
+func cacheKey(p *ir.Program) string {
+	return fmt.Sprintf("%s\nparams %v", p.String(), p.Params)
+}
+
+// Lookup maps a pointer anywhere inside a live allocation to the
+// allocation's base, the pointer's offset and the size asked for.
+func (d *Driver) Lookup(p unsafe.Pointer) (base unsafe.Pointer, offset, size int, ok bool) {
+	a, off, ok := d.mem.lookup(p)
+	if !ok {
+		return nil, 0, 0, false
+	}
+	return a.ptr, off, a.size, true
+}

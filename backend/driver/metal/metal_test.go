@@ -1,0 +1,169 @@
+//go:build darwin
+
+package metal
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/driver/drivertest"
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// open skips the test on a Mac without a Metal device (a VM, say).
+func open(t *testing.T, opts Options) *Driver {
+	t.Helper()
+	d, err := Open(opts)
+	if err != nil {
+		t.Skipf("no Metal device: %v", err)
+	}
+	return d
+}
+
+// TestConformance runs the suite every driver passes. Its float64 cases
+// fail here by design: Metal has no float64, and Compile says so.
+func TestConformance(t *testing.T) {
+	open(t, Options{})
+	drivertest.Run(t, func() driver.Driver { return New(Options{}) })
+}
+
+func TestOpTables(t *testing.T) {
+	lowered := map[ir.Op]bool{}
+	for _, op := range Lowered() {
+		lowered[op] = true
+	}
+	for _, op := range ir.Ops() {
+		_, listed := NotLowered[op]
+		if lowered[op] == listed {
+			t.Errorf("op %s: lowered %v, listed as not lowered %v: exactly one must hold", op, lowered[op], listed)
+		}
+	}
+	for op, why := range Fallbacks {
+		if !lowered[op] || why == "" {
+			t.Errorf("Fallbacks names %s, which is not lowered or has no reason", op)
+		}
+	}
+}
+
+func addProgram(t *testing.T, d ir.DType, n int) *ir.Program {
+	t.Helper()
+	b := ir.NewBuilder()
+	tt := ir.TensorType{DType: d, Shape: ir.Shape{n}}
+	x, y := b.Parameter(tt), b.Parameter(tt)
+	p, err := b.Build(b.Binary(ir.OpAdd, x, y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func f32s(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// TestPointerKinds executes with arguments and a result at the start of an
+// allocation, inside one (as TensorFlow's allocator carves them), and in
+// host memory (as TensorFlow keeps int32 and host-memory tensors).
+func TestPointerKinds(t *testing.T) {
+	d := open(t, Options{NoCPUFallback: true})
+	const n = 5
+	exe, err := d.Compile(addProgram(t, ir.F32, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu, why := exe.(*executable).OnCPU(); cpu {
+		t.Fatalf("add runs on the CPU: %s", why)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base, err := d.Allocate(1 << 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(base)
+	at := func(off int) unsafe.Pointer { return unsafe.Add(base, off) }
+	if b, off, _, ok := d.Lookup(at(4100)); !ok || b != base || off != 4100 {
+		t.Fatalf("Lookup of an interior pointer = %p, %d, %v", b, off, ok)
+	}
+	host := make([]float32, n)
+	for i := range host {
+		host[i] = float32(i) + 0.5
+	}
+	dev := unsafe.Slice((*float32)(base), 1<<14)
+	for i := range n {
+		dev[i] = float32(10 * i)     // offset 0
+		dev[64+i] = float32(100 * i) // offset 256
+	}
+	cases := []struct {
+		name string
+		x, y unsafe.Pointer
+		out  unsafe.Pointer
+		want func(i int) float32
+	}{
+		{"base+interior->interior", at(0), at(256), at(1024), func(i int) float32 { return float32(110 * i) }},
+		{"host+base->base", unsafe.Pointer(&host[0]), at(0), at(2048), func(i int) float32 { return float32(i) + 0.5 + float32(10*i) }},
+	}
+	for _, c := range cases {
+		s.Execute(exe, []unsafe.Pointer{c.x, c.y}, []unsafe.Pointer{c.out})
+		if err := s.Synchronize(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := f32s(unsafe.Slice((*byte)(c.out), 4*n))
+		for i := range n {
+			if got[i] != c.want(i) {
+				t.Errorf("%s: element %d = %v, want %v", c.name, i, got[i], c.want(i))
+			}
+		}
+	}
+	var hostOut [n]float32
+	s.Execute(exe, []unsafe.Pointer{at(0), at(256)}, []unsafe.Pointer{unsafe.Pointer(&hostOut[0])})
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if hostOut[i] != float32(110*i) {
+			t.Errorf("host result element %d = %v, want %v", i, hostOut[i], 110*i)
+		}
+	}
+}
+
+func TestFloat64IsRejected(t *testing.T) {
+	d := open(t, Options{})
+	_, err := d.Compile(addProgram(t, ir.F64, 3))
+	if err == nil || !strings.Contains(err.Error(), "float64") {
+		t.Errorf("Compile of a float64 program = %v, want an error naming float64", err)
+	}
+}
+
+// TestFallbackRunsOnCPU checks that a case Fallbacks names still runs.
+func TestFallbackRunsOnCPU(t *testing.T) {
+	d := open(t, Options{})
+	b := ir.NewBuilder()
+	key := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
+	ctr := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
+	p, err := b.Build(b.Rng(key, ctr, ir.RngNormal, ir.TensorType{DType: ir.F32, Shape: ir.Shape{8}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := d.Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu, _ := exe.(*executable).OnCPU(); !cpu {
+		t.Error("normal rng compiled for the GPU; Fallbacks says it runs on the CPU")
+	}
+	if _, err := New(Options{NoCPUFallback: true}).Compile(p); err == nil {
+		t.Error("NoCPUFallback compiled a program that needs the CPU")
+	}
+}

@@ -1,0 +1,92 @@
+//go:build darwin
+
+package metal
+
+import "github.com/metalplug/metalplug/backend/ir"
+
+// Lowered lists the IR ops with an MPSGraph lowering, in ir.Ops() order, for
+// tables of IR ops by driver. An op listed here may still run on the CPU in
+// the cases Fallbacks names.
+func Lowered() []ir.Op {
+	var ops []ir.Op
+	for _, op := range ir.Ops() {
+		if _, ok := lowerings[op]; ok || op == ir.OpParameter {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+// lowerings maps every lowered op to its lowering, which lives in the file
+// of its family (elementwise.go, movement.go, dot.go, ...). OpParameter is
+// lowered by compile itself, as a placeholder.
+var lowerings = map[ir.Op]lowerFunc{
+	ir.OpConstant: lowerConstant, ir.OpIota: lowerIota,
+
+	ir.OpNeg: lowerUnary, ir.OpAbs: lowerUnary, ir.OpExp: lowerUnary, ir.OpLog: lowerUnary,
+	ir.OpSqrt: lowerUnary, ir.OpRsqrt: lowerUnary, ir.OpTanh: lowerUnary, ir.OpLogistic: lowerUnary,
+	ir.OpFloor: lowerUnary, ir.OpCeil: lowerUnary, ir.OpSign: lowerUnary, ir.OpErf: lowerUnary,
+	ir.OpLog1p: lowerUnary, ir.OpExpm1: lowerUnary, ir.OpRound: lowerUnary, ir.OpSin: lowerUnary,
+	ir.OpCos: lowerUnary, ir.OpNot: lowerUnary,
+
+	ir.OpAdd: lowerBinary, ir.OpSub: lowerBinary, ir.OpMul: lowerBinary, ir.OpDiv: lowerBinary,
+	ir.OpRem: lowerBinary, ir.OpMax: lowerBinary, ir.OpMin: lowerBinary, ir.OpPow: lowerBinary,
+	ir.OpAnd: lowerBinary, ir.OpOr: lowerBinary,
+
+	ir.OpCompare: lowerCompare, ir.OpSelect: lowerSelect, ir.OpConvert: lowerConvert,
+
+	ir.OpBroadcastInDim: lowerBroadcast, ir.OpReshape: lowerReshape, ir.OpTranspose: lowerTranspose,
+	ir.OpSlice: lowerSlice, ir.OpConcat: lowerConcat, ir.OpPad: lowerPad, ir.OpReverse: lowerReverse,
+
+	ir.OpDotGeneral: lowerDot, ir.OpConvolution: lowerConv, ir.OpReduce: lowerReduce,
+	ir.OpReduceWindow: lowerReduceWindow, ir.OpSelectAndScatter: lowerSelectAndScatter,
+
+	ir.OpGather: lowerGather, ir.OpScatter: lowerScatter,
+	ir.OpSort: lowerSort, ir.OpArgSort: lowerSort, ir.OpArgReduce: lowerArgReduce,
+	ir.OpRng: lowerRng, ir.OpFFT: lowerFFT,
+}
+
+// NotLowered lists the IR ops with no MPSGraph lowering at all, and why.
+// Programs that use them run on the CPU through the host driver (unless
+// Options.NoCPUFallback). Every op of the IR is lowered today, so it is
+// empty; an op added to the IR without a lowering shows up here until it
+// gets one.
+var NotLowered = notLowered()
+
+func notLowered() map[ir.Op]string {
+	m := map[ir.Op]string{}
+	for _, op := range ir.Ops() {
+		if _, ok := lowerings[op]; !ok && op != ir.OpParameter {
+			m[op] = "no MPSGraph lowering yet: added to the IR after this driver was written"
+		}
+	}
+	return m
+}
+
+// Fallbacks lists, per lowered op, the cases that still run on the CPU
+// through the host driver, and why. Each is decided at compile time from
+// the program's types and attributes and from the methods the running
+// macOS offers (see features). Any op also runs on the CPU when an operand
+// has no elements but its result has some, except pad, concatenate,
+// reduce, reduce_window, dot_general, convolution, scatter and
+// select_and_scatter, which handle that case on the GPU.
+var Fallbacks = map[ir.Op]string{
+	ir.OpRng: "normal and truncated-normal numbers: TensorFlow's Box-Muller uses the C library's logf, sinf and cosf, " +
+		"and the GPU's functions round differently, so the bits would differ; uniform numbers run on the GPU (macOS 13+)",
+	ir.OpConvolution:      "three or more spatial dimensions: darwinkit v0.5.0 binds no 3-D convolution descriptor",
+	ir.OpSort:             "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum) / 13.2 for floats (reinterpretCast)",
+	ir.OpArgSort:          "as sort",
+	ir.OpFFT:              "transform lengths above 2048: the DFT-matrix lowering would need matrices of more than 2^22 elements",
+	ir.OpDotGeneral:       "integer operands whose broadcast product exceeds 2^27 elements (integers multiply-and-sum exactly rather than through the float matmul)",
+	ir.OpReduceWindow:     "windows of more than 1024 elements (window positions are unrolled)",
+	ir.OpSelectAndScatter: "windows of more than 1024 elements",
+	ir.OpGather:           "operands of 2^31 elements or more (positions are int32)",
+	ir.OpScatter:          "operands or updates of 2^31 elements or more",
+	ir.OpAnd:              "integer operands before macOS 13 (bitwise ops)",
+	ir.OpOr:               "integer operands before macOS 13 (bitwise ops)",
+	ir.OpConvert:          "to or from complex64 (not defined by the host driver either)",
+	ir.OpIota:             "complex64 and bool iotas",
+	ir.OpReduce:           "complex64 operands",
+	ir.OpCompare:          "LT, LE, GT, GE on complex64",
+	ir.OpParameter:        "bfloat16 values anywhere in the program before macOS 13.2 (reinterpretCast and bitwise ops)",
+}

@@ -1,0 +1,942 @@
+package lower
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// A slow reference interpreter of IR programs, for checking lowerings
+// numerically in tests. Floats are held as float64 (rounded to the dtype
+// after each op), integers as int64 (wrapped to the dtype), bools as 0/1 in
+// the integer slice. It follows the IR's documented semantics, written
+// independently of the lowerings.
+
+type tval struct {
+	t ir.TensorType
+	f []float64 // float dtypes
+	i []int64   // integer dtypes and bool
+}
+
+func isIntLike(d ir.DType) bool { return d.IsInt() || d == ir.Bool }
+
+func newVal(t ir.TensorType) tval {
+	v := tval{t: ir.TensorType{DType: t.DType, Shape: t.Shape.Clone()}}
+	if isIntLike(t.DType) {
+		v.i = make([]int64, t.Shape.Size())
+	} else {
+		v.f = make([]float64, t.Shape.Size())
+	}
+	return v
+}
+
+func (v tval) get(k int) float64 {
+	if v.i != nil || isIntLike(v.t.DType) {
+		return float64(v.i[k])
+	}
+	return v.f[k]
+}
+
+func roundTo(d ir.DType, x float64) float64 {
+	switch d {
+	case ir.F32:
+		return float64(float32(x))
+	case ir.F16:
+		return float64(ir.F16ToF32(ir.F32ToF16(float32(x))))
+	case ir.BF16:
+		return float64(ir.BF16ToF32(ir.F32ToBF16(float32(x))))
+	}
+	return x
+}
+
+func wrapInt(d ir.DType, x int64) int64 {
+	switch d {
+	case ir.I32:
+		return int64(int32(x))
+	case ir.U8:
+		return int64(uint8(x))
+	case ir.I8:
+		return int64(int8(x))
+	case ir.I16:
+		return int64(int16(x))
+	case ir.Bool:
+		if x != 0 {
+			return 1
+		}
+	}
+	return x
+}
+
+// setF stores a float result (float dtypes) or converts (integer dtypes).
+func (v tval) setF(k int, x float64) {
+	if isIntLike(v.t.DType) {
+		if v.t.DType == ir.Bool {
+			v.i[k] = wrapInt(ir.Bool, int64(boolFloat(x != 0)))
+		} else {
+			v.i[k] = wrapInt(v.t.DType, int64(x))
+		}
+		return
+	}
+	v.f[k] = roundTo(v.t.DType, x)
+}
+
+// index helpers
+func unravel(k int, s ir.Shape) []int {
+	idx := make([]int, len(s))
+	for d := len(s) - 1; d >= 0; d-- {
+		if s[d] > 0 {
+			idx[d] = k % s[d]
+			k /= s[d]
+		}
+	}
+	return idx
+}
+
+func ravel(idx []int, s ir.Shape) int {
+	k := 0
+	for d := range s {
+		k = k*s[d] + idx[d]
+	}
+	return k
+}
+
+func inBounds(idx []int, s ir.Shape) bool {
+	for d := range s {
+		if idx[d] < 0 || idx[d] >= s[d] {
+			return false
+		}
+	}
+	return true
+}
+
+func identityOf(kind ir.ReduceKind, d ir.DType) float64 {
+	switch kind {
+	case ir.ReduceSum, ir.ReduceOr:
+		return 0
+	case ir.ReduceProd, ir.ReduceAnd:
+		return 1
+	case ir.ReduceMax:
+		if isIntLike(d) {
+			return math.MinInt64
+		}
+		return math.Inf(-1)
+	case ir.ReduceMin:
+		if isIntLike(d) {
+			return math.MaxInt64
+		}
+		return math.Inf(1)
+	}
+	panic("bad reduce")
+}
+
+func fold(kind ir.ReduceKind, a, b float64) float64 {
+	switch kind {
+	case ir.ReduceSum:
+		return a + b
+	case ir.ReduceProd:
+		return a * b
+	case ir.ReduceMax:
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return math.NaN()
+		}
+		return math.Max(a, b)
+	case ir.ReduceMin:
+		if math.IsNaN(a) || math.IsNaN(b) {
+			return math.NaN()
+		}
+		return math.Min(a, b)
+	case ir.ReduceAnd:
+		return boolFloat(a != 0 && b != 0)
+	case ir.ReduceOr:
+		return boolFloat(a != 0 || b != 0)
+	}
+	panic("bad reduce")
+}
+
+// foldInt folds integer values exactly.
+func foldInt(kind ir.ReduceKind, a, b int64) int64 {
+	switch kind {
+	case ir.ReduceSum:
+		return a + b
+	case ir.ReduceProd:
+		return a * b
+	case ir.ReduceMax:
+		return max(a, b)
+	case ir.ReduceMin:
+		return min(a, b)
+	case ir.ReduceAnd:
+		return int64(boolFloat(a != 0 && b != 0))
+	case ir.ReduceOr:
+		return int64(boolFloat(a != 0 || b != 0))
+	}
+	panic("bad reduce")
+}
+
+func identityInt(kind ir.ReduceKind) int64 {
+	switch kind {
+	case ir.ReduceProd, ir.ReduceAnd:
+		return 1
+	case ir.ReduceMax:
+		return math.MinInt64
+	case ir.ReduceMin:
+		return math.MaxInt64
+	}
+	return 0
+}
+
+// evaluate runs p on the given arguments.
+func evaluate(p *ir.Program, args []tval) ([]tval, error) {
+	if len(args) != len(p.Params) {
+		return nil, fmt.Errorf("%d args for %d params", len(args), len(p.Params))
+	}
+	vals := make([]tval, len(p.Instrs))
+	for n, in := range p.Instrs {
+		out := newVal(in.Type)
+		arg := func(j int) tval { return vals[in.Args[j]] }
+		switch in.Op {
+		case ir.OpParameter:
+			a := args[in.Param]
+			if a.t.DType != in.Type.DType || !a.t.Shape.Equal(in.Type.Shape) {
+				return nil, fmt.Errorf("arg %d is %v, param is %v", in.Param, a.t, in.Type)
+			}
+			out = a
+		case ir.OpConstant:
+			out = decodeLiteral(in.Type, in.Literal)
+		case ir.OpIota:
+			for k := range out.t.Shape.Size() {
+				out.setF(k, float64(unravel(k, out.t.Shape)[in.Axes[0]]))
+			}
+		case ir.OpCompare:
+			x, y := arg(0), arg(1)
+			for k := range out.i {
+				var a, b float64
+				if x.i != nil {
+					ai, bi := x.i[k], y.i[k]
+					out.i[k] = int64(boolFloat(cmpInt(in.Compare, ai, bi)))
+					continue
+				}
+				a, b = x.f[k], y.f[k]
+				out.i[k] = int64(boolFloat(cmpFloat(in.Compare, a, b)))
+			}
+		case ir.OpSelect:
+			pr, x, y := arg(0), arg(1), arg(2)
+			for k := range out.t.Shape.Size() {
+				src := y
+				if pr.i[k] != 0 {
+					src = x
+				}
+				if out.i != nil {
+					out.i[k] = src.i[k]
+				} else {
+					out.f[k] = src.f[k]
+				}
+			}
+		case ir.OpConvert:
+			x := arg(0)
+			for k := range out.t.Shape.Size() {
+				if x.i != nil && out.i != nil {
+					out.i[k] = wrapInt(out.t.DType, x.i[k])
+					continue
+				}
+				f := x.get(k)
+				if out.i != nil && out.t.DType != ir.Bool {
+					f = math.Trunc(f)
+				}
+				out.setF(k, f)
+			}
+		case ir.OpBroadcastInDim:
+			x := arg(0)
+			for k := range out.t.Shape.Size() {
+				idx := unravel(k, out.t.Shape)
+				src := make([]int, len(in.Axes))
+				for i, d := range in.Axes {
+					if x.t.Shape[i] != 1 {
+						src[i] = idx[d]
+					}
+				}
+				copyElem(out, k, x, ravel(src, x.t.Shape))
+			}
+		case ir.OpReshape:
+			x := arg(0)
+			out.f, out.i = x.f, x.i
+		case ir.OpTranspose:
+			x := arg(0)
+			for k := range out.t.Shape.Size() {
+				idx := unravel(k, out.t.Shape)
+				src := make([]int, len(idx))
+				for i, p := range in.Axes {
+					src[p] = idx[i]
+				}
+				copyElem(out, k, x, ravel(src, x.t.Shape))
+			}
+		case ir.OpSlice:
+			x := arg(0)
+			for k := range out.t.Shape.Size() {
+				idx := unravel(k, out.t.Shape)
+				for d := range idx {
+					idx[d] = in.Slice.Start[d] + idx[d]*in.Slice.Strides[d]
+				}
+				copyElem(out, k, x, ravel(idx, x.t.Shape))
+			}
+		case ir.OpConcat:
+			ax := in.Axes[0]
+			for k := range out.t.Shape.Size() {
+				idx := unravel(k, out.t.Shape)
+				j := idx[ax]
+				for _, a := range in.Args {
+					x := vals[a]
+					if j < x.t.Shape[ax] {
+						idx[ax] = j
+						copyElem(out, k, x, ravel(idx, x.t.Shape))
+						break
+					}
+					j -= x.t.Shape[ax]
+				}
+			}
+		case ir.OpPad:
+			x, pv := arg(0), arg(1)
+			for k := range out.t.Shape.Size() {
+				idx := unravel(k, out.t.Shape)
+				src := make([]int, len(idx))
+				ok := true
+				for d := range idx {
+					j := idx[d] - in.Pad.Low[d]
+					step := in.Pad.Interior[d] + 1
+					if j < 0 || j%step != 0 || j/step >= x.t.Shape[d] {
+						ok = false
+						break
+					}
+					src[d] = j / step
+				}
+				if ok {
+					copyElem(out, k, x, ravel(src, x.t.Shape))
+				} else {
+					copyElem(out, k, pv, 0)
+				}
+			}
+		case ir.OpReverse:
+			x := arg(0)
+			for k := range out.t.Shape.Size() {
+				idx := unravel(k, out.t.Shape)
+				for _, d := range in.Axes {
+					idx[d] = out.t.Shape[d] - 1 - idx[d]
+				}
+				copyElem(out, k, x, ravel(idx, x.t.Shape))
+			}
+		case ir.OpReduce:
+			x := arg(0)
+			acc := make([]float64, out.t.Shape.Size())
+			acci := make([]int64, out.t.Shape.Size())
+			for k := range acc {
+				acc[k] = identityOf(in.Reduce, x.t.DType)
+				acci[k] = identityInt(in.Reduce)
+			}
+			for k := range x.t.Shape.Size() {
+				idx := unravel(k, x.t.Shape)
+				var o []int
+				for d, v := range idx {
+					if !slices.Contains(in.Axes, d) {
+						o = append(o, v)
+					}
+				}
+				j := ravel(o, out.t.Shape)
+				if x.i != nil {
+					acci[j] = foldInt(in.Reduce, acci[j], x.i[k])
+				} else {
+					acc[j] = fold(in.Reduce, acc[j], x.f[k])
+				}
+			}
+			for k := range acc {
+				if out.i != nil {
+					out.i[k] = wrapInt(out.t.DType, acci[k])
+				} else {
+					out.setF(k, acc[k])
+				}
+			}
+		case ir.OpReduceWindow:
+			x := arg(0)
+			w := in.Window
+			wshape := ir.Shape(w.Dims)
+			for k := range out.t.Shape.Size() {
+				idx := unravel(k, out.t.Shape)
+				acc := identityOf(in.Reduce, x.t.DType)
+				for m := range wshape.Size() {
+					off := unravel(m, wshape)
+					src := make([]int, len(idx))
+					for d := range idx {
+						src[d] = idx[d]*w.Strides[d] + off[d] - w.Padding[d][0]
+					}
+					if inBounds(src, x.t.Shape) {
+						acc = fold(in.Reduce, acc, x.get(ravel(src, x.t.Shape)))
+					}
+				}
+				out.setF(k, acc)
+			}
+		case ir.OpSelectAndScatter:
+			x, src := arg(0), arg(1)
+			w := in.Window
+			wshape := ir.Shape(w.Dims)
+			for k := range src.t.Shape.Size() {
+				idx := unravel(k, src.t.Shape)
+				best, bestAt := 0.0, -1
+				for m := range wshape.Size() {
+					off := unravel(m, wshape)
+					p := make([]int, len(idx))
+					for d := range idx {
+						p[d] = idx[d]*w.Strides[d] + off[d] - w.Padding[d][0]
+					}
+					if !inBounds(p, x.t.Shape) {
+						continue
+					}
+					v := x.get(ravel(p, x.t.Shape))
+					if bestAt < 0 || (in.Compare == ir.CmpGE && v > best) || (in.Compare == ir.CmpLE && v < best) {
+						best, bestAt = v, ravel(p, x.t.Shape)
+					}
+				}
+				if bestAt >= 0 {
+					out.setF(bestAt, out.get(bestAt)+src.get(k))
+				}
+			}
+		case ir.OpDotGeneral:
+			evalDot(in, arg(0), arg(1), out)
+		case ir.OpConvolution:
+			evalConv(in, arg(0), arg(1), out)
+		case ir.OpGather:
+			evalGather(in, arg(0), arg(1), out)
+		case ir.OpScatter:
+			evalScatter(in, arg(0), arg(1), arg(2), out)
+		case ir.OpSort, ir.OpArgSort:
+			evalSort(in, arg(0), out)
+		case ir.OpArgReduce:
+			x := arg(0)
+			ax := in.Axes[0]
+			for k := range out.t.Shape.Size() {
+				o := unravel(k, out.t.Shape)
+				idx := append(append(slices.Clone(o[:ax]), 0), o[ax:]...)
+				best, at := 0.0, -1
+				for j := range x.t.Shape[ax] {
+					idx[ax] = j
+					v := x.get(ravel(idx, x.t.Shape))
+					if at < 0 || (in.Reduce == ir.ReduceMax && v > best) || (in.Reduce == ir.ReduceMin && v < best) {
+						best, at = v, j
+					}
+				}
+				out.i[k] = int64(at)
+			}
+		default:
+			if in.Op.IsUnary() {
+				evalUnary(in.Op, arg(0), out)
+			} else if in.Op.IsBinary() {
+				if err := evalBinary(in.Op, arg(0), arg(1), out); err != nil {
+					return nil, err
+				}
+			} else {
+				return nil, fmt.Errorf("evaluate: %v is not supported", in.Op)
+			}
+		}
+		vals[n] = out
+	}
+	res := make([]tval, len(p.Results))
+	for i, r := range p.Results {
+		res[i] = vals[r]
+	}
+	return res, nil
+}
+
+func copyElem(dst tval, k int, src tval, j int) {
+	if dst.i != nil {
+		dst.i[k] = src.i[j]
+	} else {
+		dst.f[k] = src.f[j]
+	}
+}
+
+func cmpInt(dir ir.CompareDir, a, b int64) bool {
+	switch dir {
+	case ir.CmpEQ:
+		return a == b
+	case ir.CmpNE:
+		return a != b
+	case ir.CmpLT:
+		return a < b
+	case ir.CmpLE:
+		return a <= b
+	case ir.CmpGT:
+		return a > b
+	}
+	return a >= b
+}
+
+func cmpFloat(dir ir.CompareDir, a, b float64) bool {
+	switch dir {
+	case ir.CmpEQ:
+		return a == b
+	case ir.CmpNE:
+		return a != b
+	case ir.CmpLT:
+		return a < b
+	case ir.CmpLE:
+		return a <= b
+	case ir.CmpGT:
+		return a > b
+	}
+	return a >= b
+}
+
+func decodeLiteral(t ir.TensorType, lit []byte) tval {
+	v := newVal(t)
+	n := t.Shape.Size()
+	for k := range n {
+		switch t.DType {
+		case ir.F32:
+			v.f[k] = float64(math.Float32frombits(le32(lit[4*k:])))
+		case ir.F16:
+			v.f[k] = float64(ir.F16ToF32(le16(lit[2*k:])))
+		case ir.BF16:
+			v.f[k] = float64(ir.BF16ToF32(le16(lit[2*k:])))
+		case ir.F64:
+			v.f[k] = math.Float64frombits(le64(lit[8*k:]))
+		case ir.I32:
+			v.i[k] = int64(int32(le32(lit[4*k:])))
+		case ir.I64:
+			v.i[k] = int64(le64(lit[8*k:]))
+		case ir.U8, ir.Bool:
+			v.i[k] = int64(lit[k])
+		case ir.I8:
+			v.i[k] = int64(int8(lit[k]))
+		case ir.I16:
+			v.i[k] = int64(int16(le16(lit[2*k:])))
+		case ir.C64:
+			v.f[k] = float64(math.Float32frombits(le32(lit[8*k:]))) // real part only
+		}
+	}
+	return v
+}
+
+func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
+func le32(b []byte) uint32 { return uint32(le16(b)) | uint32(le16(b[2:]))<<16 }
+func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
+
+func evalUnary(op ir.Op, x, out tval) {
+	for k := range out.t.Shape.Size() {
+		if x.i != nil {
+			a := x.i[k]
+			var r int64
+			switch op {
+			case ir.OpNeg:
+				r = -a
+			case ir.OpAbs:
+				r = a
+				if a < 0 {
+					r = -a
+				}
+			case ir.OpSign:
+				r = int64(boolFloat(a > 0)) - int64(boolFloat(a < 0))
+			case ir.OpNot:
+				r = ^a
+				if x.t.DType == ir.Bool {
+					r = 1 - a
+				}
+			}
+			out.i[k] = wrapInt(out.t.DType, r)
+			continue
+		}
+		a := x.f[k]
+		var r float64
+		switch op {
+		case ir.OpNeg:
+			r = -a
+		case ir.OpAbs:
+			r = math.Abs(a)
+		case ir.OpExp:
+			r = math.Exp(a)
+		case ir.OpLog:
+			r = math.Log(a)
+		case ir.OpSqrt:
+			r = math.Sqrt(a)
+		case ir.OpRsqrt:
+			r = 1 / math.Sqrt(a)
+		case ir.OpTanh:
+			r = math.Tanh(a)
+		case ir.OpLogistic:
+			r = 1 / (1 + math.Exp(-a))
+		case ir.OpFloor:
+			r = math.Floor(a)
+		case ir.OpCeil:
+			r = math.Ceil(a)
+		case ir.OpSign:
+			switch {
+			case a > 0:
+				r = 1
+			case a < 0:
+				r = -1
+			default:
+				r = a
+			}
+		case ir.OpErf:
+			r = math.Erf(a)
+		case ir.OpLog1p:
+			r = math.Log1p(a)
+		case ir.OpExpm1:
+			r = math.Expm1(a)
+		case ir.OpRound:
+			r = math.RoundToEven(a)
+		case ir.OpSin:
+			r = math.Sin(a)
+		case ir.OpCos:
+			r = math.Cos(a)
+		}
+		out.setF(k, r)
+	}
+}
+
+func evalBinary(op ir.Op, x, y, out tval) error {
+	for k := range out.t.Shape.Size() {
+		if x.i != nil {
+			a, b := x.i[k], y.i[k]
+			var r int64
+			switch op {
+			case ir.OpAdd:
+				r = a + b
+			case ir.OpSub:
+				r = a - b
+			case ir.OpMul:
+				r = a * b
+			case ir.OpDiv:
+				if b == 0 {
+					return fmt.Errorf("integer division by zero")
+				}
+				r = a / b
+			case ir.OpRem:
+				if b == 0 {
+					return fmt.Errorf("integer remainder by zero")
+				}
+				r = a % b
+			case ir.OpMax:
+				r = max(a, b)
+			case ir.OpMin:
+				r = min(a, b)
+			case ir.OpPow:
+				r = int64(math.Pow(float64(a), float64(b)))
+			case ir.OpAnd:
+				r = a & b
+			case ir.OpOr:
+				r = a | b
+			}
+			out.i[k] = wrapInt(out.t.DType, r)
+			continue
+		}
+		a, b := x.f[k], y.f[k]
+		var r float64
+		switch op {
+		case ir.OpAdd:
+			r = a + b
+		case ir.OpSub:
+			r = a - b
+		case ir.OpMul:
+			r = a * b
+		case ir.OpDiv:
+			r = a / b
+		case ir.OpRem:
+			r = math.Mod(a, b)
+		case ir.OpMax:
+			r = math.Max(a, b)
+		case ir.OpMin:
+			r = math.Min(a, b)
+		case ir.OpPow:
+			r = math.Pow(a, b)
+		default:
+			return fmt.Errorf("%v on floats", op)
+		}
+		out.setF(k, r)
+	}
+	return nil
+}
+
+func evalDot(in ir.Instr, x, y, out tval) {
+	d := in.Dot
+	tx, ty := x.t.Shape, y.t.Shape
+	xfree := freeOf(tx, d.LhsBatch, d.LhsContract)
+	yfree := freeOf(ty, d.RhsBatch, d.RhsContract)
+	cshape := make(ir.Shape, len(d.LhsContract))
+	for i, a := range d.LhsContract {
+		cshape[i] = tx[a]
+	}
+	for k := range out.t.Shape.Size() {
+		o := unravel(k, out.t.Shape)
+		xi, yi := make([]int, len(tx)), make([]int, len(ty))
+		p := 0
+		for i := range d.LhsBatch {
+			xi[d.LhsBatch[i]], yi[d.RhsBatch[i]] = o[p], o[p]
+			p++
+		}
+		for _, a := range xfree {
+			xi[a] = o[p]
+			p++
+		}
+		for _, a := range yfree {
+			yi[a] = o[p]
+			p++
+		}
+		sum := 0.0
+		for m := range cshape.Size() {
+			ci := unravel(m, cshape)
+			for i := range ci {
+				xi[d.LhsContract[i]], yi[d.RhsContract[i]] = ci[i], ci[i]
+			}
+			sum += x.get(ravel(xi, tx)) * y.get(ravel(yi, ty))
+		}
+		out.setF(k, sum)
+	}
+}
+
+func freeOf(s ir.Shape, batch, contract []int) []int {
+	var f []int
+	for i := range s {
+		if !slices.Contains(batch, i) && !slices.Contains(contract, i) {
+			f = append(f, i)
+		}
+	}
+	return f
+}
+
+func evalConv(in ir.Instr, x, k, out tval) {
+	a := in.Conv
+	xs, ks, os := x.t.Shape, k.t.Shape, out.t.Shape
+	ns := len(xs) - 2
+	strides, pad, ld, rd := ones(a.Strides, ns), a.Padding, ones(a.LhsDilation, ns), ones(a.RhsDilation, ns)
+	if pad == nil {
+		pad = make([][2]int, ns)
+	}
+	g := max(a.FeatureGroups, 1)
+	cg := xs[ns+1] / g
+	og := ks[ns+1] / g
+	win := ks[:ns]
+	for n := range os.Size() {
+		o := unravel(n, os)
+		oc := o[ns+1]
+		grp := oc / og
+		sum := 0.0
+		for m := range win.Size() {
+			w := unravel(m, win)
+			xi := make([]int, ns+2)
+			xi[0] = o[0]
+			ok := true
+			for i := range ns {
+				j := o[1+i]*strides[i] + w[i]*rd[i] - pad[i][0]
+				if j < 0 || j%ld[i] != 0 || j/ld[i] >= xs[1+i] {
+					ok = false
+					break
+				}
+				xi[1+i] = j / ld[i]
+			}
+			if !ok {
+				continue
+			}
+			for ci := range cg {
+				xi[ns+1] = grp*cg + ci
+				ki := append(slices.Clone(w), ci, oc)
+				sum += x.get(ravel(xi, xs)) * k.get(ravel(ki, ks))
+			}
+		}
+		out.setF(n, sum)
+	}
+}
+
+func ones(s []int, n int) []int {
+	if s != nil {
+		return s
+	}
+	return filled(n, 1)
+}
+
+func batchIndexShape(ti ir.Shape, ivd int) (ir.Shape, int) {
+	if ivd == len(ti) {
+		return ti.Clone(), 1
+	}
+	var b ir.Shape
+	for i, d := range ti {
+		if i != ivd {
+			b = append(b, d)
+		}
+	}
+	return b, ti[ivd]
+}
+
+// indexVector reads the index vector of indices at batch position bi.
+func indexVector(ind tval, ivd int, bi []int) []int {
+	ti := ind.t.Shape
+	_, vec := batchIndexShape(ti, ivd)
+	out := make([]int, vec)
+	for v := range vec {
+		full := make([]int, 0, len(ti))
+		full = append(full, bi[:min(ivd, len(bi))]...)
+		if ivd < len(ti) {
+			full = append(full, v)
+		}
+		full = append(full, bi[min(ivd, len(bi)):]...)
+		out[v] = int(ind.i[ravel(full, ti)])
+	}
+	return out
+}
+
+func evalGather(in ir.Instr, x, ind, out tval) {
+	g := in.Gather
+	xs := x.t.Shape
+	for k := range out.t.Shape.Size() {
+		o := unravel(k, out.t.Shape)
+		var bi, off []int
+		for i, v := range o {
+			if slices.Contains(g.OffsetDims, i) {
+				off = append(off, v)
+			} else {
+				bi = append(bi, v)
+			}
+		}
+		vec := indexVector(ind, g.IndexVectorDim, bi)
+		start := make([]int, len(xs))
+		for j, d := range g.StartIndexMap {
+			start[d] = min(max(vec[j], 0), xs[d]-g.SliceSizes[d])
+		}
+		full := slices.Clone(start)
+		oi := 0
+		for d := range xs {
+			if slices.Contains(g.CollapsedSliceDims, d) {
+				continue
+			}
+			full[d] += off[oi]
+			oi++
+		}
+		copyElem(out, k, x, ravel(full, xs))
+	}
+}
+
+func evalScatter(in ir.Instr, x, ind, upd, out tval) {
+	s := in.Scatter
+	xs, us := x.t.Shape, upd.t.Shape
+	copy(out.f, x.f)
+	copy(out.i, x.i)
+	var winOperand []int
+	for d := range xs {
+		if !slices.Contains(s.InsertedWindowDims, d) {
+			winOperand = append(winOperand, d)
+		}
+	}
+	for k := range us.Size() {
+		u := unravel(k, us)
+		var bi, wi []int
+		for i, v := range u {
+			if slices.Contains(s.UpdateWindowDims, i) {
+				wi = append(wi, v)
+			} else {
+				bi = append(bi, v)
+			}
+		}
+		vec := indexVector(ind, s.IndexVectorDim, bi)
+		start := make([]int, len(xs))
+		for j, d := range s.ScatterDimsToOperandDims {
+			start[d] = vec[j]
+		}
+		// Skip the update if its window leaves the operand.
+		fits := true
+		for d := range xs {
+			size := 1
+			if j := slices.Index(winOperand, d); j >= 0 {
+				size = us[s.UpdateWindowDims[j]]
+			}
+			if start[d] < 0 || start[d]+size > xs[d] {
+				fits = false
+			}
+		}
+		if !fits {
+			continue
+		}
+		full := slices.Clone(start)
+		for j, d := range winOperand {
+			full[d] += wi[j]
+		}
+		p := ravel(full, xs)
+		v := upd.get(k)
+		switch s.Kind {
+		case ir.ScatterReplace:
+			copyElem(out, p, upd, k)
+		case ir.ScatterAdd:
+			if out.i != nil {
+				out.i[p] = wrapInt(out.t.DType, out.i[p]+upd.i[k])
+			} else {
+				out.setF(p, out.f[p]+v)
+			}
+		}
+	}
+}
+
+func evalSort(in ir.Instr, x, out tval) {
+	dim := in.Sort.Dim
+	s := x.t.Shape
+	n := s[dim]
+	for k := range s.Size() {
+		idx := unravel(k, s)
+		if idx[dim] != 0 {
+			continue
+		}
+		pos := make([]int, n)
+		for j := range n {
+			idx[dim] = j
+			pos[j] = ravel(idx, s)
+		}
+		order := seq(n)
+		less := func(a, b float64) bool {
+			if math.IsNaN(b) {
+				return !math.IsNaN(a)
+			}
+			return a < b
+		}
+		sort.SliceStable(order, func(a, b int) bool {
+			va, vb := x.get(pos[order[a]]), x.get(pos[order[b]])
+			if in.Sort.Descending {
+				return less(vb, va)
+			}
+			return less(va, vb)
+		})
+		for j := range n {
+			if in.Op == ir.OpArgSort {
+				out.i[pos[j]] = int64(order[j])
+			} else {
+				copyElem(out, pos[j], x, pos[order[j]])
+			}
+		}
+	}
+}
+
+// fromFloats makes a value of type t from float64s (rounded or truncated).
+func fromFloats(t ir.TensorType, xs ...float64) tval {
+	v := newVal(t)
+	if len(xs) != t.Shape.Size() {
+		panic(fmt.Sprintf("%d values for %v", len(xs), t))
+	}
+	for k, x := range xs {
+		v.setF(k, x)
+	}
+	return v
+}
+
+// iotaVal is 0, 1, 2, ... of type t.
+func iotaVal(t ir.TensorType) tval {
+	xs := make([]float64, t.Shape.Size())
+	for i := range xs {
+		xs[i] = float64(i)
+	}
+	return fromFloats(t, xs...)
+}
+
+// floats reads a value as float64s.
+func (v tval) floats() []float64 {
+	out := make([]float64, v.t.Shape.Size())
+	for k := range out {
+		out[k] = v.get(k)
+	}
+	return out
+}

@@ -1,0 +1,426 @@
+package lower
+
+import (
+	"encoding/binary"
+
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// Indexing: gathers and scatters, OneHot, cumulative sums and products,
+// TopKV2, ReverseV2 and Where.
+//
+// Out-of-range gather indices give zeros, as on TensorFlow's GPU
+// (gather_functor_gpu.cu.h; its CPU kernel raises instead); out-of-range
+// scatter indices are skipped.
+
+const fileIndex = "plugin/tf/lower/index.go"
+
+func init() {
+	idx := func(t []ir.DType) []Constraint { return []Constraint{{"T", t}, {"Tindices", Indices}} }
+	register(Kernel{Op: "GatherV2", Constraints: []Constraint{{"Tparams", All}, {"Tindices", Indices}},
+		Inputs: []string{"params", "indices", "axis"}, HostInputs: []string{"axis"}, HostInputIndex: []int{2},
+		Attrs: []AttrSpec{{Name: "batch_dims", Kind: AttrInt, Optional: true}}, Lower: lowerGatherV2, File: fileIndex})
+	register(Kernel{Op: "GatherNd", Constraints: []Constraint{{"Tparams", All}, {"Tindices", Indices}},
+		Inputs: []string{"params", "indices"}, Lower: lowerGatherNd, File: fileIndex})
+	register(Kernel{Op: "ScatterNd", Constraints: idx(FloatsInts), Inputs: []string{"indices", "updates", "shape"},
+		HostInputs: []string{"shape"}, HostInputIndex: []int{2}, Lower: lowerScatterNd, File: fileIndex})
+	register(Kernel{Op: "TensorScatterUpdate", Constraints: idx(All), Inputs: []string{"tensor", "indices", "updates"},
+		Lower: lowerTensorScatter(ir.ScatterReplace), File: fileIndex})
+	register(Kernel{Op: "TensorScatterAdd", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
+		Lower: lowerTensorScatter(ir.ScatterAdd), File: fileIndex})
+	register(Kernel{Op: "OneHot", Constraints: []Constraint{{"T", All}, {"TI", []ir.DType{ir.U8, ir.I32, ir.I64}}},
+		Inputs: []string{"indices", "depth", "on_value", "off_value"}, HostInputs: []string{"depth"}, HostInputIndex: []int{1},
+		Attrs: []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, Lower: lowerOneHot, File: fileIndex})
+	scan := []AttrSpec{{Name: "exclusive", Kind: AttrBool, Optional: true}, {Name: "reverse", Kind: AttrBool, Optional: true}}
+	register(Kernel{Op: "Cumsum", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
+		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(false), File: fileIndex})
+	register(Kernel{Op: "Cumprod", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
+		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(true), File: fileIndex})
+	register(Kernel{Op: "TopKV2", Constraints: T(FloatsInts), Inputs: []string{"input", "k"}, HostInputs: []string{"k"},
+		HostInputIndex: []int{1}, Attrs: []AttrSpec{{Name: "sorted", Kind: AttrBool, Optional: true}, {Name: "index_type", Kind: AttrType, Optional: true}},
+		Lower: lowerTopK, File: fileIndex})
+	register(Kernel{Op: "ReverseV2", Constraints: T(All), Inputs: []string{"tensor", "axis"}, HostInputs: []string{"axis"},
+		HostInputIndex: []int{1}, Lower: lowerReverse, File: fileIndex})
+	register(Kernel{Op: "Where", Constraints: T(All), Inputs: []string{"input"}, ReadInputs: []int{0}, Lower: lowerWhere, File: fileIndex})
+}
+
+// intVector is a constant vector of integer dtype d.
+func intVector(b *ir.Builder, d ir.DType, vals []int) ir.Value {
+	v := make([]int64, len(vals))
+	for i, x := range vals {
+		v[i] = int64(x)
+	}
+	return b.Convert(i64Constant(b, ir.Shape{len(vals)}, v), d)
+}
+
+// inRange is 0 <= idx < limit elementwise, limit broadcast along the given
+// dims of idx's shape.
+func inRange(b *ir.Builder, idx, limit ir.Value, dims []int) ir.Value {
+	t := b.Type(idx)
+	ge := b.Compare(ir.CmpGE, idx, b.Full(t, 0))
+	lt := b.Compare(ir.CmpLT, idx, b.BroadcastInDim(limit, t.Shape, dims))
+	return b.Binary(ir.OpAnd, ge, lt)
+}
+
+func lowerGatherV2(c *Call) error {
+	if err := c.arity(3); err != nil {
+		return err
+	}
+	tp, ti := c.Type(0), c.Type(1)
+	pr, ir_ := tp.Shape.Rank(), ti.Shape.Rank()
+	a, err := c.hostScalar(2, "axis")
+	if err != nil {
+		return err
+	}
+	axis, err := c.axis(a, pr, "axis")
+	if err != nil {
+		return err
+	}
+	bd := int(c.Attrs.Int("batch_dims", 0))
+	if bd < 0 {
+		bd += ir_
+	}
+	if bd < 0 || bd > ir_ || bd > axis {
+		return c.Errorf("batch_dims %d must be in [-%d, %d] and at most axis %d (params %v, indices %v)", c.Attrs.Int("batch_dims", 0), ir_, ir_, axis, tp, ti)
+	}
+	for i := range bd {
+		if tp.Shape[i] != ti.Shape[i] {
+			return c.Errorf("params %v and indices %v must agree in their %d batch dims", tp, ti, bd)
+		}
+	}
+	out := append(append(tp.Shape[:axis].Clone(), ti.Shape[bd:]...), tp.Shape[axis+1:]...)
+	b := c.B
+	if tp.Shape[axis] == 0 || ti.Shape.Size() == 0 || tp.Shape.Size() == 0 {
+		if ti.Shape.Size() > 0 && out.Size() > 0 {
+			return c.Errorf("indices %v index an empty axis %d of params %v", ti, axis, tp)
+		}
+		c.Out = []ir.Value{b.Full(ir.TensorType{DType: tp.DType, Shape: out}, 0)}
+		return nil
+	}
+	// Index vectors: the batch position (for batch_dims), then the index.
+	col := append(ti.Shape.Clone(), 1)
+	parts := make([]ir.Value, 0, bd+1)
+	for k := range bd {
+		parts = append(parts, b.Iota(ir.TensorType{DType: ti.DType, Shape: col}, k))
+	}
+	parts = append(parts, b.Reshape(c.In[1], col))
+	ids := b.Concat(ir_, parts...)
+	mapDims := append(seq(bd), axis)
+	sizes := tp.Shape.Clone()
+	for _, d := range mapDims {
+		sizes[d] = 1
+	}
+	offset := append(rangeInts(bd, axis), rangeInts(axis+ir_-bd, len(out))...)
+	g := b.Gather(c.In[0], ids, ir.GatherDims{OffsetDims: offset, CollapsedSliceDims: mapDims, StartIndexMap: mapDims,
+		IndexVectorDim: ir_, SliceSizes: sizes})
+	batchPos := append(seq(bd), rangeInts(axis, axis+ir_-bd)...)
+	limit := intVector(b, ti.DType, []int{tp.Shape[axis]})
+	ok := inRange(b, c.In[1], b.Reshape(limit, nil), []int{})
+	c.Out = []ir.Value{b.Select(b.BroadcastInDim(ok, out, batchPos), g, b.Full(b.Type(g), 0))}
+	return nil
+}
+
+func lowerGatherNd(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
+	tp, ti := c.Type(0), c.Type(1)
+	r := ti.Shape.Rank()
+	if r < 1 || ti.Shape[r-1] > tp.Shape.Rank() {
+		return c.Errorf("indices %v must have rank at least 1 and an inner dimension at most the rank of params %v", ti, tp)
+	}
+	k := ti.Shape[r-1]
+	nb := r - 1
+	out := append(ti.Shape[:nb].Clone(), tp.Shape[k:]...)
+	b := c.B
+	if k == 0 {
+		c.Out = []ir.Value{b.BroadcastInDim(c.In[0], out, rangeInts(nb, len(out)))}
+		return nil
+	}
+	if ti.Shape.Size() == 0 || tp.Shape.Size() == 0 {
+		if ti.Shape.Size() > 0 && out.Size() > 0 {
+			return c.Errorf("indices %v index an empty dimension of params %v", ti, tp)
+		}
+		c.Out = []ir.Value{b.Full(ir.TensorType{DType: tp.DType, Shape: out}, 0)}
+		return nil
+	}
+	sizes := tp.Shape.Clone()
+	for i := range k {
+		sizes[i] = 1
+	}
+	g := b.Gather(c.In[0], c.In[1], ir.GatherDims{OffsetDims: rangeInts(nb, len(out)), CollapsedSliceDims: seq(k),
+		StartIndexMap: seq(k), IndexVectorDim: nb, SliceSizes: sizes})
+	ok := inRange(b, c.In[1], intVector(b, ti.DType, tp.Shape[:k]), []int{r - 1})
+	all := b.Reduce(ok, ir.ReduceAnd, []int{r - 1})
+	c.Out = []ir.Value{b.Select(b.BroadcastInDim(all, out, seq(nb)), g, b.Full(b.Type(g), 0))}
+	return nil
+}
+
+// scatterInto combines updates into operand at indices [..., K] (the
+// ScatterNd family's layout: updates are indices.shape[:-1] + shape[K:]).
+func scatterInto(c *Call, operand, indices, updates ir.Value, kind ir.ScatterKind) (ir.Value, error) {
+	b := c.B
+	to, ti, tu := b.Type(operand), b.Type(indices), b.Type(updates)
+	r := ti.Shape.Rank()
+	if r < 1 || ti.Shape[r-1] > to.Shape.Rank() || tu.DType != to.DType {
+		return 0, c.Errorf("indices must have rank at least 1 and an inner dimension at most the rank of the output %v, and updates its dtype; inputs %s", to, c.Inputs())
+	}
+	k := ti.Shape[r-1]
+	nb := r - 1
+	want := append(ti.Shape[:nb].Clone(), to.Shape[k:]...)
+	if !tu.Shape.Equal(want) {
+		return 0, c.Errorf("updates %v must have shape %v for indices %v and output %v", tu, want, ti, to)
+	}
+	if tu.Shape.Size() == 0 || to.Shape.Size() == 0 {
+		return operand, nil
+	}
+	return b.Scatter(operand, indices, updates, ir.ScatterDims{UpdateWindowDims: rangeInts(nb, len(want)),
+		InsertedWindowDims: seq(k), ScatterDimsToOperandDims: seq(k), IndexVectorDim: nb, Kind: kind}), nil
+}
+
+// lowerScatterNd adds updates (duplicates sum) into zeros of the host shape.
+func lowerScatterNd(c *Call) error {
+	if err := c.arity(3); err != nil {
+		return err
+	}
+	shape, err := c.hostShape(2, "shape")
+	if err != nil {
+		return err
+	}
+	zero := c.B.Full(ir.TensorType{DType: c.Type(1).DType, Shape: shape}, 0)
+	y, err := scatterInto(c, zero, c.In[0], c.In[1], ir.ScatterAdd)
+	if err != nil {
+		return err
+	}
+	c.Out = []ir.Value{y}
+	return nil
+}
+
+func lowerTensorScatter(kind ir.ScatterKind) func(c *Call) error {
+	return func(c *Call) error {
+		if err := c.arity(3); err != nil {
+			return err
+		}
+		y, err := scatterInto(c, c.In[0], c.In[1], c.In[2], kind)
+		if err != nil {
+			return err
+		}
+		c.Out = []ir.Value{y}
+		return nil
+	}
+}
+
+// lowerOneHot puts on_value where the new axis's position equals the index
+// and off_value elsewhere (so out-of-range indices give a row of off_value).
+func lowerOneHot(c *Call) error {
+	if err := c.arity(4); err != nil {
+		return err
+	}
+	ti, ton, toff := c.Type(0), c.Type(2), c.Type(3)
+	depth, err := c.hostScalar(1, "depth")
+	if err != nil {
+		return err
+	}
+	if depth < 0 || ton.Shape.Rank() != 0 || toff.Shape.Rank() != 0 || ton.DType != toff.DType {
+		return c.Errorf("depth %d must be non-negative and on_value %v, off_value %v scalars of one dtype (indices %v)", depth, ton, toff, ti)
+	}
+	r := ti.Shape.Rank()
+	a := c.Attrs.Int("axis", -1)
+	if a < -1 || a > int64(r) {
+		return c.Errorf("axis %d must be in [-1, %d] (indices %v)", a, r, ti)
+	}
+	axis := int(a)
+	if axis == -1 {
+		axis = r
+	}
+	out := append(append(ti.Shape[:axis].Clone(), int(depth)), ti.Shape[axis:]...)
+	b := c.B
+	pos := b.Iota(ir.TensorType{DType: ir.I64, Shape: out}, axis)
+	keep := append(seq(axis), rangeInts(axis+1, r+1)...)
+	ids := b.BroadcastInDim(b.Convert(c.In[0], ir.I64), out, keep)
+	on := b.BroadcastInDim(c.In[2], out, []int{})
+	off := b.BroadcastInDim(c.In[3], out, []int{})
+	c.Out = []ir.Value{b.Select(b.Compare(ir.CmpEQ, pos, ids), on, off)}
+	return nil
+}
+
+// shiftAlong pads x by one element of v before, dropping the last: the
+// exclusive scan's input.
+func shiftAlong(b *ir.Builder, x ir.Value, axis, by int, v float64) ir.Value {
+	t := b.Type(x)
+	r := t.Shape.Rank()
+	low, high := make([]int, r), make([]int, r)
+	low[axis], high[axis] = by, -by
+	return b.Pad(x, b.Scalar(t.DType, v), low, high, make([]int, r))
+}
+
+// lowerScan is Cumsum (a reduce_window whose window covers the whole axis,
+// padded in front so each output sums its prefix) or Cumprod (reduce_window
+// has no product, so a doubling scan: log2(n) multiplications by the
+// sequence shifted 1, 2, 4, ... places). exclusive shifts the input one
+// place; reverse scans from the end (scan_ops.cc).
+func lowerScan(prod bool) func(c *Call) error {
+	return func(c *Call) error {
+		if err := c.arity(2); err != nil {
+			return err
+		}
+		t := c.Type(0)
+		a, err := c.hostScalar(1, "axis")
+		if err != nil {
+			return err
+		}
+		axis, err := c.axis(a, t.Shape.Rank(), "axis")
+		if err != nil {
+			return err
+		}
+		n := t.Shape[axis]
+		b := c.B
+		if n == 0 || t.Shape.Size() == 0 {
+			c.Out = []ir.Value{c.In[0]}
+			return nil
+		}
+		rev := []int{}
+		if c.Attrs.Bool("reverse") {
+			rev = []int{axis}
+		}
+		identity := 0.0
+		if prod {
+			identity = 1
+		}
+		x := b.Reverse(b.Convert(c.In[0], accType(t.DType)), rev)
+		if c.Attrs.Bool("exclusive") {
+			x = shiftAlong(b, x, axis, 1, identity)
+		}
+		if prod {
+			for k := 1; k < n; k *= 2 {
+				x = b.Binary(ir.OpMul, x, shiftAlong(b, x, axis, k, 1))
+			}
+		} else {
+			r := t.Shape.Rank()
+			w := ir.WindowAttrs{Dims: filled(r, 1), Padding: make([][2]int, r)}
+			w.Dims[axis] = n
+			w.Padding[axis] = [2]int{n - 1, 0}
+			x = b.ReduceWindow(x, ir.ReduceSum, w)
+		}
+		c.Out = []ir.Value{b.Convert(b.Reverse(x, rev), t.DType)}
+		return nil
+	}
+}
+
+// lowerTopK sorts the last axis descending (stably, so of equal values the
+// lower index comes first, as TensorFlow's TopK promises), keeps the first
+// k indices and gathers their values.
+func lowerTopK(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
+	t := c.Type(0)
+	r := t.Shape.Rank()
+	if r < 1 {
+		return c.Errorf("input must have rank at least 1, got %v", t)
+	}
+	k64, err := c.hostScalar(1, "k")
+	if err != nil {
+		return err
+	}
+	n := t.Shape[r-1]
+	if k64 < 0 || k64 > int64(n) {
+		return c.Errorf("k %d must be in [0, %d], the last dimension of %v", k64, n, t)
+	}
+	k := int(k64)
+	index := c.Attrs.Type("index_type", ir.I32)
+	if index != ir.I32 && index != ir.I64 {
+		return c.Errorf("index_type %v is not supported; use int32 or int64 (input %v)", index, t)
+	}
+	b := c.B
+	out := append(t.Shape[:r-1].Clone(), k)
+	if out.Size() == 0 {
+		c.Out = []ir.Value{b.Full(ir.TensorType{DType: t.DType, Shape: out}, 0), b.Full(ir.TensorType{DType: index, Shape: out}, 0)}
+		return nil
+	}
+	order := b.ArgSort(c.In[0], ir.SortAttrs{Dim: r - 1, Descending: true}, index)
+	start := make([]int, r)
+	idx := b.Slice(order, start, out, filled(r, 1))
+	rows := out.Size() / k
+	flat := b.Reshape(c.In[0], ir.Shape{rows, n})
+	col := b.Reshape(idx, ir.Shape{rows, k, 1})
+	row := b.Iota(ir.TensorType{DType: index, Shape: ir.Shape{rows, k, 1}}, 0)
+	vals := b.Gather(flat, b.Concat(2, row, col), ir.GatherDims{CollapsedSliceDims: []int{0, 1}, StartIndexMap: []int{0, 1},
+		IndexVectorDim: 2, SliceSizes: []int{1, 1}})
+	c.Out = []ir.Value{b.Reshape(vals, out), idx}
+	return nil
+}
+
+func lowerReverse(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
+	t := c.Type(0)
+	vals, err := c.hostInts(1, "axis")
+	if err != nil {
+		return err
+	}
+	seen := make([]bool, t.Shape.Rank())
+	var axes []int
+	for _, v := range vals {
+		a, err := c.axis(v, t.Shape.Rank(), "axis")
+		if err != nil {
+			return err
+		}
+		if seen[a] {
+			return c.Errorf("axis %d specified more than once (axis %v, tensor %v)", a, vals, t)
+		}
+		seen[a] = true
+		axes = append(axes, a)
+	}
+	c.Out = []ir.Value{c.B.Reverse(c.In[0], axes)}
+	return nil
+}
+
+// lowerWhere lists the coordinates of the non-zero (true) elements, in
+// row-major order, as an int64 [n, rank] constant computed on the host from
+// the input's bytes (Kernel.ReadInputs). NaN counts as non-zero, -0 as zero.
+func lowerWhere(c *Call) error {
+	if err := c.arity(1); err != nil {
+		return err
+	}
+	t := c.Type(0)
+	raw, ok := c.Raw[0]
+	if !ok || len(raw) != t.Bytes() {
+		return c.Errorf("needs the contents of input %v (%d bytes), got %d bytes", t, t.Bytes(), len(raw))
+	}
+	size := t.DType.Size()
+	var mask uint64 = ^uint64(0)
+	switch t.DType {
+	case ir.F32:
+		mask = 0x7fffffff
+	case ir.F16, ir.BF16:
+		mask = 0x7fff
+	}
+	r := t.Shape.Rank()
+	strides := t.Shape.Strides()
+	var coords []int64
+	n := 0
+	for i := range t.Shape.Size() {
+		var v uint64
+		switch size {
+		case 1:
+			v = uint64(raw[i])
+		case 2:
+			v = uint64(binary.LittleEndian.Uint16(raw[2*i:]))
+		case 4:
+			v = uint64(binary.LittleEndian.Uint32(raw[4*i:]))
+		case 8:
+			v = binary.LittleEndian.Uint64(raw[8*i:])
+		}
+		if v&mask == 0 {
+			continue
+		}
+		n++
+		for d := range r {
+			coords = append(coords, int64(i/strides[d]%t.Shape[d]))
+		}
+	}
+	c.Out = []ir.Value{i64Constant(c.B, ir.Shape{n, r}, coords)}
+	return nil
+}

@@ -1,0 +1,39 @@
+package tf
+
+/*
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+)
+
+// opCounts counts kernel executions per op on the device, so tests (and
+// users) can see what really ran here rather than fell back to the CPU.
+var opCounts sync.Map // op name -> *atomic.Int64
+
+func countOp(op string) {
+	c, ok := opCounts.Load(op)
+	if !ok {
+		c, _ = opCounts.LoadOrStore(op, new(atomic.Int64))
+	}
+	c.(*atomic.Int64).Add(1)
+}
+
+// metalplug_op_counts returns a JSON object mapping each op name to the number
+// of times its kernel ran on the device. The caller frees the string with
+// free(3); from Python, ctypes.CDLL on the loaded library reaches it.
+//
+//export metalplug_op_counts
+func metalplug_op_counts() *C.char {
+	m := map[string]int64{}
+	opCounts.Range(func(k, v any) bool {
+		m[k.(string)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	b, _ := json.Marshal(m)
+	return C.CString(string(b))
+}

@@ -84,12 +84,19 @@ func Demo() error { return tasks.Demo(logf) }
 // Sdist writes dist/metalplug-<version>.tar.gz with the Go modules vendored.
 func Sdist() error { return tasks.Sdist(logf) }
 
-// Kernels regenerates docs/kernels.md from the kernel registry.
+// Kernels regenerates docs/kernels.md (the kernel registry) and docs/drivers.md (IR ops by driver).
 func Kernels() error {
+	drivers, err := docs.Drivers(".")
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll("docs", 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(docs.KernelsPath, []byte(docs.Kernels()), 0o644)
+	if err := os.WriteFile(docs.KernelsPath, []byte(docs.Kernels()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(docs.DriversPath, []byte(drivers), 0o644)
 }
 
 // Darwincheck type-checks the darwin-only packages (the Metal driver) for darwin/arm64.

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/version"
 )
@@ -58,7 +59,7 @@ func Epoch() time.Time {
 func PlatformTag(r *probe.Report) string {
 	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[r.GOARCH]
 	if r.GOOS == "darwin" {
-		return "macosx_11_0_arm64"
+		return "macosx_" + strings.ReplaceAll(build.DarwinDeploymentTarget, ".", "_") + "_arm64"
 	}
 	if arch == "" {
 		arch = r.GOARCH

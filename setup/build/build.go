@@ -40,6 +40,13 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
+// DarwinDeploymentTarget is the oldest macOS the library runs on. The Metal
+// driver's floor is macOS 12.0, set by MPSGraphExecutable (compile and encode)
+// and maximumWithNaNPropagation; Go 1.26 itself needs macOS 12 too. Newer
+// APIs (sort and bitwise ops from 13.0, reinterpretCast from 13.2, MPSNDArray
+// at an offset from 15.0) are looked up at run time, with fallbacks.
+const DarwinDeploymentTarget = "12.0"
+
 // LibraryName is the file TensorFlow loads on the probed OS.
 func LibraryName(goos string) string {
 	if goos == "darwin" {
@@ -128,22 +135,27 @@ func buildEnv(r *probe.Report) []string {
 		cflags = append(cflags, "-DMETALPLUG_HAVE_FORCE_MEMORY_GROWTH")
 	}
 	lib := r.TensorFlow.LibDir
-	var ldflags []string
+	var ldflags, extra []string
 	if r.GOOS == "darwin" {
+		// The frameworks (Metal, MetalPerformanceShaders, MPSGraph,
+		// Foundation) come from the #cgo lines of the Metal driver and darwinkit.
+		cflags = append(cflags, "-mmacosx-version-min="+DarwinDeploymentTarget)
+		extra = append(extra, "MACOSX_DEPLOYMENT_TARGET="+DarwinDeploymentTarget)
 		// The plugin sits in site-packages/tensorflow-plugins, TensorFlow in
 		// site-packages/tensorflow: the relative rpath survives any install.
-		ldflags = []string{"-L" + lib, "-ltensorflow_framework.2", "-Wl,-rpath,@loader_path/../tensorflow", "-Wl,-rpath," + lib}
+		ldflags = []string{"-L" + lib, "-ltensorflow_framework.2", "-Wl,-rpath,@loader_path/../tensorflow", "-Wl,-rpath," + lib,
+			"-mmacosx-version-min=" + DarwinDeploymentTarget}
 	} else {
 		ldflags = []string{"-L" + lib, "-l:" + filepath.Base(r.TensorFlow.FrameworkLibrary), "-Wl,-rpath,$ORIGIN/../tensorflow", "-Wl,-rpath," + lib}
 	}
-	return []string{
+	return append([]string{
 		"CGO_ENABLED=1",
 		"GOOS=" + r.GOOS,
 		"GOARCH=" + r.GOARCH,
 		"GOTOOLCHAIN=local",
 		"CGO_CFLAGS=-O2 " + strings.Join(cflags, " "),
 		"CGO_LDFLAGS=" + strings.Join(ldflags, " "),
-	}
+	}, extra...)
 }
 
 // Env is the environment that compiles or vets plugin/tf against a probed

@@ -128,3 +128,20 @@ func TestFingerprintFollowsTensorFlowAndSources(t *testing.T) {
 		t.Error("a changed source keeps the fingerprint")
 	}
 }
+
+// TestDarwinBuildFlags: on macOS the library is a .dylib, links the framework
+// library by its install name with a loader-relative rpath, and carries the
+// deployment target in both the compile and the link.
+func TestDarwinBuildFlags(t *testing.T) {
+	r := &probe.Report{GOOS: "darwin", GOARCH: "arm64", TensorFlow: probe.TensorFlow{IncludeDir: "/tf/include", LibDir: "/tf"}}
+	env := strings.Join(buildEnv(r), "\n")
+	for _, want := range []string{"GOOS=darwin", "GOARCH=arm64", "-ltensorflow_framework.2", "@loader_path/../tensorflow",
+		"-mmacosx-version-min=" + DarwinDeploymentTarget, "MACOSX_DEPLOYMENT_TARGET=" + DarwinDeploymentTarget} {
+		if !strings.Contains(env, want) {
+			t.Errorf("darwin build environment lacks %q:\n%s", want, env)
+		}
+	}
+	if LibraryName("darwin") != "libmetalplug.dylib" {
+		t.Errorf("darwin library name %q", LibraryName("darwin"))
+	}
+}

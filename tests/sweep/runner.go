@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,7 +255,7 @@ func (r *runner) fail(id string, b *batch) {
 	if b.inflight == id && b.variant != "" {
 		detail += fmt.Sprintf(" in variant %q", b.variant)
 	}
-	if s := lastLines(b.stderr, 6); s != "" {
+	if s := crashLines(b.stderr); s != "" {
 		detail += " | stderr: " + s
 	}
 	r.logf("sweep: %s: %s", id, detail)
@@ -418,6 +419,29 @@ func prefixed(p, s string) string {
 		return ""
 	}
 	return p + s
+}
+
+// fatalLine matches what a dying process says about why: absl's FATAL and
+// ERROR lines (TensorFlow's CHECK failures), Go's panics and fatal errors,
+// Python's fatal errors.
+var fatalLine = regexp.MustCompile(`^(F\d{4} |E\d{4} |panic: |fatal error: |Fatal Python error|SIGSEGV|SIGABRT)`)
+
+// crashLines picks, from a dead worker's stderr, the lines that say why it
+// died, or else its last lines.
+func crashLines(stderr string) string {
+	var picked []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if fatalLine.MatchString(strings.TrimSpace(l)) {
+			picked = append(picked, strings.TrimSpace(l))
+		}
+	}
+	if len(picked) == 0 {
+		return lastLines(stderr, 6)
+	}
+	if len(picked) > 3 {
+		picked = picked[len(picked)-3:]
+	}
+	return strings.Join(picked, " / ")
 }
 
 func lastLines(s string, n int) string {

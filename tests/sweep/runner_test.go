@@ -74,7 +74,9 @@ func fakeWorker() {
 		say(map[string]string{"kind": "start", "id": id})
 		say(map[string]string{"kind": "variant", "id": id, "name": "only"})
 		if crash[id] || (id == victim && ran[after]) {
-			fmt.Fprintln(os.Stderr, "fake: F0000 check failed in", id)
+			fmt.Fprintln(os.Stderr, "F0000 00:00:1796056390.481413   24101 fake.cc:228] check failed in", id)
+			fmt.Fprintln(os.Stderr, "*** Check failure stack trace: ***")
+			fmt.Fprintln(os.Stderr, "    @     0x7f1ae28ce564  absl::LogMessage::SendToLog()")
 			os.Exit(134)
 		}
 		if hang[id] {
@@ -167,10 +169,13 @@ func TestRunnerIsolatesCrash(t *testing.T) {
 		t.Fatalf("verified %d, want 19", len(st[Verified]))
 	}
 	d := r.results["Op07:T=float32"].Detail
-	for _, want := range []string{"signal", "only", "check failed in Op07"} {
-		if !strings.Contains(d, want) && !(want == "signal" && strings.Contains(d, "status 134")) {
+	for _, want := range []string{"status 134", `variant "only"`, "fake.cc:228] check failed in Op07"} {
+		if !strings.Contains(d, want) {
 			t.Errorf("detail %q does not mention %q", d, want)
 		}
+	}
+	if strings.Contains(d, "SendToLog") {
+		t.Errorf("detail %q carries the stack trace rather than the fatal line", d)
 	}
 	if n := starts(); n != 3 {
 		t.Errorf("%d workers, want 3 (batch, crasher alone, the rest)", n)

@@ -416,7 +416,9 @@ def batch_matmul(c):
     if c.op != "BatchMatMul":
         vs.append(V("broadcast batch 2x1x4x5 by 3x5x6", tol=10, x=c.x(2, 1, 4, 5), y=c.x(3, 5, 6)))
     if c.op == "BatchMatMulV3":
-        ta, tb = c.dt("Ta"), c.dt("Tb")
+        # A kernel may constrain Ta alone: Tb and Tout then follow it.
+        ta = c.dt("Ta")
+        tb = c.dt("Tb", ta)
         vs = [
             V("3x5x4 by 3x4x6", tol=10, x=c.x(3, 5, 4, dtype=ta), y=c.x(3, 4, 6, dtype=tb)),
             V("adj_x, adj_y", tol=10, x=c.x(3, 5, 4, dtype=ta), y=c.x(3, 6, 5, dtype=tb), adj_x=True, adj_y=True),

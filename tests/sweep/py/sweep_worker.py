@@ -58,18 +58,11 @@ TOLERANCE = {
 REL_FLOOR = 1e-6
 
 # Dtypes a reference may be computed in when the CPU has no kernel for the
-# dtype itself: the answer is then cast back (integers wrap as the device's
-# do) or compared as is (floats, at the narrow dtype's tolerance).
-WIDER = {
-    "float16": "float32",
-    "bfloat16": "float32",
-    "int8": "int64",
-    "int16": "int64",
-    "uint8": "int64",
-    "uint16": "int64",
-    "uint32": "int64",
-    "int32": "int64",
-}
+# dtype itself, tried in this order: the answer is then cast back (integers
+# wrap as the device's do) or compared as is (floats, at the narrow dtype's
+# tolerance).
+WIDER_FLOATS = {"float16": "float32", "bfloat16": "float32"}
+WIDER = dict(WIDER_FLOATS, int8="int64", int16="int64", uint8="int64", uint16="int64", uint32="int64", int32="int64")
 
 
 def emit(obj):
@@ -360,9 +353,10 @@ def build_kwargs(od, variant, types):
 
 def widen(od, kwargs, types, wider):
     """kwargs with every tensor and type attr of a narrow dtype moved to its
-    wider substitute, for a reference the CPU can compute."""
+    wider substitute, for a reference the CPU can compute. Only inputs whose
+    dtype an attr decides move: a fixed int32 (a shape) stays."""
     out = {}
-    names = {a.name for a in od.input_arg}
+    names = {a.name for a in od.input_arg if a.type_attr or a.type_list_attr}
     attr_types = {at.name for at in od.attr if at.type == "type"}
 
     def w(t):
@@ -518,7 +512,15 @@ class Runner:
                 with tf.device(CPU):
                     want = [np.asarray(x) for x in v.ref[1](kwargs)]
             except Exception as e:
-                raise Failure("recipe-error", "the recipe's CPU reference failed: " + first_line(e))
+                if not no_cpu_kernel(e):
+                    raise Failure("recipe-error", "the recipe's CPU reference failed: " + first_line(e))
+                # The CPU lacks the dtype: the same reference in float32.
+                try:
+                    with tf.device(CPU):
+                        want = [np.asarray(x) for x in v.ref[1](widen(od, kwargs, types, WIDER_FLOATS))]
+                except Exception as e2:
+                    raise Failure("recipe-error", "the recipe's CPU reference failed, in float32 too: " + first_line(e2))
+                check += " in float32"
         elif v.prop is None:
             want, check = self.reference(case, od, kwargs, types, v)
 
@@ -632,14 +634,17 @@ class Runner:
             if not no_cpu_kernel(e):
                 raise Failure("recipe-error", "the CPU rejects the recipe's inputs: " + first_line(e))
             first = e
-        wide = widen(od, kwargs, types, WIDER)
-        try:
-            with tf.device(CPU):
-                res = to_numpy(flatten(call(case.op, od, wide)))
-        except Exception as e:
-            if no_cpu_kernel(e):
-                raise Failure("no-reference", "the CPU has no kernel for this dtype or a wider one (%s)" % first_line(first))
-            raise Failure("recipe-error", "the CPU rejects the widened inputs: " + first_line(e))
+        res = None
+        for wider in (WIDER_FLOATS, WIDER):
+            try:
+                with tf.device(CPU):
+                    res = to_numpy(flatten(call(case.op, od, widen(od, kwargs, types, wider))))
+                break
+            except Exception as e:
+                if not no_cpu_kernel(e):
+                    raise Failure("recipe-error", "the CPU rejects the widened inputs: " + first_line(e))
+        if res is None:
+            raise Failure("no-reference", "the CPU has no kernel for this dtype or a wider one (%s)" % first_line(first))
         # Cast integer answers back so that wrap-around matches the narrow
         # dtype; float answers stay wide and are held to the narrow tolerance.
         out_types = []
@@ -651,8 +656,8 @@ class Runner:
             if t and tf.dtypes.as_dtype(t).is_integer:
                 r = r.astype(tf.dtypes.as_dtype(t).as_numpy_dtype)
             fixed.append(r)
-        wider = sorted({WIDER[t] for t in types.values() if t in WIDER})
-        return fixed, "vs CPU in " + "/".join(wider)
+        names = sorted({wider[t] for t in types.values() if t in wider})
+        return fixed, "vs CPU in " + "/".join(names)
 
 
 def main():

@@ -15,12 +15,8 @@ const (
 	hostPlatform   = "METALPLUG_HOST_REFERENCE"
 )
 
-// selectDriver picks the driver that backs the device: the host reference
-// driver when METALPLUG_HOST_DEVICE=1 asks for it.
-func selectDriver() (d driver.Driver, deviceType, platform, why string) {
-	if os.Getenv("METALPLUG_HOST_DEVICE") != "1" {
-		return nil, "", "", "no device offered: set METALPLUG_HOST_DEVICE=1 to use the host reference driver (the Metal driver runs on Apple silicon only)"
-	}
+// hostDriver makes the host reference driver with its device names.
+func hostDriver() (d driver.Driver, deviceType, platform, why string) {
 	var mem int64
 	if s := os.Getenv("METALPLUG_HOST_MEMORY_MB"); s != "" {
 		mb, err := strconv.ParseInt(s, 10, 64)

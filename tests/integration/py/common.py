@@ -7,7 +7,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
-DEVICE_TYPE = "METALPLUG_HOST"
+# GPU on macOS (the Metal driver); the host reference driver elsewhere.
+DEVICE_TYPE = os.environ.get("METALPLUG_TEST_DEVICE_TYPE", "METALPLUG_HOST")
 DEVICE = "/device:%s:0" % DEVICE_TYPE
 
 

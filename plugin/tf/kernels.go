@@ -6,6 +6,7 @@ package tf
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime/cgo"
 	"strings"
@@ -251,9 +252,20 @@ func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 func fail(ctx *C.TF_OpKernelContext, st *C.TF_Status, err error) {
 	msg := C.CString("metalplug: " + err.Error())
 	defer C.free(unsafe.Pointer(msg))
-	C.TF_SetStatus(st, C.TF_INVALID_ARGUMENT, msg)
+	code := C.TF_Code(C.TF_INVALID_ARGUMENT)
+	var oom *outOfMemory
+	if errors.As(err, &oom) {
+		code = C.TF_RESOURCE_EXHAUSTED
+	}
+	C.TF_SetStatus(st, code, msg)
 	C.TF_OpKernelContext_Failure(ctx, st)
 }
+
+// outOfMemory marks an output TensorFlow could not allocate, so the error
+// reaches Python as ResourceExhaustedError, as TensorFlow's own kernels do.
+type outOfMemory struct{ error }
+
+func (e *outOfMemory) Unwrap() error { return e.error }
 
 func describe(ins []input) string {
 	parts := make([]string, len(ins))
@@ -366,7 +378,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		}
 		out := C.TF_AllocateOutput(ctx, C.int(i), irToTF(t.DType), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
 		if C.TF_GetCode(st) != C.TF_OK {
-			return fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", k.Op, i, t, t.Bytes(), C.GoString(C.TF_Message(st)))
+			return &outOfMemory{fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", k.Op, i, t, t.Bytes(), C.GoString(C.TF_Message(st)))}
 		}
 		results[i] = C.TF_TensorData(out)
 		C.TF_DeleteTensor(out)

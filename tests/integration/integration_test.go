@@ -249,3 +249,52 @@ func TestTwoThreadsTrain(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongInputIsATensorFlowError: bad shapes, attributes and sizes come back
+// as errors naming the op, the shapes and the dtypes, and the process lives.
+func TestWrongInputIsATensorFlowError(t *testing.T) {
+	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
+	type result struct {
+		Raised      bool      `json:"raised"`
+		Message     string    `json:"message"`
+		Type        string    `json:"type"`
+		MatmulShape []int     `json:"matmul_shape"`
+		Sum         []float64 `json:"sum"`
+		Device      string    `json:"device"`
+	}
+	var r map[string]result
+	// A small device, so that "more than the device has" is quick to reach.
+	stderr, err := script(t, v[0], "errors.py", []string{ask, "METALPLUG_HOST_MEMORY_MB=128", "METALPLUG_TEST_LIB=" + v[1]}, &r)
+	if err != nil {
+		t.Fatalf("errors.py crashed: %v\n%s", err, stderr)
+	}
+	want := map[string][]string{
+		"matmul_shapes":     {"MatMul", "[2,3]", "[4,5]", "float32"},
+		"add_broadcast":     {"AddV2", "[2,3]", "[4]", "float32"},
+		"reshape_size":      {"Reshape", "[3,4]", "5"},
+		"sum_axis":          {"Sum", "axis 2", "rank 2"},
+		"conv_strides_attr": {"Conv2D", "strides"},
+		"conv_padding_attr": {"Conv2D", "FULL"},
+		"transpose_perm":    {"Transpose", "perm"},
+		"too_big":           {"Fill"},
+	}
+	for name, words := range want {
+		c, ok := r[name]
+		if !ok || !c.Raised {
+			t.Errorf("%s: no error raised (%+v)", name, c)
+			continue
+		}
+		for _, w := range words {
+			if !strings.Contains(c.Message, w) {
+				t.Errorf("%s: error %q does not mention %q", name, c.Message, w)
+			}
+		}
+	}
+	if r["too_big"].Type != "ResourceExhaustedError" {
+		t.Errorf("an output past the device's memory raised %s, want ResourceExhaustedError", r["too_big"].Type)
+	}
+	e := r["empty"]
+	if len(e.MatmulShape) != 2 || e.MatmulShape[0] != 0 || e.MatmulShape[1] != 4 || len(e.Sum) != 4 || !onDevice(e.Device) {
+		t.Errorf("empty tensors: %+v", e)
+	}
+}

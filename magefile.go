@@ -12,6 +12,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/metalplug/metalplug/ci"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/docs"
 	"github.com/metalplug/metalplug/setup/install"
@@ -101,3 +102,27 @@ func Kernels() error {
 
 // Darwincheck type-checks the darwin-only packages (the Metal driver) for darwin/arm64.
 func Darwincheck() error { return tasks.Darwincheck(logf) }
+
+// Loadtest builds the library and runs only the load and decline tests (for machines without a usable GPU).
+func Loadtest() error { return tasks.Loadtest(logf) }
+
+// Workflows installs ci/workflows into .github/workflows.
+func Workflows() error { return ci.Install(".") }
+
+// Pin moves TF_SUPPORTED_VERSION to the minor release of version (for example 2.22.0 or 2.22).
+func Pin(version string) error {
+	pin, err := tasks.MovePin(".", version)
+	if err != nil {
+		return err
+	}
+	logf("TF_SUPPORTED_VERSION is now %s", pin)
+	return nil
+}
+
+// Sweep runs every registered (op, dtype) on the device and on the CPU and writes docs/op_errors.md.
+func Sweep() error { return tasks.Sweep(logf, tasks.SweepOptions{}) }
+
+// SweepOp reruns one op for one dtype (for example MatMul float32) verbosely, printing inputs and both outputs.
+func SweepOp(op, dtype string) error {
+	return tasks.Sweep(logf, tasks.SweepOptions{Op: op, DType: dtype, Verbose: true})
+}

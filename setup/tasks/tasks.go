@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -22,8 +23,9 @@ import (
 type Logf func(format string, args ...any)
 
 // TestDistribution is the TensorFlow wheel the tests install: tensorflow-cpu
-// is the lighter one and has no CUDA kernels to collide with.
-const TestDistribution = "tensorflow-cpu"
+// is the lighter one and has no CUDA kernels to collide with; macOS has only
+// tensorflow (whose macOS wheels carry no GPU kernels).
+var TestDistribution = map[bool]string{true: "tensorflow", false: "tensorflow-cpu"}[runtime.GOOS == "darwin"]
 
 // pinnedVenv makes (or reuses) venv <prefix><distribution>-<pin> with the
 // pinned TensorFlow and probes it. The demo installs the plugin into its venv,
@@ -76,7 +78,7 @@ func Test(logf Logf) error {
 		return err
 	}
 	logf("== unit tests (race detector on)")
-	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/tf/lower/...", "./wheels/..."); err != nil {
+	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/tf/lower/...", "./wheels/...", "./ci/...", "./tests/sweep/..."); err != nil {
 		return err
 	}
 	logf("== fuzzing the host driver for 15s")
@@ -110,6 +112,10 @@ func Test(logf Logf) error {
 		"METALPLUG_TEST_TF_REQUIREMENT="+req,
 	)
 	if err := run(ienv, "go", "test", "-count=1", "-v", "-timeout=30m", "./tests/integration/"); err != nil {
+		return err
+	}
+	logf("== the op sweep: every registered (op, dtype) against the CPU")
+	if err := Sweep(logf, SweepOptions{CheckDocs: true}); err != nil {
 		return err
 	}
 	logf("all tests passed in %s", time.Since(start).Round(time.Second))
@@ -156,4 +162,33 @@ func Darwincheck(logf Logf) error {
 	logf("darwincheck: %d packages clean for %s/%s (%d type-checked with dependencies) in %.1fs: %s",
 		len(r.Packages), darwincheck.TargetGOOS, darwincheck.TargetGOARCH, r.Loaded, r.Elapsed.Seconds(), strings.Join(r.Packages, ", "))
 	return nil
+}
+
+// Loadtest builds the library and runs only the load tests: the device
+// appears or the plugin says why not, and every decline path keeps
+// TensorFlow alive. It is what runs on machines whose GPU cannot run kernels.
+func Loadtest(logf Logf) error {
+	_, r, err := pinnedVenv("", logf)
+	if err != nil {
+		return err
+	}
+	pin, err := build.ReadPin(".")
+	if err != nil {
+		return err
+	}
+	lib := filepath.Join("build", build.LibraryName(r.GOOS))
+	mismatch := filepath.Join("build", "mismatch", build.LibraryName(r.GOOS))
+	for _, b := range []build.Options{
+		{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf},
+		{Report: r, Root: ".", Out: mismatch, Pin: pin, StampVersion: otherMinor(r.TensorFlow.Version), Log: logf},
+	} {
+		if _, err := build.Build(b); err != nil {
+			return err
+		}
+	}
+	absLib, _ := filepath.Abs(lib)
+	absMismatch, _ := filepath.Abs(mismatch)
+	env := append(build.Env(r), "METALPLUG_REQUIRE_INTEGRATION=1", "METALPLUG_TEST_LOAD_ONLY=1",
+		"METALPLUG_TEST_PYTHON="+r.Interpreter.Path, "METALPLUG_TEST_LIB="+absLib, "METALPLUG_TEST_LIB_MISMATCH="+absMismatch)
+	return run(env, "go", "test", "-count=1", "-v", "-run=TestDeclinePaths", "./tests/integration/")
 }

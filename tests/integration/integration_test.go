@@ -30,6 +30,10 @@ var deviceType, ask = func() (string, string) {
 	return "METALPLUG_HOST", "METALPLUG_HOST_DEVICE=1"
 }()
 
+// loadOnly (METALPLUG_TEST_LOAD_ONLY=1) limits the load tests to loading and
+// declining, for machines whose GPU cannot run kernels (hosted macOS runners).
+var loadOnly = os.Getenv("METALPLUG_TEST_LOAD_ONLY") == "1"
+
 // onDevice reports whether a tensor's device string names the plugin device.
 func onDevice(device string) bool { return strings.HasSuffix(device, "device:"+deviceType+":0") }
 
@@ -173,6 +177,12 @@ func TestDeclinePaths(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the process did not survive: %v\n%s", err, stderr)
 			}
+			if loadOnly && c.devices == 1 && len(r.Devices) == 0 && strings.Contains(stderr, "no Metal device") {
+				// A machine without a usable GPU (a hosted macOS runner): the
+				// override got past the version check, and the plugin said why
+				// it has no device.
+				return
+			}
 			if len(r.Devices) != c.devices {
 				t.Fatalf("%d devices, want %d (stderr: %s)", len(r.Devices), c.devices, stderr)
 			}
@@ -181,7 +191,7 @@ func TestDeclinePaths(t *testing.T) {
 					t.Errorf("stderr does not say %q:\n%s", s, stderr)
 				}
 			}
-			if c.devices == 1 && (r.MatmulError == nil || *r.MatmulError > 1e-5) {
+			if c.devices == 1 && !loadOnly && (r.MatmulError == nil || *r.MatmulError > 1e-5) {
 				t.Errorf("MatMul error %v", r.MatmulError)
 			}
 		})

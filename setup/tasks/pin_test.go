@@ -1,0 +1,29 @@
+package tasks
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/metalplug/metalplug/setup/build"
+)
+
+func TestMovePin(t *testing.T) {
+	dir := t.TempDir()
+	for in, want := range map[string]string{"2.22.0": "2.22", "2.23.0.dev20261026": "2.23", "2.19": "2.19", "2.24.0rc1": "2.24"} {
+		got, err := MovePin(dir, in)
+		if err != nil || got != want {
+			t.Fatalf("MovePin(%q) = %q, %v", in, got, err)
+		}
+		if p, err := build.ReadPin(dir); err != nil || p != want {
+			t.Fatalf("after MovePin(%q) the build reads the pin as %q, %v", in, p, err)
+		}
+	}
+	if _, err := MovePin(dir, "newest"); err == nil {
+		t.Fatal("a pin of \"newest\" was accepted")
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "TF_SUPPORTED_VERSION"))
+	if string(b) != "2.24\n" {
+		t.Fatalf("a refused pin changed the file to %q", b)
+	}
+}

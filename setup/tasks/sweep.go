@@ -1,0 +1,73 @@
+package tasks
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/metalplug/metalplug/plugin/tf/capi"
+	"github.com/metalplug/metalplug/setup/build"
+	"github.com/metalplug/metalplug/tests/sweep"
+)
+
+// OpErrorsPath is the sweep's generated table.
+const OpErrorsPath = "docs/op_errors.md"
+
+// SweepOptions narrow a sweep: one op (and dtype), verbosely, or a check that
+// the committed docs/op_errors.md is what the sweep produces.
+type SweepOptions struct {
+	Op, DType string
+	Verbose   bool
+	// CheckDocs fails the sweep when docs/op_errors.md was stale (it is
+	// rewritten either way, ready to commit).
+	CheckDocs bool
+}
+
+// Sweep builds the library against the pinned TensorFlow and runs every
+// (op, dtype) it registers on the device and on the CPU. A full sweep writes
+// docs/op_errors.md.
+func Sweep(logf Logf, o SweepOptions) error {
+	_, r, err := pinnedVenv("", logf)
+	if err != nil {
+		return err
+	}
+	pin, err := build.ReadPin(".")
+	if err != nil {
+		return err
+	}
+	lib := filepath.Join("build", build.LibraryName(r.GOOS))
+	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(lib)
+	opts := sweep.Options{Python: r.Interpreter.Path, Library: abs, Out: os.Stdout, Verbose: o.Verbose}
+	if !r.ResourceVariableAPI() {
+		opts.NeedsEntryPoint = capi.VariableOps
+	}
+	if o.Op != "" {
+		opts.Ops = []string{o.Op}
+	}
+	if o.DType != "" {
+		opts.DTypes = []string{o.DType}
+	}
+	rep, err := sweep.Run(opts)
+	if err != nil {
+		return err
+	}
+	logf("%s", rep.Summary())
+	if o.Op == "" && o.DType == "" {
+		doc := []byte(rep.OpErrorsMarkdown())
+		old, _ := os.ReadFile(OpErrorsPath)
+		if err := os.WriteFile(OpErrorsPath, doc, 0o644); err != nil {
+			return err
+		}
+		if o.CheckDocs && !bytes.Equal(old, doc) {
+			if err := rep.Err(); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s was stale: the sweep rewrote it; commit the new one", OpErrorsPath)
+		}
+	}
+	return rep.Err()
+}

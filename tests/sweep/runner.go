@@ -25,6 +25,8 @@ const prefix = "SWEEP "
 //	{"kind":"ready"}                       the library loaded, cases follow
 //	{"kind":"start","id":ID}               before a case
 //	{"kind":"variant","id":ID,"name":N}    before each call within it
+//	{"kind":"variant-done","id":ID,"name":N,"status":S,"detail":D}
+//	                                       after each call
 //	{"kind":"result","id":ID,...}          after it (see result)
 //	{"kind":"done"}                        all cases ran
 //
@@ -123,13 +125,14 @@ type runner struct {
 // batch is what one worker process did.
 type batch struct {
 	results  map[string]result
-	ready    bool   // it loaded the library and began
-	done     bool   // it said every case ran
-	inflight string // the case it had started and not finished
-	variant  string // the call within it
-	died     string // how it ended, when it did not finish: "" if it did
-	hung     bool   // killed for making no progress
-	stderr   string // the end of its stderr
+	ready    bool     // it loaded the library and began
+	done     bool     // it said every case ran
+	inflight string   // the case it had started and not finished
+	variant  string   // the call within it
+	earlier  []string // calls of the in-flight case that failed before it
+	died     string   // how it ended, when it did not finish: "" if it did
+	hung     bool     // killed for making no progress
+	stderr   string   // the end of its stderr
 }
 
 // runAll runs ids in jobs groups at once and keeps every result in
@@ -255,6 +258,10 @@ func (r *runner) fail(id string, b *batch) {
 	if b.inflight == id && b.variant != "" {
 		detail += fmt.Sprintf(" in variant %q", b.variant)
 	}
+	if b.inflight == id && len(b.earlier) > 0 {
+		// Often the cause: a call that failed and left the device broken.
+		detail += ", after " + strings.Join(b.earlier, "; ")
+	}
 	if s := crashLines(b.stderr); s != "" {
 		detail += " | stderr: " + s
 	}
@@ -342,9 +349,11 @@ func (r *runner) handle(b *batch, line string) {
 		return
 	}
 	var m struct {
-		Kind string `json:"kind"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
+		Kind   string `json:"kind"`
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Status Status `json:"status"`
+		Detail string `json:"detail"`
 	}
 	if err := json.Unmarshal([]byte(rest), &m); err != nil {
 		r.logf("sweep: unreadable worker line %q: %v", tail(rest, 200), err)
@@ -354,9 +363,13 @@ func (r *runner) handle(b *batch, line string) {
 	case "ready":
 		b.ready = true
 	case "start":
-		b.inflight, b.variant = m.ID, ""
+		b.inflight, b.variant, b.earlier = m.ID, "", nil
 	case "variant":
 		b.variant = m.Name
+	case "variant-done":
+		if m.Status != Verified {
+			b.earlier = append(b.earlier, fmt.Sprintf("%q: %s: %s", m.Name, m.Status, m.Detail))
+		}
 	case "result":
 		var res result
 		if err := json.Unmarshal([]byte(rest), &res); err != nil {

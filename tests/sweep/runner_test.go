@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 //	SWEEP_FAKE_CRASH_AFTER  "a>b": b aborts, but only in a process that ran a
 //	SWEEP_FAKE_DIE_BETWEEN  an id after whose result the process exits 3,
 //	                        unless it was the last case
+//	SWEEP_FAKE_CRASH_AFTER_FAILURE  an id whose first call fails and second
+//	                        aborts
 //	SWEEP_FAKE_NOT_READY    "1": exit 2 before saying ready
 //	SWEEP_FAKE_STARTS       a file that gets one line per process
 func fakeWorker() {
@@ -72,6 +74,12 @@ func fakeWorker() {
 	ran := map[string]bool{}
 	for i, id := range in.Cases {
 		say(map[string]string{"kind": "start", "id": id})
+		if id == os.Getenv("SWEEP_FAKE_CRASH_AFTER_FAILURE") {
+			say(map[string]string{"kind": "variant", "id": id, "name": "first"})
+			say(map[string]string{"kind": "variant-done", "id": id, "name": "first", "status": "device-error", "detail": "result 1 is nil"})
+			say(map[string]string{"kind": "variant", "id": id, "name": "second"})
+			os.Exit(134)
+		}
 		say(map[string]string{"kind": "variant", "id": id, "name": "only"})
 		if crash[id] || (id == victim && ran[after]) {
 			fmt.Fprintln(os.Stderr, "F0000 00:00:1796056390.481413   24101 fake.cc:228] check failed in", id)
@@ -274,5 +282,22 @@ func TestRunnerEchoesChatterWhenVerbose(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "some TensorFlow chatter") {
 		t.Errorf("verbose output lacks the worker's own lines:\n%s", log)
+	}
+}
+
+// A crash after an earlier call of the same case failed: the failure is
+// named with the crash, since it is often the cause.
+func TestRunnerCrashNamesEarlierFailure(t *testing.T) {
+	r, _, _ := fakeRunner(t, "SWEEP_FAKE_CRASH_AFTER_FAILURE=Op01:T=float32")
+	if err := r.runAll(ids(3), 1); err != nil {
+		t.Fatal(err)
+	}
+	res := r.results["Op01:T=float32"]
+	want := `in variant "second", after "first": device-error: result 1 is nil`
+	if res.Status != Crash || !strings.Contains(res.Detail, want) {
+		t.Fatalf("%s: %q, want it to contain %q", res.Status, res.Detail, want)
+	}
+	if got := oneLine(res.Detail); !strings.Contains(got, "result 1 is nil") {
+		t.Errorf("the markdown line %q loses the earlier failure", got)
 	}
 }

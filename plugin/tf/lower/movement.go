@@ -64,24 +64,37 @@ func lowerReshape(c *Call) error {
 	if err != nil {
 		return err
 	}
+	// TensorFlow's rule (reshape_op.h, ValidateSizes): zero sizes stay out
+	// of the product, so a -1 beside a 0 is still inferred from the nonzero
+	// dims: [0,4] reshaped to [2,0,-1] is [2,0,2].
 	shape := make(ir.Shape, len(want))
-	infer, known := -1, 1
+	infer, known, zero := -1, 1, false
 	for i, d := range want {
 		switch {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
 			return c.Errorf("shape %v may hold one -1 and no other negative size (tensor %v)", want, t)
+		case d == 0:
+			zero = true
 		default:
 			shape[i] = int(d)
 			known *= int(d)
 		}
 	}
 	if infer >= 0 {
-		if known == 0 || t.Shape.Size()%known != 0 {
+		in, inZero := 1, false
+		for _, d := range t.Shape {
+			if d > 0 || !zero {
+				in *= d
+			} else {
+				inZero = true
+			}
+		}
+		if known == 0 || (!inZero && in%known != 0) {
 			return c.Errorf("cannot reshape %v (%d elements) to %v", t, t.Shape.Size(), want)
 		}
-		shape[infer] = t.Shape.Size() / known
+		shape[infer] = in / known
 	}
 	if shape.Size() != t.Shape.Size() {
 		return c.Errorf("cannot reshape %v (%d elements) to %v (%d elements)", t, t.Shape.Size(), want, shape.Size())

@@ -387,6 +387,11 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 	if c.exe == nil || elements == 0 {
 		return nil // every output forwarded or empty: nothing to compute
 	}
+	for i, p := range results {
+		if p == nil && c.outs[i].Shape.Size() > 0 {
+			return fmt.Errorf("%s: output %d (%v) has no buffer (inputs %s)", k.Op, i, c.outs[i], describe(*ins))
+		}
+	}
 	if c.rng {
 		rs, err := inst.nextRngState(c.outs)
 		if err != nil {
@@ -432,6 +437,12 @@ func (inst *instance) program(key string, ins []input, host map[int][]int64, raw
 		}
 	}
 	if compute {
+		// The driver writes every result of a program it runs, so an output
+		// that merely passes an input through is copied like the rest;
+		// forwarding without a copy is for programs that compute nothing.
+		for i := range c.forward {
+			c.forward[i] = -1
+		}
 		if c.exe, err = state.drv.Compile(p); err != nil {
 			return nil, err
 		}

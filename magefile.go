@@ -94,7 +94,7 @@ func Kernels() error {
 	if err := os.MkdirAll("docs", 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(docs.KernelsPath, []byte(docs.Kernels()), 0o644); err != nil {
+	if err := os.WriteFile(docs.KernelsPath, []byte(docs.Kernels(".")), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(docs.DriversPath, []byte(drivers), 0o644)

@@ -8,11 +8,12 @@ import (
 
 	"github.com/metalplug/metalplug/plugin/tf/capi"
 	"github.com/metalplug/metalplug/setup/build"
+	"github.com/metalplug/metalplug/setup/docs"
 	"github.com/metalplug/metalplug/tests/sweep"
 )
 
 // OpErrorsPath is the sweep's generated table.
-const OpErrorsPath = "docs/op_errors.md"
+const OpErrorsPath = docs.OpErrorsPath
 
 // SweepOptions narrow a sweep: one op (and dtype), verbosely, or a check that
 // the committed docs/op_errors.md is what the sweep produces.
@@ -62,11 +63,20 @@ func Sweep(logf Logf, o SweepOptions) error {
 		if err := os.WriteFile(OpErrorsPath, doc, 0o644); err != nil {
 			return err
 		}
+		// The kernel table carries the sweep's verdicts: regenerate it too.
+		kernels := []byte(docs.Kernels("."))
+		oldKernels, _ := os.ReadFile(docs.KernelsPath)
+		if err := os.WriteFile(docs.KernelsPath, kernels, 0o644); err != nil {
+			return err
+		}
+		if o.CheckDocs && !bytes.Equal(oldKernels, kernels) {
+			old = nil // report it as stale below
+		}
 		if o.CheckDocs && !bytes.Equal(old, doc) {
 			if err := rep.Err(); err != nil {
 				return err
 			}
-			return fmt.Errorf("%s was stale: the sweep rewrote it; commit the new one", OpErrorsPath)
+			return fmt.Errorf("%s or %s was stale: the sweep rewrote them; commit the new ones", OpErrorsPath, docs.KernelsPath)
 		}
 	}
 	return rep.Err()

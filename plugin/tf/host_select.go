@@ -3,6 +3,7 @@ package tf
 import (
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/host"
@@ -25,7 +26,19 @@ func hostDriver() (d driver.Driver, deviceType, platform, why string) {
 		}
 		mem = mb << 20
 	}
-	return host.New(host.Options{MemoryBytes: mem}), hostDeviceType, hostPlatform, ""
+	d = host.New(host.Options{MemoryBytes: mem})
+	// Test hook (see delayDriver in variables.go): every stream operation
+	// waits this long before it runs, so that work finishes long after the
+	// kernel that enqueued it returned.
+	if s := os.Getenv("METALPLUG_HOST_STREAM_DELAY_US"); s != "" {
+		us, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || us < 0 {
+			return nil, "", "", "METALPLUG_HOST_STREAM_DELAY_US=" + s + " is not a non-negative number of microseconds: offering no device"
+		}
+		logf("test hook: each host stream operation waits %d µs first (METALPLUG_HOST_STREAM_DELAY_US)", us)
+		d = &delayDriver{Driver: d, delay: time.Duration(us) * time.Microsecond}
+	}
+	return d, hostDeviceType, hostPlatform, ""
 }
 
 func debug() bool { return os.Getenv("METALPLUG_DEBUG") == "1" }

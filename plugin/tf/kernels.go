@@ -31,6 +31,13 @@ func TF_InitKernel() {
 	if err != nil {
 		logf("kernel registration: %v", err)
 	}
+	// Variable and optimizer kernels (variables.go); none where TensorFlow
+	// does not export kernels_experimental.h.
+	nv, err := registerVariableKernels(DeviceType())
+	if err != nil {
+		logf("variable kernel registration: %v", err)
+	}
+	n += nv
 	if debug() {
 		logf("registered %d kernels for %s", n, DeviceType())
 	}

@@ -48,8 +48,9 @@ var LinkedStatusTensor = []string{
 }
 
 // KernelsExperimental are the 14 functions of tensorflow/c/kernels_experimental.h.
-// Releases 2.20.0 and 2.21.0 declare them without exporting them, so the plugin
-// never links them: it looks them up at run time.
+// Later releases declare them without exporting them (measured on the Linux
+// wheels: 2.18.1 exports all 14; 2.19.1, 2.20.0 and 2.21.0 none), so the
+// plugin never links them: it looks them up at run time.
 var KernelsExperimental = []string{
 	"TF_AssignVariable",
 	"TF_AssignRefVariable",

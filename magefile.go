@@ -13,6 +13,7 @@ import (
 	"github.com/magefile/mage/mg"
 
 	"github.com/metalplug/metalplug/ci"
+	"github.com/metalplug/metalplug/matrix"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/docs"
 	"github.com/metalplug/metalplug/setup/install"
@@ -125,4 +126,30 @@ func Sweep() error { return tasks.Sweep(logf, tasks.SweepOptions{}) }
 // SweepOp reruns one op for one dtype (for example MatMul float32) verbosely, printing inputs and both outputs.
 func SweepOp(op, dtype string) error {
 	return tasks.Sweep(logf, tasks.SweepOptions{Op: op, DType: dtype, Verbose: true})
+}
+
+// Matrix builds and tests the plugin against each TensorFlow of the matrix (2.19.1, 2.20.0, 2.21.0, the newest release and the newest nightly, with every python3.X on PATH) and writes docs/matrix.md and docs/matrix.json.
+func Matrix() error { return matrix.Measure(".", "", logf) }
+
+// MatrixCell runs only the matrix cells a filter selects (for example 2.19.1, nightly, or "release py3.11") and updates their rows in docs/matrix.md and docs/matrix.json.
+func MatrixCell(filter string) error { return matrix.Measure(".", filter, logf) }
+
+// PinNewest moves TF_SUPPORTED_VERSION to the newest TensorFlow of a channel (release or nightly) for one CI run; never commit it.
+func PinNewest(channel string) error {
+	r, err := matrix.Newest(channel, "")
+	if err != nil {
+		return err
+	}
+	pin, err := tasks.MovePin(".", r.Version)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(tasks.PinnedRequirementPath), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(tasks.PinnedRequirementPath, []byte(r.Requirement()+"\n"), 0o644); err != nil {
+		return err
+	}
+	logf("TF_SUPPORTED_VERSION is now %s: %s is the newest %s here (%s)", pin, r.Requirement(), channel, r.Wheel)
+	return nil
 }

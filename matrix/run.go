@@ -1,0 +1,431 @@
+package matrix
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/metalplug/metalplug/plugin/tf/capi"
+	"github.com/metalplug/metalplug/setup/build"
+	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/venv"
+	"github.com/metalplug/metalplug/tests/sweep"
+)
+
+// Logf prints progress.
+type Logf func(format string, args ...any)
+
+// Steps are what a cell does, behind an interface so that the run's
+// bookkeeping (a failing cell does not stop the others, the sweep is told
+// which ops lack an entry point, what is recorded) is tested without
+// TensorFlow.
+type Steps interface {
+	// Venv makes or reuses the cell's venv and returns its directory.
+	Venv(c Cell, log Logf) (string, error)
+	Probe(python string) (*probe.Report, error)
+	// Build compiles the library at out against r with the cell's pin.
+	Build(r *probe.Report, pin, out string, log Logf) error
+	// Load runs the load test with the library and reports what it saw.
+	Load(python, lib string) (Load, error)
+	Sweep(o sweep.Options) (*sweep.Report, error)
+	// DiskUsage is what dir takes on disk, in bytes.
+	DiskUsage(dir string) (int64, error)
+}
+
+// Load is what the load test saw.
+type Load struct {
+	Devices      []string `json:"devices"`
+	MatMulDevice string   `json:"matmul_device,omitempty"`
+	MatMulError  *float64 `json:"matmul_error,omitempty"`
+	// Line is the plugin's load line on stderr: the device it offers and in
+	// which execution mode, and why, or why it offers none.
+	Line string `json:"line"`
+	// Mode is "synchronous" or "asynchronous", read from Line.
+	Mode string `json:"mode,omitempty"`
+}
+
+// deviceType is the device the load test expects: the Metal GPU on macOS,
+// the host reference driver's device elsewhere (which the plugin offers only
+// when METALPLUG_HOST_DEVICE=1 asks for it).
+var deviceType, askDevice = func() (string, []string) {
+	if runtime.GOOS == "darwin" {
+		return "GPU", []string{"METALPLUG_TEST_DEVICE_TYPE=GPU"}
+	}
+	return "METALPLUG_HOST", []string{"METALPLUG_HOST_DEVICE=1"}
+}()
+
+// ok says whether the device appeared and MatMul on it matched NumPy.
+func (l Load) ok() (bool, string) {
+	want := "/physical_device:" + deviceType + ":0"
+	switch {
+	case len(l.Devices) != 1 || l.Devices[0] != want:
+		return false, fmt.Sprintf("devices %v, want [%s]: %s", l.Devices, want, orDash(l.Line))
+	case !strings.HasSuffix(l.MatMulDevice, "device:"+deviceType+":0"):
+		return false, fmt.Sprintf("MatMul ran on %q, not the device", l.MatMulDevice)
+	case l.MatMulError == nil || *l.MatMulError > 1e-5:
+		return false, fmt.Sprintf("MatMul differs from NumPy by %v", fmtPtr(l.MatMulError))
+	}
+	return true, ""
+}
+
+var modeRE = regexp.MustCompile(`\b(synchronous|asynchronous) execution\b`)
+
+// parseLoadLine finds the plugin's load line among stderr's lines: the one
+// naming an execution mode when a device was offered, else the first
+// "metalplug:" line (the reason none was).
+func parseLoadLine(stderr string) (line, mode string) {
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "metalplug: ") {
+			continue
+		}
+		if m := modeRE.FindStringSubmatch(l); m != nil {
+			return l, m[1]
+		}
+		if line == "" {
+			line = l
+		}
+	}
+	return line, ""
+}
+
+// realSteps run the real thing.
+type realSteps struct{ root string }
+
+func (s realSteps) Venv(c Cell, log Logf) (string, error) {
+	// The interpreter's own path, not the PATH name: a pyenv shim would
+	// pick the version by the directory it runs in.
+	return venv.Ensure(c.VenvName(), c.Python.Path, []string{c.Release.Requirement()}, log)
+}
+
+func (realSteps) Probe(python string) (*probe.Report, error) { return probe.Run(python) }
+
+func (s realSteps) Build(r *probe.Report, pin, out string, log Logf) error {
+	_, err := build.Build(build.Options{Report: r, Root: s.root, Out: out, Pin: pin, Log: log})
+	return err
+}
+
+// Load runs tests/integration/py/devices.py, as the integration test
+// TestDeviceAppearsAndRunsMatMul does, in a process of its own.
+func (s realSteps) Load(python, lib string) (Load, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, filepath.Join(s.root, "tests", "integration", "py", "devices.py"))
+	cmd.Env = append(append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=2", "METALPLUG_TEST_LIB="+lib), askDevice...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var l Load
+	l.Line, l.Mode = parseLoadLine(stderr.String())
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if rest, ok := strings.CutPrefix(line, "RESULT "); ok {
+			if jerr := json.Unmarshal([]byte(rest), &l); jerr != nil {
+				return l, fmt.Errorf("devices.py printed a bad result %q: %v", rest, jerr)
+			}
+			return l, err
+		}
+	}
+	return l, fmt.Errorf("devices.py printed no result (%v): %s", err, tail(stderr.String(), 1500))
+}
+
+func (realSteps) Sweep(o sweep.Options) (*sweep.Report, error) { return sweep.Run(o) }
+
+func (realSteps) DiskUsage(dir string) (int64, error) { return diskUsage(dir) }
+
+// Run resolves the axes, runs the cells the filter selects one after
+// another (each is a TensorFlow install, a build and a sweep: two at once
+// would only slow both on this machine) and returns what they found. A cell
+// that fails is recorded and the next one runs; the error is only for a run
+// that could not start.
+func Run(o Options) (*Result, error) {
+	o.defaults()
+	start := o.Now()
+	res := &Result{Generated: start.UTC(), Filter: o.Filter}
+	pythons := o.Pythons
+	if pythons == nil {
+		res.Interpreters = FindPythons(os.Getenv("PATH"))
+		pythons = Pythons(res.Interpreters)
+		for _, in := range res.Interpreters {
+			if in.Skipped != "" {
+				o.Log("matrix: %s (%s) is not on the Python axis: %s", in.Command, in.Found, in.Skipped)
+			}
+		}
+	} else {
+		for _, p := range pythons {
+			res.Interpreters = append(res.Interpreters, Interpreter{Command: p.Command, Found: p.Path, Python: &p})
+		}
+	}
+	if len(pythons) == 0 {
+		return nil, fmt.Errorf("no usable python3.X on PATH: the Python axis is empty")
+	}
+	plat := o.Platform
+	if plat == nil {
+		p := ThisPlatform(pythons[0].Glibc)
+		plat = &p
+	}
+	res.Platform = fmt.Sprintf("%s/%s, wheels %s", plat.GOOS, plat.GOARCH, plat)
+	rs := &Resolver{Index: &Index{URL: o.Index, Client: o.Client}, Platform: *plat}
+	cells, resolutions := rs.Plan(pythons)
+	res.Resolutions = resolutions
+	res.Plan = cells
+	for _, r := range resolutions {
+		switch {
+		case r.Error != "":
+			o.Log("matrix: %s (py%s): %s", r.Axis, r.Python, r.Error)
+		default:
+			o.Log("matrix: %s (py%s) is %s %s", r.Axis, r.Python, r.Release.Distribution, r.Release.Version)
+		}
+	}
+	selected, err := Select(cells, o.Filter)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range selected {
+		o.Log("matrix: cell %d of %d: %s", i+1, len(selected), c.Name)
+		cr := runCell(o, c)
+		o.Log("matrix: %s: %s", c.Name, cr.Summary())
+		res.Cells = append(res.Cells, cr)
+	}
+	res.WallSeconds = o.Now().Sub(start).Seconds()
+	return res, nil
+}
+
+// Options say what to run.
+type Options struct {
+	// Root is the source tree; "." when empty.
+	Root string
+	// Filter selects cells (see Cell.Matches); empty runs them all.
+	Filter string
+	// Index is the package index's Simple API; DefaultIndex when empty.
+	Index string
+	// Client asks the index; a default client when nil.
+	Client *http.Client
+	// Pythons is the Python axis; nil finds the python3.X on PATH.
+	Pythons []Python
+	// Platform is the machine wheels must fit; nil for this one.
+	Platform *Platform
+	// Steps run the cells; nil for the real ones.
+	Steps Steps
+	Log   Logf
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.Root == "" {
+		o.Root = "."
+	}
+	if abs, err := filepath.Abs(o.Root); err == nil {
+		o.Root = abs
+	}
+	if o.Steps == nil {
+		o.Steps = realSteps{root: o.Root}
+	}
+	if o.Log == nil {
+		o.Log = func(string, ...any) {}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// runCell runs one cell's steps, each only if the one before succeeded, and
+// records how far it got.
+func runCell(o Options, c Cell) (r CellResult) {
+	r = CellResult{Cell: c, Measured: o.Now().UTC()}
+	if c.Skip != "" {
+		r.Skipped = c.Skip
+		return r
+	}
+	start := o.Now()
+	defer func() { r.WallSeconds = o.Now().Sub(start).Seconds() }()
+	step := func(name string, f func() error) bool {
+		t := o.Now()
+		err := f()
+		r.Steps = append(r.Steps, StepTime{Name: name, Seconds: o.Now().Sub(t).Seconds()})
+		if err != nil {
+			r.Error = name + ": " + err.Error()
+			o.Log("matrix: %s: %s", c.Name, tail(r.Error, 2000))
+			return false
+		}
+		return true
+	}
+	var dir string
+	if !step("venv", func() (err error) { dir, err = o.Steps.Venv(c, o.Log); return }) {
+		return r
+	}
+	// Measured after the rest, whatever happens there: the venv is on disk.
+	defer func() {
+		if n, err := o.Steps.DiskUsage(dir); err == nil {
+			r.VenvBytes = n
+		}
+	}()
+	py := venv.Python(dir)
+	var rep *probe.Report
+	if !step("probe", func() (err error) {
+		if rep, err = o.Steps.Probe(py); err != nil {
+			return err
+		}
+		r.Installed = rep.TensorFlow.Distribution + " " + rep.TensorFlow.Version
+		if rep.TensorFlow.Version != c.Release.Version {
+			return fmt.Errorf("the venv has %s, not %s", r.Installed, c.Release.Requirement())
+		}
+		return nil
+	}) {
+		return r
+	}
+	r.KernelsExperimentalHeader = rep.Has(probe.FeatureKernelsExperimental)
+	for _, s := range rep.Symbols {
+		if s.Header == "kernels_experimental.h" && s.Exported {
+			r.EntryPointsExported++
+		}
+	}
+	r.EntryPoints = len(capi.KernelsExperimental)
+	r.ResourceVariableAPI = rep.ResourceVariableAPI()
+	if exp, known := ExpectedResourceVariableAPI(c.Release.Version); known {
+		r.ExpectedAPI = &exp
+	}
+	lib := filepath.Join(o.Root, "build", "matrix", c.Name, build.LibraryName(rep.GOOS))
+	if !step("build", func() error { return o.Steps.Build(rep, c.Pin(), lib, o.Log) }) {
+		return r
+	}
+	r.Compiled = true
+	if !step("load", func() error {
+		l, err := o.Steps.Load(py, lib)
+		r.LoadLine, r.Mode = l.Line, l.Mode
+		if err != nil {
+			return err
+		}
+		if ok, why := l.ok(); !ok {
+			return fmt.Errorf("%s", why)
+		}
+		return nil
+	}) {
+		return r
+	}
+	r.Loaded = true
+	step("sweep", func() error {
+		logPath := filepath.Join(filepath.Dir(lib), "sweep.log")
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(logPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		// Errors name the log relative to the tree: they end up in docs/.
+		if rel, err := filepath.Rel(o.Root, logPath); err == nil {
+			logPath = rel
+		}
+		so := sweep.Options{Python: py, Library: lib, Out: f}
+		if !rep.ResourceVariableAPI() {
+			so.NeedsEntryPoint = capi.VariableOps
+		}
+		sr, err := o.Steps.Sweep(so)
+		if err != nil {
+			return fmt.Errorf("%w (log: %s)", err, logPath)
+		}
+		r.Sweep = sweepCounts(sr)
+		if sr.Err() != nil {
+			return fmt.Errorf("%s (log: %s)", sweepProblems(sr), logPath)
+		}
+		return nil
+	})
+	return r
+}
+
+// sweepCounts keeps what the matrix reports of a sweep, and how the
+// resource-variable ops fared: registered at all (the device's variable
+// kernels) and verified.
+func sweepCounts(sr *sweep.Report) *SweepCounts {
+	s := &SweepCounts{
+		Kernels: sr.Kernels, Cases: len(sr.Cases), Verified: sr.Verified, NeedsEntryPoint: sr.NeedsEntryPoint,
+		Unaccounted: sr.Unaccounted, AuditProblems: len(sr.AuditProblems), Seconds: sr.Wall.Seconds(),
+	}
+	for _, c := range sr.Cases {
+		if slices.Contains(capi.VariableOps, c.Op) {
+			s.VariableCases++
+			if c.Status == sweep.Verified {
+				s.VariableVerified++
+			}
+		}
+	}
+	return s
+}
+
+// sweepProblems says what failed a sweep in a few lines: sweep.Report.Err
+// names every unaccounted case, hundreds of them when a whole family of ops
+// lacks something, where the matrix wants the statuses and the ops.
+func sweepProblems(sr *sweep.Report) string {
+	type group struct {
+		n   int
+		ops []string
+	}
+	groups := map[sweep.Status]*group{}
+	var statuses []sweep.Status
+	for _, c := range sr.Cases {
+		if c.Status.Accounted() {
+			continue
+		}
+		g, ok := groups[c.Status]
+		if !ok {
+			g = &group{}
+			groups[c.Status] = g
+			statuses = append(statuses, c.Status)
+		}
+		g.n++
+		if !slices.Contains(g.ops, c.Op) {
+			g.ops = append(g.ops, c.Op)
+		}
+	}
+	var parts []string
+	if sr.Unaccounted > 0 {
+		slices.Sort(statuses)
+		var gs []string
+		for _, st := range statuses {
+			g := groups[st]
+			gs = append(gs, fmt.Sprintf("%s: %d cases of %s", st, g.n, strings.Join(g.ops, ", ")))
+		}
+		parts = append(parts, fmt.Sprintf("%d cases unaccounted (%s)", sr.Unaccounted, strings.Join(gs, "; ")))
+	}
+	if n := len(sr.AuditProblems); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d registration problems, the first: %s", n, sr.AuditProblems[0]))
+	}
+	if n := len(sr.Problems); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d worker problems, the first: %s", n, sr.Problems[0]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fmtPtr(f *float64) string {
+	if f == nil {
+		return "nothing"
+	}
+	return fmt.Sprint(*f)
+}

@@ -1,0 +1,355 @@
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/metalplug/metalplug/plugin/tf/capi"
+	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/tests/sweep"
+)
+
+// fakeSteps plays each step from a table keyed by the cell's version, and
+// records what it was asked.
+type fakeSteps struct {
+	// api says whether a version's framework exports kernels_experimental.h.
+	api map[string]bool
+	// fail names the step that fails for a version.
+	fail map[string]string
+	// installed overrides the version the probe finds.
+	installed map[string]string
+	// varKernels says whether the plugin registers its variable kernels.
+	varKernels, varKernelsAlways bool
+
+	calls      []string
+	pins       map[string]string // version -> pin passed to Build
+	needsEntry map[string][]string
+	byVenv     map[string]string // venv dir -> version
+}
+
+func newFake() *fakeSteps {
+	return &fakeSteps{
+		api:        map[string]bool{"2.19.1": true, "2.20.0": false, "2.21.0": false, "2.23.0.dev20261026": true},
+		fail:       map[string]string{},
+		installed:  map[string]string{},
+		varKernels: true,
+		pins:       map[string]string{},
+		needsEntry: map[string][]string{},
+		byVenv:     map[string]string{},
+	}
+}
+
+func (f *fakeSteps) version(path string) string {
+	for dir, v := range f.byVenv {
+		if strings.HasPrefix(path, dir) {
+			return v
+		}
+	}
+	return "?"
+}
+
+func (f *fakeSteps) step(name, v string) error {
+	f.calls = append(f.calls, name+" "+v)
+	if f.fail[v] == name {
+		return fmt.Errorf("%s broke for %s", name, v)
+	}
+	return nil
+}
+
+func (f *fakeSteps) Venv(c Cell, log Logf) (string, error) {
+	dir := "/venvs/" + c.VenvName()
+	f.byVenv[dir] = c.Release.Version
+	return dir, f.step("venv", c.Release.Version)
+}
+
+func (f *fakeSteps) Probe(python string) (*probe.Report, error) {
+	v := f.version(python)
+	if err := f.step("probe", v); err != nil {
+		return nil, err
+	}
+	r := &probe.Report{GOOS: "linux", GOARCH: "amd64"}
+	r.TensorFlow.Distribution, r.TensorFlow.Version = "tensorflow-cpu", v
+	if got, ok := f.installed[v]; ok {
+		r.TensorFlow.Version = got
+	}
+	r.Headers.Features = map[string]bool{probe.FeatureKernelsExperimental: true}
+	for i, n := range capi.KernelsExperimental {
+		// Without the API, only some are exported: the count must show it.
+		r.Symbols = append(r.Symbols, probe.Symbol{Name: n, Header: "kernels_experimental.h", Exported: f.api[v] || i < 3})
+	}
+	return r, nil
+}
+
+func (f *fakeSteps) Build(r *probe.Report, pin, out string, log Logf) error {
+	f.pins[r.TensorFlow.Version] = pin
+	return f.step("build", r.TensorFlow.Version)
+}
+
+func (f *fakeSteps) Load(python, lib string) (Load, error) {
+	v := f.version(python)
+	if err := f.step("load", v); err != nil {
+		return Load{Line: "metalplug: built for TensorFlow x but y is running: offering no device"}, nil
+	}
+	mode := "synchronous"
+	line := "metalplug: METALPLUG_HOST device METALPLUG_HOST:0 on the host driver (built against TensorFlow " + v + ", synchronous execution, because this TensorFlow does not export the kernels_experimental.h resource-variable API)"
+	if f.api[v] {
+		mode = "asynchronous"
+		line = "metalplug: METALPLUG_HOST device METALPLUG_HOST:0 on the host driver (built against TensorFlow " + v + ", asynchronous execution)"
+	}
+	zero := 0.0
+	return Load{Devices: []string{"/physical_device:" + deviceType + ":0"}, MatMulDevice: "/job:localhost/replica:0/task:0/device:" + deviceType + ":0",
+		MatMulError: &zero, Line: line, Mode: mode}, nil
+}
+
+func (f *fakeSteps) Sweep(o sweep.Options) (*sweep.Report, error) {
+	v := f.version(o.Python)
+	f.needsEntry[v] = o.NeedsEntryPoint
+	if err := f.step("sweep", v); err != nil {
+		return nil, err
+	}
+	r := &sweep.Report{Kernels: 12, Wall: 90 * time.Second}
+	r.Cases = append(r.Cases, sweep.Case{ID: "MatMul:T=float32", Op: "MatMul", Status: sweep.Verified})
+	// The plugin registers its variable kernels only where the API is
+	// exported; varKernelsAlways plays a plugin that registers them anyway.
+	if f.varKernels && f.api[v] || f.varKernelsAlways {
+		for _, op := range capi.VariableOps[:2] {
+			st := sweep.Verified
+			if len(o.NeedsEntryPoint) > 0 {
+				st = sweep.NeedsEntryPoint
+			}
+			r.Cases = append(r.Cases, sweep.Case{ID: op + ":dtype=float32", Op: op, Status: st})
+		}
+	}
+	for _, c := range r.Cases {
+		switch c.Status {
+		case sweep.Verified:
+			r.Verified++
+		case sweep.NeedsEntryPoint:
+			r.NeedsEntryPoint++
+		}
+	}
+	return r, nil
+}
+
+func (f *fakeSteps) DiskUsage(dir string) (int64, error) { return 1500 << 20, nil }
+
+// fakeClock advances a minute per reading, so every wall time is positive
+// and deterministic.
+func fakeClock() func() time.Time {
+	t := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(time.Minute); return t }
+}
+
+func runFake(t *testing.T, f *fakeSteps, filter string) *Result {
+	t.Helper()
+	rs, _ := nightlyIndex(t)
+	res, err := Run(Options{Root: t.TempDir(), Filter: filter, Index: rs.Index.URL, Pythons: []Python{py311}, Platform: &linux, Steps: f, Now: fakeClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// nightlyIndex is an index whose newest release is 2.21.0 and whose newest
+// nightly is tf-nightly 2.23.0.dev20261026, as PyPI had them.
+func nightlyIndex(t *testing.T) (*Resolver, *int) {
+	cpu := "tensorflow-cpu"
+	files := map[string][]fakeFile{cpu: nil, "tf-nightly": {{name: linuxWheel("tf-nightly", "2.23.0.dev20261026", "cp311")}}}
+	versions := map[string][]string{cpu: Releases, "tf-nightly": {"2.23.0.dev20261026"}}
+	for _, v := range Releases {
+		files[cpu] = append(files[cpu], fakeFile{name: linuxWheel(cpu, v, "cp311")})
+	}
+	srv, n := fakePyPI(t, files, versions)
+	return &Resolver{Index: &Index{URL: srv.URL + "/simple/"}, Platform: linux}, n
+}
+
+func TestRunRecordsEveryCellAndAFailureStopsOnlyItsCell(t *testing.T) {
+	f := newFake()
+	f.fail["2.20.0"] = "build"
+	res := runFake(t, f, "")
+	if len(res.Cells) != 4 {
+		t.Fatalf("%d cells, want 4: %+v", len(res.Cells), res.Cells)
+	}
+	by := map[string]CellResult{}
+	for _, c := range res.Cells {
+		by[c.Release.Version] = c
+	}
+	bad := by["2.20.0"]
+	if !bad.Failed() || !strings.HasPrefix(bad.Error, "build: build broke") || bad.Compiled || bad.Loaded || bad.Sweep != nil {
+		t.Errorf("the failing cell: %+v", bad)
+	}
+	if bad.VenvBytes == 0 {
+		t.Error("a cell that failed after its venv was made does not report the venv's size")
+	}
+	if slices.Contains(f.calls, "load 2.20.0") {
+		t.Error("the load test ran after the build failed")
+	}
+	// The cells after it ran in full.
+	for _, v := range []string{"2.21.0", "2.23.0.dev20261026"} {
+		if c := by[v]; !c.Loaded || c.Sweep == nil || c.Failed() {
+			t.Errorf("%s after the failing cell: %+v", v, c)
+		}
+	}
+	if err := res.Err(); err == nil || !strings.Contains(err.Error(), "tensorflow-cpu-2.20.0-py3.11") {
+		t.Errorf("Err = %v", err)
+	}
+	// Cells run one after another, each in order venv, probe, build, load, sweep.
+	want := []string{"venv 2.19.1", "probe 2.19.1", "build 2.19.1", "load 2.19.1", "sweep 2.19.1", "venv 2.20.0", "probe 2.20.0", "build 2.20.0", "venv 2.21.0"}
+	if got := f.calls[:len(want)]; !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+}
+
+func TestRunPassesEachCellItsPinAndTheOpsThatNeedAnEntryPoint(t *testing.T) {
+	f := newFake()
+	res := runFake(t, f, "")
+	for v, pin := range map[string]string{"2.19.1": "2.19", "2.20.0": "2.20", "2.21.0": "2.21", "2.23.0.dev20261026": "2.23"} {
+		if f.pins[v] != pin {
+			t.Errorf("%s built with pin %q, want %s", v, f.pins[v], pin)
+		}
+	}
+	for v, api := range f.api {
+		got := f.needsEntry[v]
+		if api && got != nil || !api && !slices.Equal(got, capi.VariableOps) {
+			t.Errorf("%s (API %v): NeedsEntryPoint %v", v, api, got)
+		}
+	}
+	for _, c := range res.Cells {
+		if c.ResourceVariableAPI != f.api[c.Release.Version] {
+			t.Errorf("%s: API %v", c.Name, c.ResourceVariableAPI)
+		}
+		wantExported := 3
+		if f.api[c.Release.Version] {
+			wantExported = len(capi.KernelsExperimental)
+		}
+		if c.EntryPointsExported != wantExported || c.EntryPoints != len(capi.KernelsExperimental) {
+			t.Errorf("%s: %d of %d exported, want %d", c.Name, c.EntryPointsExported, c.EntryPoints, wantExported)
+		}
+		if text, ok := c.Behaviour(); !ok {
+			t.Errorf("%s: %s", c.Name, text)
+		}
+		if c.ExpectedAPI == nil || *c.ExpectedAPI != f.api[c.Release.Version] {
+			t.Errorf("%s: expected API %v", c.Name, c.ExpectedAPI)
+		}
+		if c.WallSeconds <= 0 || len(c.Steps) != 5 {
+			t.Errorf("%s: wall %v, steps %v", c.Name, c.WallSeconds, c.Steps)
+		}
+	}
+	if res.Cells[2].Axes[1] != "newest release" || res.Cells[3].Channel != ChannelNightly {
+		t.Errorf("axes: %+v / %+v", res.Cells[2].Cell, res.Cells[3].Cell)
+	}
+}
+
+func TestRunFilterRunsOneCell(t *testing.T) {
+	f := newFake()
+	res := runFake(t, f, "2.19.1")
+	if len(res.Cells) != 1 || res.Cells[0].Release.Version != "2.19.1" || len(res.Plan) != 4 {
+		t.Fatalf("cells %+v, plan %d", res.Cells, len(res.Plan))
+	}
+	for _, c := range f.calls {
+		if !strings.HasSuffix(c, " 2.19.1") {
+			t.Errorf("the filtered run ran %s", c)
+		}
+	}
+	f = newFake()
+	if res := runFake(t, f, "nightly"); len(res.Cells) != 1 || res.Cells[0].Release.Distribution != "tf-nightly" {
+		t.Errorf("nightly: %+v", res.Cells)
+	}
+	rs, _ := nightlyIndex(t)
+	_, err := Run(Options{Root: t.TempDir(), Filter: "2.18.0", Index: rs.Index.URL, Pythons: []Python{py311}, Platform: &linux, Steps: newFake()})
+	if err == nil {
+		t.Error("a filter that selects nothing ran")
+	}
+}
+
+func TestRunNoticesWhatTheCellDidWrong(t *testing.T) {
+	// The venv holds another version than asked: the probe step fails.
+	f := newFake()
+	f.installed["2.19.1"] = "2.19.0"
+	if c := runFake(t, f, "2.19.1").Cells[0]; !strings.Contains(c.Error, "probe: the venv has tensorflow-cpu 2.19.0") {
+		t.Errorf("wrong version installed: %q", c.Error)
+	}
+	// The device does not appear: the load step fails and says why.
+	f = newFake()
+	f.fail["2.21.0"] = "load"
+	c := runFake(t, f, "2.21.0").Cells[0]
+	if c.Loaded || !strings.Contains(c.Error, "offering no device") || c.Sweep != nil {
+		t.Errorf("no device: %+v", c)
+	}
+	// The API is exported but the plugin registers no variable kernels yet:
+	// the cell passes, and the behaviour note says it is not as it should be.
+	f = newFake()
+	f.varKernels = false
+	c = runFake(t, f, "2.19.1").Cells[0]
+	if text, ok := c.Behaviour(); ok || !strings.Contains(text, "no device variable kernels") || c.Failed() {
+		t.Errorf("no variable kernels: %q %v", text, c.Error)
+	}
+	// The API is not exported but the plugin registered variable kernels:
+	// the sweep counts them apart, and the behaviour note flags it.
+	f = newFake()
+	f.varKernelsAlways = true
+	c = runFake(t, f, "2.20.0").Cells[0]
+	if text, ok := c.Behaviour(); ok || !strings.Contains(text, "API not exported, but 2 device variable kernel cases") || c.Sweep.NeedsEntryPoint != 2 {
+		t.Errorf("variable kernels without the API: %q %+v", text, c.Sweep)
+	}
+	// The sweep cannot run.
+	f = newFake()
+	f.fail["2.20.0"] = "sweep"
+	if c := runFake(t, f, "2.20.0").Cells[0]; !c.Loaded || !strings.HasPrefix(c.Error, "sweep: ") {
+		t.Errorf("sweep failure: %+v", c)
+	}
+}
+
+func TestParseLoadLine(t *testing.T) {
+	stderr := strings.Join([]string{
+		"2026-11-30 12:00:00.000 I tensorflow/core/...: something",
+		"metalplug: METALPLUG_HOST device METALPLUG_HOST:0 on the host driver (built against TensorFlow 2.21.0, synchronous execution, because this TensorFlow does not export the kernels_experimental.h resource-variable API)",
+	}, "\n")
+	line, mode := parseLoadLine(stderr)
+	if mode != "synchronous" || !strings.HasPrefix(line, "metalplug: METALPLUG_HOST device") {
+		t.Errorf("%q %q", line, mode)
+	}
+	if _, mode := parseLoadLine("metalplug: X device X:0 on the host driver (built against TensorFlow 2.19.1, asynchronous execution)"); mode != "asynchronous" {
+		t.Errorf("asynchronous read as %q", mode)
+	}
+	line, mode = parseLoadLine("noise\nmetalplug: METALPLUG_DISABLE=1 is set: offering no device\n")
+	if mode != "" || line != "metalplug: METALPLUG_DISABLE=1 is set: offering no device" {
+		t.Errorf("decline: %q %q", line, mode)
+	}
+}
+
+func TestLoadOK(t *testing.T) {
+	zero, big := 0.0, 1.0
+	good := Load{Devices: []string{"/physical_device:" + deviceType + ":0"}, MatMulDevice: "/job:localhost/replica:0/task:0/device:" + deviceType + ":0", MatMulError: &zero}
+	if ok, why := good.ok(); !ok {
+		t.Error(why)
+	}
+	for name, l := range map[string]Load{
+		"no device":  {Line: "metalplug: offering no device"},
+		"on the CPU": {Devices: good.Devices, MatMulDevice: "/job:localhost/replica:0/task:0/device:CPU:0", MatMulError: &zero},
+		"wrong":      {Devices: good.Devices, MatMulDevice: good.MatMulDevice, MatMulError: &big},
+		"no answer":  {Devices: good.Devices, MatMulDevice: good.MatMulDevice},
+	} {
+		if ok, _ := l.ok(); ok {
+			t.Errorf("%s passed", name)
+		}
+	}
+}
+
+func TestSweepProblems(t *testing.T) {
+	r := &sweep.Report{Unaccounted: 4, AuditProblems: []string{"dup A", "dup B"}}
+	for _, c := range []struct {
+		op string
+		st sweep.Status
+	}{{"MatMul", sweep.Verified}, {"ResourceGather", sweep.NoRecipe}, {"ResourceGather", sweep.NoRecipe}, {"AssignVariableOp", sweep.NoRecipe}, {"Sqrt", sweep.Mismatch}} {
+		r.Cases = append(r.Cases, sweep.Case{Op: c.op, Status: c.st})
+	}
+	got := sweepProblems(r)
+	want := "4 cases unaccounted (mismatch: 1 cases of Sqrt; no-recipe: 3 cases of ResourceGather, AssignVariableOp); 2 registration problems, the first: dup A"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/metalplug/metalplug/bench"
 	"github.com/metalplug/metalplug/ci"
 	"github.com/metalplug/metalplug/matrix"
 	"github.com/metalplug/metalplug/setup/build"
@@ -152,4 +153,17 @@ func PinNewest(channel string) error {
 	}
 	logf("TF_SUPPORTED_VERSION is now %s: %s is the newest %s here (%s)", pin, r.Requirement(), channel, r.Wheel)
 	return nil
+}
+
+// Bench measures the device against TensorFlow's CPU, alternating in one process, and writes BENCHMARKS.md and its plot.
+func Bench() error {
+	mg.Deps(Build)
+	r, err := bench.Run(bench.Options{Log: logf})
+	if err != nil {
+		return err
+	}
+	if err := r.Plot(bench.PlotPath); err != nil {
+		return err
+	}
+	return os.WriteFile("BENCHMARKS.md", []byte(r.Markdown()), 0o644)
 }

@@ -49,6 +49,9 @@ type executable struct {
 	// already wrote it into the caller's buffer.
 	resultVals []int
 	copied     []bool
+	// work estimates the element operations one run costs (multiply-adds
+	// for contractions), to decide what is small enough to run inline.
+	work int
 }
 
 // Program implements driver.Executable.
@@ -317,6 +320,7 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 			s.result = r
 		}
 		s.desc = describe(in, argTypes)
+		e.work += stepWork(in, argTypes)
 		switch in.Op {
 		case ir.OpParameter:
 			// The builder renumbered parameters in instruction order;
@@ -341,6 +345,33 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 		e.steps = append(e.steps, s)
 	}
 	return e, nil
+}
+
+// stepWork estimates one instruction's cost in element operations.
+func stepWork(in ir.Instr, argTypes []ir.TensorType) int {
+	n := in.Type.Shape.Size()
+	switch in.Op {
+	case ir.OpParameter, ir.OpConstant, ir.OpReshape:
+		return 0
+	case ir.OpDotGeneral:
+		k := 1
+		for _, d := range in.Dot.LhsContract {
+			k *= argTypes[0].Shape[d]
+		}
+		return n * k
+	case ir.OpConvolution:
+		ks := argTypes[1].Shape
+		return n * max(1, ks.Size()/max(1, ks[len(ks)-1]))
+	case ir.OpSort, ir.OpArgSort, ir.OpFFT, ir.OpScatter, ir.OpGather, ir.OpSelectAndScatter, ir.OpReduceWindow:
+		for _, t := range argTypes {
+			n += t.Shape.Size()
+		}
+		return 16 * n
+	}
+	for _, t := range argTypes {
+		n = max(n, t.Shape.Size())
+	}
+	return n
 }
 
 func describe(in ir.Instr, argTypes []ir.TensorType) string {

@@ -65,7 +65,16 @@ func newConvPlan(input, kernelShape ir.Shape, a *ir.ConvAttrs, out ir.Shape) *co
 
 func convKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 	p := newConvPlan(at[0].Shape, at[1].Shape, in.Conv, in.Type.Shape)
-	return forFloat(in, at, true, convOf[float32](p), convOf[float64](p))
+	f32 := convOf[float32](p)
+	if p.groups == 1 {
+		// Ungrouped float32 (and half, widened) convolutions run as a matrix
+		// multiply; see conv_gemm.go.
+		g := newConvGemm(p, at[0].Shape, at[1].Shape, in.Conv)
+		f32 = func(out []byte, ins [][]byte) {
+			g.run(view[float32](out), view[float32](ins[0]), view[float32](ins[1]))
+		}
+	}
+	return forFloat(in, at, true, f32, convOf[float64](p))
 }
 
 // convOf accumulates each output position's O channels over its taps, with

@@ -108,6 +108,10 @@ func dotOf[T numT](p dotPlan) kernel {
 	return func(out []byte, ins [][]byte) {
 		a := view[T](p.lhs.apply(ins[0], newBuffer, gl))
 		b := view[T](p.rhs.apply(ins[1], newBuffer, gr))
+		if c, ok := any(view[T](out)).([]float32); ok {
+			matmulF32(c, any(a).([]float32), any(b).([]float32), p.b, p.m, p.k, p.n)
+			return
+		}
 		matmul(view[T](out), a, b, p.b, p.m, p.k, p.n)
 	}
 }

@@ -98,6 +98,9 @@ var fast32 = map[ir.Op]func(float32) float32{ir.OpExp: exp32, ir.OpTanh: tanh32,
 func unaryFloat[T floatT](op ir.Op) kernel {
 	var zero T
 	if _, ok := any(zero).(float32); ok {
+		if op == ir.OpTanh {
+			return mapUnary(grainMath, tanhSlice)
+		}
 		if f := fast32[op]; f != nil {
 			return mapUnary(grainMath, func(z, x []float32) {
 				x = x[:len(z)]

@@ -177,6 +177,12 @@ func reduceKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 }
 
 func reduceOf[T numT](p reducePlan, kind ir.ReduceKind) kernel {
+	var zero T
+	if _, ok := any(zero).(float32); ok && kind == ir.ReduceSum {
+		return reduceGeneric(p, 0,
+			func(acc float32, x []float32) float32 { return acc + sumF32(x) },
+			func(z, x []float32) { foldInto(kind, z, x) })
+	}
 	return reduceGeneric(p, identity[T](kind),
 		func(acc T, x []T) T { return fold(kind, acc, x) },
 		func(z, x []T) { foldInto(kind, z, x) })

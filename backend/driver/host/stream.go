@@ -37,6 +37,9 @@ type stream struct {
 	err      error  // first failure
 	closed   bool
 	exited   bool
+	// inline is set while a caller runs a small task on its own thread
+	// (see tryInline); the worker starts nothing meanwhile.
+	inline bool
 }
 
 var _ driver.Stream = (*stream)(nil)
@@ -57,7 +60,7 @@ func (s *stream) loop() {
 	debug.SetPanicOnFault(true)
 	s.mu.Lock()
 	for {
-		for len(s.queue) == 0 && !s.closed {
+		for (len(s.queue) == 0 && !s.closed) || s.inline {
 			s.work.Wait()
 		}
 		if len(s.queue) == 0 {
@@ -138,7 +141,66 @@ func (s *stream) enqueue(t task) bool {
 	return true
 }
 
+// inlineWork is the most work (see executable.work) that Execute runs on
+// the caller's thread when the stream is idle: about a microsecond, far less
+// than handing the task to the stream's goroutine and, in synchronous mode,
+// being woken when it is done.
+const inlineWork = 1 << 14
+
+// beginInline claims an idle stream for one task run on the caller's
+// thread, counting it as enqueued, and reports the stream's error so far.
+// It fails when the stream has queued or running work (which must come
+// first) or is closed.
+func (s *stream) beginInline() (ok bool, failed error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.inline || s.enqueued != s.done {
+		return false, nil
+	}
+	s.inline = true
+	s.enqueued++
+	return true, s.err
+}
+
+// endInline finishes what beginInline started.
+func (s *stream) endInline(err error) {
+	s.mu.Lock()
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	s.inline = false
+	s.done++
+	s.progress.Broadcast()
+	if len(s.queue) > 0 || s.closed {
+		s.work.Signal() // work arrived meanwhile, or Close is waiting for the worker
+	}
+	s.mu.Unlock()
+}
+
+// runInline executes e on the calling thread, turning a panic into an error
+// as the worker would.
+func runInline(e *executable, args, results []unsafe.Pointer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("host: stream task panicked: %v", r)
+		}
+	}()
+	return e.run(args, results)
+}
+
 func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) {
+	// A small program on an idle stream runs right here: the order is the
+	// same (nothing is ahead of it), and it returns about as soon.
+	if e, ok := exe.(*executable); ok && e.work <= inlineWork {
+		if ok, failed := s.beginInline(); ok {
+			var err error
+			if failed == nil {
+				err = runInline(e, args, results)
+			}
+			s.endInline(err)
+			return
+		}
+	}
 	// Copy the slices: the caller may reuse them as soon as we return.
 	args = append([]unsafe.Pointer(nil), args...)
 	results = append([]unsafe.Pointer(nil), results...)
@@ -151,16 +213,44 @@ func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) 
 	}})
 }
 
+// inlineCopy is the largest Memcpy done on the caller's thread when the
+// stream is idle.
+const inlineCopy = 64 << 10
+
+func memcpyTask(dst, src unsafe.Pointer, n int) error {
+	if n < 0 || (n > 0 && (dst == nil || src == nil)) {
+		return fmt.Errorf("host: memcpy %d bytes from %p to %p: invalid arguments", n, src, dst)
+	}
+	if n > 0 {
+		copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
+	}
+	return nil
+}
+
+// memcpyInline is memcpyTask on the caller's thread: a bad pointer's fault
+// becomes an error, as on the stream's goroutine.
+func memcpyInline(dst, src unsafe.Pointer, n int) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("host: stream task panicked: %v", r)
+		}
+	}()
+	return memcpyTask(dst, src, n)
+}
+
 func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
-	s.enqueue(task{run: func() error {
-		if n < 0 || (n > 0 && (dst == nil || src == nil)) {
-			return fmt.Errorf("host: memcpy %d bytes from %p to %p: invalid arguments", n, src, dst)
+	if n <= inlineCopy {
+		if ok, failed := s.beginInline(); ok {
+			var err error
+			if failed == nil {
+				err = memcpyInline(dst, src, n)
+			}
+			s.endInline(err)
+			return
 		}
-		if n > 0 {
-			copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
-		}
-		return nil
-	}})
+	}
+	s.enqueue(task{run: func() error { return memcpyTask(dst, src, n) }})
 }
 
 func (s *stream) Memset(dst unsafe.Pointer, b byte, n int) {
@@ -208,6 +298,16 @@ func (s *stream) Record(ev driver.Event) {
 	// The mark moves at enqueue time, as cudaEventRecord does: from now on
 	// the event is pending and waiters wait for this point of the stream.
 	e.set(m)
+	// On an idle stream that point is already reached.
+	s.mu.Lock()
+	idle := !s.closed && !s.inline && s.enqueued == s.done
+	if idle {
+		m.complete(s.err)
+	}
+	s.mu.Unlock()
+	if idle {
+		return
+	}
 	if !s.enqueue(task{record: m}) {
 		// Nobody will ever reach this point; fail the mark rather than leave
 		// waiters hanging or let them believe the work was done.
@@ -226,6 +326,9 @@ func (s *stream) Wait(ev driver.Event) {
 	// Capture the mark now, so that a later Record of the same event does
 	// not change what this Wait waits for. A never-recorded event has no mark.
 	if m := e.current(); m != nil {
+		if m.succeeded() {
+			return // nothing to wait for, and no error to pass on
+		}
 		s.enqueue(task{wait: m})
 	}
 }
@@ -294,6 +397,16 @@ func newMark() *mark { return &mark{done: make(chan struct{})} }
 func (m *mark) complete(err error) {
 	m.err = err
 	close(m.done)
+}
+
+// succeeded reports that the mark has completed without an error.
+func (m *mark) succeeded() bool {
+	select {
+	case <-m.done:
+		return m.err == nil
+	default:
+		return false
+	}
 }
 
 func (m *mark) wait() error {

@@ -14,6 +14,10 @@ type windowPlan struct {
 	outShape []int
 	ranges   [][][2]int // [dim][out coord] -> [lo, hi) in the operand
 	work     int
+	// The trailing dims from outer on have a window of 1, stride 1 and no
+	// padding (the channels of NHWC pooling): inner elements of the output
+	// are then a contiguous row combined from contiguous input rows.
+	outer, inner int
 }
 
 func newWindowPlan(in, out ir.Shape, w *ir.WindowAttrs) *windowPlan {
@@ -28,7 +32,63 @@ func newWindowPlan(in, out ir.Shape, w *ir.WindowAttrs) *windowPlan {
 			p.ranges[d][o] = [2]int{lo, max(hi, lo)}
 		}
 	}
+	p.outer, p.inner = len(in), 1
+	for d := len(in) - 1; d >= 0; d-- {
+		if w.Dims[d] != 1 || w.Strides[d] != 1 || w.Padding[d] != [2]int{} {
+			break
+		}
+		p.outer, p.inner = d, p.inner*in[d]
+	}
 	return p
+}
+
+// windowRows is windowOf when p.inner is large: for each output row, fold
+// the input rows of its window into it elementwise.
+func windowRows[T numT](p *windowPlan, kind ir.ReduceKind, id T, z, x []T) {
+	rank, inner := p.outer, p.inner
+	rows := len(z) / inner
+	parallelFor(rows, max(1, grainMath/max(1, p.work*inner)), func(lo, hi int) {
+		oidx := make([]int, rank)
+		box := make([][2]int, rank)
+		idx := make([]int, rank)
+		for pos := lo; pos < hi; pos++ {
+			zr := z[pos*inner : pos*inner+inner]
+			for i := range zr {
+				zr[i] = id
+			}
+			rem := pos
+			for d := rank - 1; d >= 0; d-- {
+				oidx[d] = rem % p.outShape[d]
+				rem /= p.outShape[d]
+			}
+			empty := false
+			for d := range rank {
+				box[d] = p.ranges[d][oidx[d]]
+				idx[d] = box[d][0]
+				empty = empty || box[d][0] == box[d][1]
+			}
+			if empty {
+				continue
+			}
+			for {
+				off := 0
+				for d := range rank {
+					off += idx[d] * p.inStride[d]
+				}
+				foldInto(kind, zr, x[off:off+inner])
+				d := rank - 1
+				for ; d >= 0; d-- {
+					if idx[d]++; idx[d] < box[d][1] {
+						break
+					}
+					idx[d] = box[d][0]
+				}
+				if d < 0 {
+					break
+				}
+			}
+		}
+	})
 }
 
 func reduceWindowKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
@@ -58,6 +118,10 @@ func windowOf[T numT](p *windowPlan, kind ir.ReduceKind) kernel {
 		z, x := view[T](out), view[T](ins[0])
 		if rank == 0 { // a scalar's only window is itself
 			z[0] = fold(kind, id, x)
+			return
+		}
+		if p.inner >= 8 && p.outer > 0 {
+			windowRows(p, kind, id, z, x)
 			return
 		}
 		parallelFor(len(z), max(1, grainMath/p.work), func(lo, hi int) {
@@ -141,54 +205,134 @@ func selectScatterOf[T numT](p *windowPlan, ge bool) kernel {
 			z[i] = 0
 		}
 		chosen := make([]int, len(src)) // operand offset per window, -1 if all padding
-		parallelFor(len(src), max(1, grainMath/max(p.work, 1)), func(lo, hi int) {
-			oidx := make([]int, rank)
-			idx := make([]int, rank)
-			for pos := lo; pos < hi; pos++ {
-				rem := pos
-				for d := rank - 1; d >= 0; d-- {
-					oidx[d] = rem % p.outShape[d]
-					rem /= p.outShape[d]
-				}
-				empty := false
-				for d := range rank {
-					r := p.ranges[d][oidx[d]]
-					idx[d] = r[0]
-					empty = empty || r[0] == r[1]
-				}
-				chosen[pos] = -1
-				if empty {
-					continue
-				}
-				sel := -1
-				var sv T
-				for {
-					off := 0
-					for d := range rank {
-						off += idx[d] * p.inStride[d]
-					}
-					v := x[off]
-					if sel < 0 || (ge && !(sv >= v)) || (!ge && !(sv <= v)) {
-						sel, sv = off, v
-					}
-					d := rank - 1
-					for ; d >= 0; d-- {
-						if idx[d]++; idx[d] < p.ranges[d][oidx[d]][1] {
-							break
-						}
-						idx[d] = p.ranges[d][oidx[d]][0]
-					}
-					if d < 0 {
-						break
-					}
-				}
-				chosen[pos] = sel
-			}
-		})
+		if p.inner >= 8 && p.outer > 0 {
+			selectRows(p, ge, x, chosen)
+		} else {
+			selectEach(p, ge, x, chosen, rank)
+		}
 		for pos, off := range chosen {
 			if off >= 0 {
 				z[off] += src[pos]
 			}
 		}
 	}
+}
+
+// selectRows is selectEach when p.inner is large: the windows of one output
+// row's elements differ only in their offset within the row, so they are
+// walked together, row by row.
+func selectRows[T numT](p *windowPlan, ge bool, x []T, chosen []int) {
+	rank, inner := p.outer, p.inner
+	rows := len(chosen) / inner
+	parallelFor(rows, max(1, grainMath/max(1, p.work*inner)), func(lo, hi int) {
+		oidx := make([]int, rank)
+		box := make([][2]int, rank)
+		idx := make([]int, rank)
+		best := make([]T, inner)
+		for pos := lo; pos < hi; pos++ {
+			sel := chosen[pos*inner : pos*inner+inner]
+			for i := range sel {
+				sel[i] = -1
+			}
+			rem := pos
+			for d := rank - 1; d >= 0; d-- {
+				oidx[d] = rem % p.outShape[d]
+				rem /= p.outShape[d]
+			}
+			empty := false
+			for d := range rank {
+				box[d] = p.ranges[d][oidx[d]]
+				idx[d] = box[d][0]
+				empty = empty || box[d][0] == box[d][1]
+			}
+			if empty {
+				continue
+			}
+			first := true
+			for {
+				off := 0
+				for d := range rank {
+					off += idx[d] * p.inStride[d]
+				}
+				row := x[off : off+inner]
+				if first {
+					copy(best, row)
+					for c := range sel {
+						sel[c] = off + c
+					}
+					first = false
+				} else if ge {
+					for c, v := range row {
+						if !(best[c] >= v) {
+							best[c], sel[c] = v, off+c
+						}
+					}
+				} else {
+					for c, v := range row {
+						if !(best[c] <= v) {
+							best[c], sel[c] = v, off+c
+						}
+					}
+				}
+				d := rank - 1
+				for ; d >= 0; d-- {
+					if idx[d]++; idx[d] < box[d][1] {
+						break
+					}
+					idx[d] = box[d][0]
+				}
+				if d < 0 {
+					break
+				}
+			}
+		}
+	})
+}
+
+// selectEach chooses, for every window, the operand offset it selects.
+func selectEach[T numT](p *windowPlan, ge bool, x []T, chosen []int, rank int) {
+	parallelFor(len(chosen), max(1, grainMath/max(p.work, 1)), func(lo, hi int) {
+		oidx := make([]int, rank)
+		idx := make([]int, rank)
+		for pos := lo; pos < hi; pos++ {
+			rem := pos
+			for d := rank - 1; d >= 0; d-- {
+				oidx[d] = rem % p.outShape[d]
+				rem /= p.outShape[d]
+			}
+			empty := false
+			for d := range rank {
+				r := p.ranges[d][oidx[d]]
+				idx[d] = r[0]
+				empty = empty || r[0] == r[1]
+			}
+			chosen[pos] = -1
+			if empty {
+				continue
+			}
+			sel := -1
+			var sv T
+			for {
+				off := 0
+				for d := range rank {
+					off += idx[d] * p.inStride[d]
+				}
+				v := x[off]
+				if sel < 0 || (ge && !(sv >= v)) || (!ge && !(sv <= v)) {
+					sel, sv = off, v
+				}
+				d := rank - 1
+				for ; d >= 0; d-- {
+					if idx[d]++; idx[d] < p.ranges[d][oidx[d]][1] {
+						break
+					}
+					idx[d] = p.ranges[d][oidx[d]][0]
+				}
+				if d < 0 {
+					break
+				}
+			}
+			chosen[pos] = sel
+		}
+	})
 }

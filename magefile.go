@@ -165,5 +165,8 @@ func Bench() error {
 	if err := r.Plot(bench.PlotPath); err != nil {
 		return err
 	}
+	if err := r.WriteJSON(bench.JSONPath); err != nil {
+		return err
+	}
 	return os.WriteFile("BENCHMARKS.md", []byte(r.Markdown()), 0o644)
 }

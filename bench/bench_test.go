@@ -147,3 +147,17 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Error("the report renders differently after a JSON round trip")
 	}
 }
+
+// TestBenchmarksDocIsCurrent: BENCHMARKS.md is exactly what the committed
+// measurement (docs/bench.json) renders to, so the table cannot be edited by
+// hand or drift from the numbers; `go tool mage bench` rewrites both.
+func TestBenchmarksDocIsCurrent(t *testing.T) {
+	r, err := ReadJSON(filepath.Join("..", JSONPath))
+	if err != nil {
+		t.Fatalf("%v: run `go tool mage bench`", err)
+	}
+	got, err := os.ReadFile(filepath.Join("..", "BENCHMARKS.md"))
+	if err != nil || string(got) != r.Markdown() {
+		t.Fatalf("BENCHMARKS.md does not render from %s (%v): run `go tool mage bench` and commit both", JSONPath, err)
+	}
+}

@@ -71,6 +71,10 @@ func (r *Report) caseByID(id string) (Case, bool) {
 // is given another path.
 const PlotPath = "docs/bench.png"
 
+// JSONPath is where the measurement behind BENCHMARKS.md is kept, relative to
+// the source root, so that a test can check the table renders from it.
+const JSONPath = "docs/bench.json"
+
 // Markdown renders the report as BENCHMARKS.md, for the source root: it
 // links the plot at the path last given to Plot (relative to Opts.Root), or
 // at PlotPath.

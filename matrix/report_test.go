@@ -113,3 +113,16 @@ func TestHumanUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixDocIsCurrent: docs/matrix.md is exactly what the committed
+// measurement (docs/matrix.json) renders to; `go tool mage matrix` writes both.
+func TestMatrixDocIsCurrent(t *testing.T) {
+	r, err := ReadJSON(filepath.Join("..", JSONPath))
+	if err != nil {
+		t.Fatalf("%v: run `go tool mage matrix`", err)
+	}
+	got, err := os.ReadFile(filepath.Join("..", MarkdownPath))
+	if err != nil || string(got) != r.Markdown() {
+		t.Fatalf("%s does not render from %s (%v): run `go tool mage matrix` and commit both", MarkdownPath, JSONPath, err)
+	}
+}

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,12 +15,14 @@ import (
 
 	"github.com/metalplug/metalplug/bench"
 	"github.com/metalplug/metalplug/ci"
+	"github.com/metalplug/metalplug/ci/release"
 	"github.com/metalplug/metalplug/matrix"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/docs"
 	"github.com/metalplug/metalplug/setup/install"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/tasks"
+	"github.com/metalplug/metalplug/wheels"
 )
 
 var Default = Build
@@ -78,8 +81,13 @@ func Install() error {
 	return nil
 }
 
-// Test runs vet, the unit tests and the TensorFlow integration tests (in a venv it makes).
-func Test() error { return tasks.Test(logf) }
+// Test runs vet, the unit tests, the TensorFlow integration tests, the sweep and the distribution tests.
+func Test() error {
+	if err := tasks.Test(logf); err != nil {
+		return err
+	}
+	return release.Check(".", logf)
+}
 
 // Demo makes a venv with the pinned TensorFlow, installs the plugin and trains a Keras model on the device.
 func Demo() error { return tasks.Demo(logf) }
@@ -170,3 +178,30 @@ func Bench() error {
 	}
 	return os.WriteFile("BENCHMARKS.md", []byte(r.Markdown()), 0o644)
 }
+
+// Wheels builds one wheel per TensorFlow release of the matrix into dist/wheelhouse, a PEP 503 simple index.
+func Wheels() error {
+	dir := filepath.Join("dist", "wheelhouse")
+	built, err := wheels.BuildWheelhouse(wheels.HouseOptions{Root: ".", Dir: dir, Releases: matrix.Releases,
+		Distribution: matrix.ReleaseDistribution, Log: logf})
+	if err != nil {
+		return err
+	}
+	for _, b := range built {
+		logf("%s  %d bytes  sha256 %s  (%s)", b.File, b.Size, b.SHA256, b.Requires)
+	}
+	abs, err := filepath.Abs(filepath.Join(dir, wheels.SimpleDir))
+	if err != nil {
+		return err
+	}
+	logf("install into a venv that has TensorFlow: pip install --index-url file://%s metalplug", filepath.ToSlash(abs))
+	return nil
+}
+
+// Release builds the sdist, wheels and SHA256SUMS for tag (v<version>); publish true uploads them (GITHUB_TOKEN, PYPI_TOKEN), else a dry run.
+func Release(ctx context.Context, tag string, publish bool) error {
+	return release.Run(ctx, release.FromEnv(".", tag, publish))
+}
+
+// Disttest builds the sdist and the wheelhouse and runs the heavy distribution tests (wheels, release, pypiserver).
+func Disttest() error { return release.Check(".", logf) }

@@ -73,33 +73,65 @@ func Requirement(r *probe.Report) string {
 	return fmt.Sprintf("%s==%s.*", r.TensorFlow.Distribution, version.Minor(r.TensorFlow.Version))
 }
 
-// Wheel writes the wheel for lib into dir and returns its file name.
+// Wheel writes the wheel for lib into dir and returns its file name: the
+// project version, tagged for the probed platform. It is what an install from
+// the sdist builds.
 func Wheel(dir, projectVersion, lib string, r *probe.Report) (string, error) {
-	tag := "py3-none-" + PlatformTag(r)
-	name := fmt.Sprintf("%s-%s-%s.whl", Name, projectVersion, tag)
-	data, err := os.ReadFile(lib)
-	if err != nil {
-		return "", err
-	}
-	distInfo := fmt.Sprintf("%s-%s.dist-info", Name, projectVersion)
-	metadata := strings.Join([]string{
+	return WriteWheel(dir, Spec{Version: projectVersion, Platform: PlatformTag(r), Lib: lib, Report: r})
+}
+
+// Spec says what goes into one wheel.
+type Spec struct {
+	// Version is the wheel's version (PEP 440, normalized).
+	Version string
+	// Platform is the platform tag: linux_x86_64, manylinux_2_34_x86_64,
+	// macosx_12_0_arm64; or a compressed set of them joined by dots
+	// (manylinux_2_17_x86_64.manylinux2014_x86_64).
+	Platform string
+	// Lib is the library; it is installed as tensorflow-plugins/<its base name>.
+	Lib string
+	// Report is the probe of the TensorFlow Lib was built against; it gives
+	// the Requires-Dist pin.
+	Report *probe.Report
+}
+
+// Tag is the wheel's full compatibility tag: the library is loaded by
+// TensorFlow, not imported by Python, so any Python 3 and any ABI.
+func (s Spec) Tag() string { return "py3-none-" + s.Platform }
+
+// FileName is the wheel's file name.
+func (s Spec) FileName() string { return fmt.Sprintf("%s-%s-%s.whl", Name, s.Version, s.Tag()) }
+
+// Metadata is the wheel's core metadata (dist-info/METADATA).
+func (s Spec) Metadata() []byte {
+	r := s.Report
+	return []byte(strings.Join([]string{
 		"Metadata-Version: 2.1",
 		"Name: " + Name,
-		"Version: " + projectVersion,
+		"Version: " + s.Version,
 		"Summary: A Metal GPU backend for TensorFlow, written in Go (built for " + r.TensorFlow.Distribution + " " + r.TensorFlow.Version + ")",
 		"License: Apache-2.0",
 		"Requires-Python: >=3.9",
 		"Requires-Dist: " + Requirement(r),
-		"", ""}, "\n")
-	wheel := strings.Join([]string{
-		"Wheel-Version: 1.0",
-		"Generator: metalplug",
-		"Root-Is-Purelib: false",
-		"Tag: " + tag,
-		"", ""}, "\n")
+		"", ""}, "\n"))
+}
+
+// WriteWheel writes the wheel s describes into dir and returns its file name.
+// RECORD lists every other file with its sha256 and size.
+func WriteWheel(dir string, s Spec) (string, error) {
+	data, err := os.ReadFile(s.Lib)
+	if err != nil {
+		return "", err
+	}
+	distInfo := fmt.Sprintf("%s-%s.dist-info", Name, s.Version)
+	lines := []string{"Wheel-Version: 1.0", "Generator: metalplug", "Root-Is-Purelib: false"}
+	for _, p := range strings.Split(s.Platform, ".") {
+		lines = append(lines, "Tag: py3-none-"+p)
+	}
+	wheel := strings.Join(append(lines, "", ""), "\n")
 	files := []file{
-		{"tensorflow-plugins/" + filepath.Base(lib), data, 0o755},
-		{distInfo + "/METADATA", []byte(metadata), 0o644},
+		{"tensorflow-plugins/" + filepath.Base(s.Lib), data, 0o755},
+		{distInfo + "/METADATA", s.Metadata(), 0o644},
 		{distInfo + "/WHEEL", []byte(wheel), 0o644},
 	}
 	var record bytes.Buffer
@@ -109,6 +141,7 @@ func Wheel(dir, projectVersion, lib string, r *probe.Report) (string, error) {
 	}
 	fmt.Fprintf(&record, "%s/RECORD,,\n", distInfo)
 	files = append(files, file{distInfo + "/RECORD", record.Bytes(), 0o644})
+	name := s.FileName()
 	return name, writeZip(filepath.Join(dir, name), files)
 }
 

@@ -92,12 +92,12 @@ func (s *stream) runTask(t *task) {
 	s.mu.Unlock()
 	switch {
 	case t.record != nil:
-		t.record.complete(failed)
+		t.record.Complete(failed)
 	case failed != nil:
 		// Skip data work and waits after a failure: the results would be
 		// garbage anyway, and records must still complete (above).
 	case t.wait != nil:
-		if err := t.wait.wait(); err != nil {
+		if err := t.wait.Wait(); err != nil {
 			// The work behind the event failed, so whatever this stream
 			// does next would read data that was never produced.
 			s.fail(fmt.Errorf("host: stream waited on an event whose stream failed: %w", err))
@@ -294,15 +294,15 @@ func (s *stream) Record(ev driver.Event) {
 		}})
 		return
 	}
-	m := newMark()
+	m := driver.NewMark()
 	// The mark moves at enqueue time, as cudaEventRecord does: from now on
 	// the event is pending and waiters wait for this point of the stream.
-	e.set(m)
+	e.Set(m)
 	// On an idle stream that point is already reached.
 	s.mu.Lock()
 	idle := !s.closed && !s.inline && s.enqueued == s.done
 	if idle {
-		m.complete(s.err)
+		m.Complete(s.err)
 	}
 	s.mu.Unlock()
 	if idle {
@@ -311,7 +311,7 @@ func (s *stream) Record(ev driver.Event) {
 	if !s.enqueue(task{record: m}) {
 		// Nobody will ever reach this point; fail the mark rather than leave
 		// waiters hanging or let them believe the work was done.
-		m.complete(ErrStreamClosed)
+		m.Complete(ErrStreamClosed)
 	}
 }
 
@@ -325,8 +325,8 @@ func (s *stream) Wait(ev driver.Event) {
 	}
 	// Capture the mark now, so that a later Record of the same event does
 	// not change what this Wait waits for. A never-recorded event has no mark.
-	if m := e.current(); m != nil {
-		if m.succeeded() {
+	if m := e.Current(); m != nil {
+		if m.Succeeded() {
 			return // nothing to wait for, and no error to pass on
 		}
 		s.enqueue(task{wait: m})
@@ -383,78 +383,9 @@ func (s *stream) Close() error {
 	return s.err
 }
 
-// mark is one Record of an event: a point in one stream's queue. Each Record
-// makes a new mark, which plays the part of a generation counter: a Wait holds
-// the mark that was current when it was enqueued, so re-recording the event
-// later cannot make that Wait wait for the wrong point.
-type mark struct {
-	done chan struct{}
-	err  error // set before done is closed
-}
-
-func newMark() *mark { return &mark{done: make(chan struct{})} }
-
-func (m *mark) complete(err error) {
-	m.err = err
-	close(m.done)
-}
-
-// succeeded reports that the mark has completed without an error.
-func (m *mark) succeeded() bool {
-	select {
-	case <-m.done:
-		return m.err == nil
-	default:
-		return false
-	}
-}
-
-func (m *mark) wait() error {
-	<-m.done
-	return m.err
-}
+// mark and event are the shared implementation of CUDA-style events
+// (backend/driver/event.go).
+type mark = driver.Mark
 
 // event follows CUDA: never recorded means complete; Record moves the mark.
-type event struct {
-	mu  sync.Mutex
-	cur *mark
-}
-
-var _ driver.Event = (*event)(nil)
-
-func (e *event) set(m *mark) {
-	e.mu.Lock()
-	e.cur = m
-	e.mu.Unlock()
-}
-
-func (e *event) current() *mark {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cur
-}
-
-func (e *event) Status() driver.EventStatus {
-	m := e.current()
-	if m == nil {
-		return driver.EventComplete
-	}
-	select {
-	case <-m.done:
-		if m.err != nil {
-			return driver.EventError
-		}
-		return driver.EventComplete
-	default:
-		return driver.EventPending
-	}
-}
-
-// Wait blocks until the mark current at the time of the call completes.
-func (e *event) Wait() error {
-	m := e.current()
-	if m == nil {
-		return nil
-	}
-	return m.wait()
-}
+type event = driver.MarkEvent

@@ -115,7 +115,7 @@ func (s *stream) runTask(t *task) {
 	case failed != nil:
 		// Skip data work and waits after a failure; records still complete.
 	case t.wait != nil:
-		if err := t.wait.wait(); err != nil {
+		if err := t.wait.Wait(); err != nil {
 			s.fail(fmt.Errorf("metal: stream waited on an event whose stream failed: %w", err))
 		}
 	case t.cpu != nil:
@@ -140,7 +140,7 @@ func (s *stream) record(m *mark, failed error) {
 	pending := slices.Clone(s.flights)
 	s.mu.Unlock()
 	if len(pending) == 0 {
-		m.complete(failed)
+		m.Complete(failed)
 		return
 	}
 	go func() {
@@ -151,7 +151,7 @@ func (s *stream) record(m *mark, failed error) {
 				err = f.err
 			}
 		}
-		m.complete(err)
+		m.Complete(err)
 	}()
 }
 
@@ -348,10 +348,10 @@ func (s *stream) Record(ev driver.Event) {
 		}})
 		return
 	}
-	m := newMark()
-	e.set(m) // the mark moves at enqueue time, as cudaEventRecord's does
+	m := driver.NewMark()
+	e.Set(m) // the mark moves at enqueue time, as cudaEventRecord's does
 	if !s.enqueue(task{record: m}) {
-		m.complete(ErrStreamClosed)
+		m.Complete(ErrStreamClosed)
 	}
 }
 
@@ -363,7 +363,7 @@ func (s *stream) Wait(ev driver.Event) {
 		}})
 		return
 	}
-	if m := e.current(); m != nil { // captured now: a later Record does not move this Wait
+	if m := e.Current(); m != nil { // captured now: a later Record does not move this Wait
 		s.enqueue(task{wait: m})
 	}
 }
@@ -418,25 +418,9 @@ func (s *stream) Close() error {
 	return s.err
 }
 
-// mark is one Record of an event: a point in one stream's work. Each Record
-// makes a new mark, so a Wait holds the mark current when it was enqueued
-// and a later Record cannot make it wait for the wrong point.
-type mark struct {
-	done chan struct{}
-	err  error // set before done closes
-}
-
-func newMark() *mark { return &mark{done: make(chan struct{})} }
-
-func (m *mark) complete(err error) {
-	m.err = err
-	close(m.done)
-}
-
-func (m *mark) wait() error {
-	<-m.done
-	return m.err
-}
+// mark and event are the shared implementation of CUDA-style events
+// (backend/driver/event.go).
+type mark = driver.Mark
 
 // event follows CUDA: never recorded means complete; Record moves the mark.
 //
@@ -451,45 +435,4 @@ func (m *mark) wait() error {
 // cost is that a cross-stream Wait holds the waiting stream's encoding until
 // the recording stream's command buffers complete, instead of letting the
 // GPU order the two queues itself.
-type event struct {
-	mu  sync.Mutex
-	cur *mark
-}
-
-var _ driver.Event = (*event)(nil)
-
-func (e *event) set(m *mark) {
-	e.mu.Lock()
-	e.cur = m
-	e.mu.Unlock()
-}
-
-func (e *event) current() *mark {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cur
-}
-
-func (e *event) Status() driver.EventStatus {
-	m := e.current()
-	if m == nil {
-		return driver.EventComplete
-	}
-	select {
-	case <-m.done:
-		if m.err != nil {
-			return driver.EventError
-		}
-		return driver.EventComplete
-	default:
-		return driver.EventPending
-	}
-}
-
-func (e *event) Wait() error {
-	m := e.current()
-	if m == nil {
-		return nil
-	}
-	return m.wait()
-}
+type event = driver.MarkEvent

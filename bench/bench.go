@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/metalplug/metalplug/setup/venv"
 	"io"
 	"os"
 	"os/exec"
@@ -465,7 +466,7 @@ func (r *Report) WriteJSON(path string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o644)
+	return os.WriteFile(path, venv.RedactHome(b), 0o644)
 }
 
 // ReadJSON loads a report WriteJSON saved.

@@ -13,7 +13,7 @@ func TestMarkdownTableAndNotes(t *testing.T) {
 	f.fail["2.20.0"] = "build"
 	res := runFake(t, f, "")
 	for _, v := range []string{"3.12", "3.13"} {
-		res.Interpreters = append(res.Interpreters, Interpreter{Command: "python" + v, Found: "/root/.pyenv/shims/python" + v,
+		res.Interpreters = append(res.Interpreters, Interpreter{Command: "python" + v, Found: "/home/user/.pyenv/shims/python" + v,
 			Skipped: "does not run (exit status 127): pyenv: python" + v + ": command not found"})
 	}
 	md := res.Markdown()

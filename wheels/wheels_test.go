@@ -266,7 +266,7 @@ func cc(t *testing.T, dir, name, src string, flags ...string) string {
 
 func TestPortableRunpathDropsAbsoluteEntries(t *testing.T) {
 	dir := t.TempDir()
-	abs := "/root/.cache/metalplug/venvs/some-venv/lib/python3.11/site-packages/tensorflow"
+	abs := "/home/user/.cache/metalplug/venvs/some-venv/lib/python3.11/site-packages/tensorflow"
 	so := cc(t, dir, "libx.so", "int x(void) { return 1; }\n", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/../tensorflow:"+abs)
 	before, _ := os.ReadFile(so)
 	after, err := PortableRunpath(so)

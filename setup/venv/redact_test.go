@@ -1,0 +1,12 @@
+package venv
+
+import "testing"
+
+func TestRedactHome(t *testing.T) {
+	t.Setenv("HOME", "/home/someone")
+	got := string(RedactHome([]byte(`{"python": "/home/someone/.cache/v/bin/python", "other": "/home/someoneelse/x"}`)))
+	want := `{"python": "~/.cache/v/bin/python", "other": "/home/someoneelse/x"}`
+	if got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}

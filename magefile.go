@@ -13,7 +13,6 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	"github.com/metalplug/metalplug/bench"
 	"github.com/metalplug/metalplug/ci"
 	"github.com/metalplug/metalplug/ci/release"
 	"github.com/metalplug/metalplug/matrix"
@@ -164,20 +163,7 @@ func PinNewest(channel string) error {
 }
 
 // Bench measures the device against TensorFlow's CPU, alternating in one process, and writes BENCHMARKS.md and its plot.
-func Bench() error {
-	mg.Deps(Build)
-	r, err := bench.Run(bench.Options{Log: logf})
-	if err != nil {
-		return err
-	}
-	if err := r.Plot(bench.PlotPath); err != nil {
-		return err
-	}
-	if err := r.WriteJSON(bench.JSONPath); err != nil {
-		return err
-	}
-	return os.WriteFile("BENCHMARKS.md", []byte(r.Markdown()), 0o644)
-}
+func Bench() error { return tasks.Bench(logf) }
 
 // Wheels builds one wheel per TensorFlow release of the matrix into dist/wheelhouse, a PEP 503 simple index.
 func Wheels() error {

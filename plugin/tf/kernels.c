@@ -48,3 +48,21 @@ void* metalplug_lookup(const char* name) {
 }
 
 const char* metalplug_call_version(void* fn) { return ((const char* (*)(void))fn)(); }
+
+int metalplug_read_inputs(TF_OpKernelContext* ctx, int n, metalplug_input* out, TF_Status* status) {
+  for (int i = 0; i < n; i++) {
+    metalplug_input* in = &out[i];
+    TF_GetInput(ctx, i, &in->tensor, status);
+    if (TF_GetCode(status) != TF_OK) return i;
+    in->data = TF_TensorData(in->tensor);
+    in->dtype = (int)TF_TensorType(in->tensor);
+    int nd = TF_NumDims(in->tensor);
+    if (nd > METALPLUG_MAX_DIMS) {
+      in->ndims = -1;
+      continue;
+    }
+    in->ndims = nd;
+    for (int j = 0; j < nd; j++) in->dims[j] = TF_Dim(in->tensor, j);
+  }
+  return -1;
+}

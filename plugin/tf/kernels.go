@@ -6,11 +6,13 @@ package tf
 import "C"
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime/cgo"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
@@ -91,8 +93,11 @@ func registerKernels(deviceType string) (int, error) {
 type instance struct {
 	k     *lower.Kernel
 	attrs *lower.Attrs
-	cache sync.Map // key string -> *compiled
+	runs  *atomic.Int64 // this op's execution counter (metalplug_op_counts)
 	rng   rngState
+
+	mu    sync.RWMutex
+	cache map[string]*compiled // input signature (see compute) -> program
 }
 
 type compiled struct {
@@ -125,7 +130,7 @@ func goKernelCreate(ctx *C.TF_OpKernelConstruction, slot C.int) (h C.uintptr_t) 
 		C.TF_OpKernelConstruction_Failure(ctx, st)
 		return 0
 	}
-	return C.uintptr_t(cgo.NewHandle(&instance{k: k, attrs: attrs}))
+	return C.uintptr_t(cgo.NewHandle(&instance{k: k, attrs: attrs, runs: opCounter(k.Op), cache: map[string]*compiled{}}))
 }
 
 //export goKernelDelete
@@ -253,7 +258,7 @@ func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 		fail(ctx, st, err)
 		return
 	}
-	countOp(inst.k.Op)
+	inst.runs.Add(1)
 }
 
 func fail(ctx *C.TF_OpKernelContext, st *C.TF_Status, err error) {
@@ -305,61 +310,85 @@ func irToTF(d ir.DType) C.TF_DataType {
 func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]input) error {
 	k := inst.k
 	n := int(C.TF_NumInputs(ctx))
-	host := map[int][]int64{}
-	var key strings.Builder
-	for i := range n {
-		var t *C.TF_Tensor
-		C.TF_GetInput(ctx, C.int(i), &t, st)
-		if C.TF_GetCode(st) != C.TF_OK {
+	var host map[int][]int64
+	if len(k.HostInputs) > 0 {
+		host = map[int][]int64{}
+	}
+	// The cache key is the input signature in bytes: dtype, rank, dims and
+	// host values. Built in a stack buffer, it costs no allocation when the
+	// signature has been seen before (the common case in a training loop).
+	var keyBuf [256]byte
+	key := keyBuf[:0]
+	raw := make([]C.metalplug_input, n)
+	if n > 0 {
+		if i := int(C.metalplug_read_inputs(ctx, C.int(n), &raw[0], st)); i >= 0 {
+			for _, r := range raw[:i] {
+				C.TF_DeleteTensor(r.tensor)
+			}
 			return fmt.Errorf("%s: input %d: %s", k.Op, i, C.GoString(C.TF_Message(st)))
 		}
-		in := input{t: t, data: C.TF_TensorData(t)}
-		d, ok := tfType(C.TF_TensorType(t))
-		*ins = append(*ins, in)
+	}
+	*ins = make([]input, n)
+	for i := range n {
+		// Every tensor is recorded before anything can fail, so the caller
+		// deletes them all.
+		(*ins)[i] = input{t: raw[i].tensor, data: raw[i].data}
+	}
+	for i := range n {
+		r := &raw[i]
+		in := (*ins)[i]
+		d, ok := tfType(C.TF_DataType(r.dtype))
 		if !ok {
-			return fmt.Errorf("%s: input %d has dtype %d, which this device does not support", k.Op, i, int(C.TF_TensorType(t)))
+			return fmt.Errorf("%s: input %d has dtype %d, which this device does not support", k.Op, i, int(r.dtype))
 		}
-		shape := make(ir.Shape, int(C.TF_NumDims(t)))
+		if r.ndims < 0 {
+			return fmt.Errorf("%s: input %d has more than %d dimensions", k.Op, i, C.METALPLUG_MAX_DIMS)
+		}
+		shape := make(ir.Shape, int(r.ndims))
+		key = append(key, byte(d), byte(r.ndims))
 		for j := range shape {
-			shape[j] = int(C.TF_Dim(t, C.int(j)))
+			shape[j] = int(r.dims[j])
+			key = binary.AppendUvarint(key, uint64(shape[j]))
 		}
 		in.typ = ir.TensorType{DType: d, Shape: shape}
 		(*ins)[i] = in
-		key.WriteString(in.typ.String())
 		if k.IsHostInput(i, n) {
 			vals, err := hostValues(in)
 			if err != nil {
 				return fmt.Errorf("%s: input %d: %v", k.Op, i, err)
 			}
 			host[i] = vals
-			fmt.Fprint(&key, vals)
+			key = append(key, 'h')
+			for _, v := range vals {
+				key = binary.AppendVarint(key, v)
+			}
 		}
-		key.WriteByte(';')
+		key = append(key, ';')
 	}
 	sp := C.TF_GetStream(ctx, st)
 	if C.TF_GetCode(st) != C.TF_OK {
 		return fmt.Errorf("%s: no stream: %s", k.Op, C.GoString(C.TF_Message(st)))
 	}
 	s := streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))
-	var raw map[int][]byte
+	var data map[int][]byte
 	if len(k.ReadInputs) > 0 {
 		// The output shape depends on these inputs' values: wait for the
 		// work that writes them, then read them (memory is unified).
 		if err := s.Synchronize(); err != nil {
 			return fmt.Errorf("%s: %v", k.Op, err)
 		}
-		raw = map[int][]byte{}
+		data = map[int][]byte{}
 		for _, i := range k.ReadInputs {
 			in := (*ins)[i]
 			b := make([]byte, in.typ.Bytes())
 			if len(b) > 0 {
 				copy(b, unsafe.Slice((*byte)(in.data), len(b)))
 			}
-			raw[i] = b
-			fmt.Fprintf(&key, "%x;", b)
+			data[i] = b
+			key = append(append(key, b...), ';')
 		}
 	}
-	c, err := inst.program(key.String(), *ins, host, raw)
+	c, err := inst.program(key, *ins, host, data)
 	if err != nil {
 		return err // lowering errors name the op and its inputs
 	}
@@ -420,9 +449,12 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 }
 
 // program finds or builds the compiled program for one input signature.
-func (inst *instance) program(key string, ins []input, host map[int][]int64, raw map[int][]byte) (*compiled, error) {
-	if c, ok := inst.cache.Load(key); ok {
-		return c.(*compiled), nil
+func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw map[int][]byte) (*compiled, error) {
+	inst.mu.RLock()
+	c, ok := inst.cache[string(key)] // no allocation: the compiler looks up by the bytes
+	inst.mu.RUnlock()
+	if ok {
+		return c, nil
 	}
 	types := make([]ir.TensorType, len(ins))
 	for i, in := range ins {
@@ -433,7 +465,7 @@ func (inst *instance) program(key string, ins []input, host map[int][]int64, raw
 		return nil, err
 	}
 	p := l.Program
-	c := &compiled{prog: p, rng: l.Rng, outs: p.ResultTypes(), forward: make([]int, len(p.Results))}
+	c = &compiled{prog: p, rng: l.Rng, outs: p.ResultTypes(), forward: make([]int, len(p.Results))}
 	compute := false
 	for i, r := range p.Results {
 		c.forward[i] = -1
@@ -454,8 +486,10 @@ func (inst *instance) program(key string, ins []input, host map[int][]int64, raw
 			return nil, err
 		}
 	}
-	if len(raw) == 0 {
-		inst.cache.Store(key, c) // programs that depend on input data are built per call
+	if len(raw) == 0 { // programs that depend on input data are built per call
+		inst.mu.Lock()
+		inst.cache[string(key)] = c
+		inst.mu.Unlock()
 	}
 	return c, nil
 }

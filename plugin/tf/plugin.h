@@ -40,4 +40,23 @@ const char* metalplug_call_version(void* fn);
 
 #define METALPLUG_KERNEL_SLOTS 512
 
+// The most dimensions metalplug_read_inputs reports per input; TensorFlow's
+// own limit (TensorShape) is 254, but no op here takes more than 8.
+#define METALPLUG_MAX_DIMS 8
+
+// One kernel input as metalplug_read_inputs hands it to Go.
+typedef struct metalplug_input {
+  TF_Tensor* tensor;
+  void* data;
+  int dtype;
+  int ndims;  // -1: more than METALPLUG_MAX_DIMS
+  int64_t dims[METALPLUG_MAX_DIMS];
+} metalplug_input;
+
+// Reads inputs 0..n-1 of ctx in one call (each cgo call costs ~100 ns, and a
+// kernel used to make five per input). On failure it returns the failing
+// input's index and leaves the message in status; the caller deletes the
+// tensors of inputs before it. Returns -1 on success.
+int metalplug_read_inputs(TF_OpKernelContext* ctx, int n, metalplug_input* out, TF_Status* status);
+
 #endif  // METALPLUG_PLUGIN_H_

@@ -15,13 +15,17 @@ import (
 // users) can see what really ran here rather than fell back to the CPU.
 var opCounts sync.Map // op name -> *atomic.Int64
 
-func countOp(op string) {
+// opCounter is op's execution counter; kernels look it up once, when
+// TensorFlow constructs them, not on every run.
+func opCounter(op string) *atomic.Int64 {
 	c, ok := opCounts.Load(op)
 	if !ok {
 		c, _ = opCounts.LoadOrStore(op, new(atomic.Int64))
 	}
-	c.(*atomic.Int64).Add(1)
+	return c.(*atomic.Int64)
 }
+
+func countOp(op string) { opCounter(op).Add(1) }
 
 // metalplug_op_counts returns a JSON object mapping each op name to the number
 // of times its kernel ran on the device. The caller frees the string with

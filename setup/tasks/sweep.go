@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/metalplug/metalplug/bench"
 	"github.com/metalplug/metalplug/plugin/tf/capi"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/docs"
@@ -80,4 +81,34 @@ func Sweep(logf Logf, o SweepOptions) error {
 		}
 	}
 	return rep.Err()
+}
+
+// Bench builds the library against the pinned TensorFlow and measures it
+// against TensorFlow's CPU (package bench), writing BENCHMARKS.md, its plot
+// and the measurement it renders from.
+func Bench(logf Logf) error {
+	_, r, err := pinnedVenv("", logf)
+	if err != nil {
+		return err
+	}
+	pin, err := build.ReadPin(".")
+	if err != nil {
+		return err
+	}
+	lib := filepath.Join("build", build.LibraryName(r.GOOS))
+	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(lib)
+	rep, err := bench.Run(bench.Options{Root: ".", Python: r.Interpreter.Path, Lib: abs, Log: logf})
+	if err != nil {
+		return err
+	}
+	if err := rep.Plot(bench.PlotPath); err != nil {
+		return err
+	}
+	if err := rep.WriteJSON(bench.JSONPath); err != nil {
+		return err
+	}
+	return os.WriteFile("BENCHMARKS.md", []byte(rep.Markdown()), 0o644)
 }

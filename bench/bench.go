@@ -466,7 +466,11 @@ func (r *Report) WriteJSON(path string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, venv.RedactHome(b), 0o644)
+	root := r.Opts.Root
+	if root == "" {
+		root = "."
+	}
+	return os.WriteFile(path, venv.RedactPaths(b, root), 0o644)
 }
 
 // ReadJSON loads a report WriteJSON saved.

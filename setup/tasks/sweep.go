@@ -110,5 +110,10 @@ func Bench(logf Logf) error {
 	if err := rep.WriteJSON(bench.JSONPath); err != nil {
 		return err
 	}
-	return os.WriteFile("BENCHMARKS.md", []byte(rep.Markdown()), 0o644)
+	// Render from what was written, which names no machine's paths.
+	saved, err := bench.ReadJSON(bench.JSONPath)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile("BENCHMARKS.md", []byte(saved.Markdown()), 0o644)
 }

@@ -3,6 +3,7 @@ package venv
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 )
 
 // RedactHome replaces the user's home directory in data with "~", so that
@@ -13,4 +14,13 @@ func RedactHome(data []byte) []byte {
 		return data
 	}
 	return bytes.ReplaceAll(data, []byte(home+"/"), []byte("~/"))
+}
+
+// RedactPaths is RedactHome that also writes paths under root (a source
+// tree) relative to it.
+func RedactPaths(data []byte, root string) []byte {
+	if abs, err := filepath.Abs(root); err == nil && len(abs) > 1 {
+		data = bytes.ReplaceAll(data, []byte(abs+"/"), nil)
+	}
+	return RedactHome(data)
 }

@@ -335,7 +335,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		(*ins)[i] = input{t: raw[i].tensor, data: raw[i].data}
 	}
 	for i := range n {
-		r := &raw[i]
+		r := raw[i] // a copy: darwincheck types C structs as opaque, and a pointer to one has no fields
 		in := (*ins)[i]
 		d, ok := tfType(C.TF_DataType(r.dtype))
 		if !ok {

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 
+	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
@@ -183,7 +184,7 @@ func padKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		}
 	}
 	return func(out []byte, ins [][]byte) {
-		fill(out, ins[1][:size])
+		driver.Repeat(out, ins[1][:size])
 		if move != nil {
 			move(out, ins[:1])
 		}

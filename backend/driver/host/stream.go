@@ -254,36 +254,19 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 }
 
 func (s *stream) Memset(dst unsafe.Pointer, b byte, n int) {
-	s.enqueue(task{run: func() error {
-		if n < 0 || (n > 0 && dst == nil) {
-			return fmt.Errorf("host: memset %d bytes at %p: invalid arguments", n, dst)
-		}
-		if n > 0 {
-			fill(unsafe.Slice((*byte)(dst), n), []byte{b})
-		}
-		return nil
-	}})
+	s.enqueue(task{run: func() error { return prefix("host", driver.Fill(dst, b, n)) }})
 }
 
 func (s *stream) Memset32(dst unsafe.Pointer, v uint32, n int) {
-	s.enqueue(task{run: func() error {
-		if n < 0 || n%4 != 0 || (n > 0 && dst == nil) {
-			return fmt.Errorf("host: memset32 %d bytes at %p: size must be a non-negative multiple of 4", n, dst)
-		}
-		if n > 0 {
-			// Byte-wise pattern, so an unaligned dst is fine.
-			fill(unsafe.Slice((*byte)(dst), n), []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)})
-		}
-		return nil
-	}})
+	s.enqueue(task{run: func() error { return prefix("host", driver.Fill32(dst, v, n)) }})
 }
 
-// fill repeats pattern over dst by doubling copies, which is memmove-fast.
-func fill(dst, pattern []byte) {
-	n := copy(dst, pattern)
-	for n < len(dst) {
-		n += copy(dst[n:], dst[:n])
+// prefix names the driver in an error from the shared helpers.
+func prefix(name string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
+	return nil
 }
 
 func (s *stream) Record(ev driver.Event) {

@@ -8,7 +8,8 @@
 // checked is the Go side: every file that a darwin/arm64 build with cgo
 // enabled would compile, type-checked with go/types against the real source
 // of everything it imports (the standard library from GOROOT and third-party
-// modules such as darwinkit from the module cache), selected for
+// modules such as darwinkit from the module cache, downloaded there first
+// when no Linux build has fetched them), selected for
 // darwin/arm64 by go/build. cgo's pseudo-package C is treated as opaque
 // (types.Config.FakeImportC): its identifiers have no type, so the checker
 // stays silent about expressions that involve them and checks everything else.
@@ -103,15 +104,16 @@ func Run(root string, patterns ...string) (*Report, error) {
 		return nil, err
 	}
 	c := &checker{
-		root:    root,
-		mod:     mod,
-		goroot:  env.GOROOT,
-		modDirs: moduleDirs(root, mod, env.GOMODCACHE),
-		ctxt:    targetContext(env.GOROOT, TargetGOOS, TargetGOARCH),
-		host:    targetContext(env.GOROOT, "linux", "amd64"),
-		fset:    depFset,
-		pkgs:    map[string]*pkgEntry{},
-		sem:     make(chan struct{}, runtime.GOMAXPROCS(0)),
+		root:      root,
+		mod:       mod,
+		goroot:    env.GOROOT,
+		modDirs:   moduleDirs(root, mod, env.GOMODCACHE),
+		ctxt:      targetContext(env.GOROOT, TargetGOOS, TargetGOARCH),
+		host:      targetContext(env.GOROOT, "linux", "amd64"),
+		fset:      depFset,
+		pkgs:      map[string]*pkgEntry{},
+		downloads: map[string]*fetched{},
+		sem:       make(chan struct{}, runtime.GOMAXPROCS(0)),
 	}
 	dirs, err := c.selectDirs(patterns)
 	if err != nil {
@@ -341,8 +343,9 @@ type checker struct {
 	fset    *token.FileSet // shared with the dependency cache, whose positions it holds
 	sem     chan struct{}  // bounds CPU work (parsing, checking) to GOMAXPROCS
 
-	mu   sync.Mutex
-	pkgs map[string]*pkgEntry // every package this check uses, ours and cached
+	mu        sync.Mutex
+	pkgs      map[string]*pkgEntry // every package this check uses, ours and cached
+	downloads map[string]*fetched  // module path -> its download, for modules not yet in the cache
 }
 
 // Dependencies (the standard library and modules outside the main module)
@@ -512,11 +515,66 @@ func (c *checker) resolve(ip string, from *pkgEntry) (canon, dir string, ours bo
 	if best == "" {
 		return "", "", false, fmt.Errorf("no required module provides package %q (add it to go.mod)", ip)
 	}
-	d := filepath.Join(c.modDirs[best], filepath.FromSlash(strings.TrimPrefix(ip, best)))
+	modDir := c.modDirs[best]
+	if best != c.mod.path && !isDir(modDir) {
+		// Nothing a Linux build compiles imports this module, so no go
+		// build or go vet has fetched it: download it now, as the go
+		// command would for a build that needed it.
+		if modDir, err = c.download(best); err != nil {
+			return "", "", false, err
+		}
+	}
+	d := filepath.Join(modDir, filepath.FromSlash(strings.TrimPrefix(ip, best)))
 	if !isDir(d) {
-		return "", "", false, fmt.Errorf("package %q: directory %s does not exist (is module %s downloaded? try go mod download)", ip, d, best)
+		return "", "", false, fmt.Errorf("package %q: module %s has no directory %s", ip, best, strings.TrimPrefix(ip, best+"/"))
 	}
 	return ip, d, best == c.mod.path, nil
+}
+
+// fetched is one module download, made at most once per check.
+type fetched struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// download fetches module mp at the version go.mod requires (verified
+// against go.sum by the go command) into the module cache and returns its
+// directory.
+func (c *checker) download(mp string) (string, error) {
+	c.mu.Lock()
+	f := c.downloads[mp]
+	if f == nil {
+		f = &fetched{}
+		c.downloads[mp] = f
+	}
+	c.mu.Unlock()
+	f.once.Do(func() {
+		target := mp + "@" + c.mod.requires[mp]
+		if t, ok := c.mod.replaces[mp]; ok && t.version != "" {
+			target = t.path + "@" + t.version
+		}
+		cmd := exec.Command("go", "mod", "download", "-json", target)
+		cmd.Dir = c.root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		var info struct{ Dir, Error string }
+		if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
+			f.err = fmt.Errorf("downloading module %s: %s", target, info.Error)
+			return
+		}
+		if err != nil {
+			f.err = fmt.Errorf("downloading module %s: go mod download: %v\n%s", target, err, stderr.String())
+			return
+		}
+		if info.Dir == "" {
+			f.err = fmt.Errorf("downloading module %s: go mod download reported no directory", target)
+			return
+		}
+		f.dir = info.Dir
+	})
+	return f.dir, f.err
 }
 
 func isDir(p string) bool {

@@ -4,6 +4,7 @@ import (
 	"go/build"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -172,4 +173,33 @@ func TestTargetContext(t *testing.T) {
 	if !ctxt.CgoEnabled || ctxt.GOOS != "darwin" || ctxt.GOARCH != "arm64" {
 		t.Errorf("context is %s/%s cgo=%v", ctxt.GOOS, ctxt.GOARCH, ctxt.CgoEnabled)
 	}
+}
+
+// TestEmptyModuleCache is the check on a machine that never built the
+// project: no Linux package imports darwinkit, so nothing else has put it in
+// the module cache, and the check must fetch what it reads itself.
+func TestEmptyModuleCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("downloads modules through the module proxy")
+	}
+	cache := t.TempDir()
+	t.Setenv("GOMODCACHE", cache)
+	// The module cache is read-only by default, which would stop TempDir
+	// removing it.
+	t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -modcacherw"))
+	rep, err := Run(repoRoot(t))
+	if err != nil {
+		t.Fatalf("darwincheck with an empty module cache: %v", err)
+	}
+	for _, e := range rep.Errors {
+		t.Errorf("%v", e)
+	}
+	if !slices.Contains(rep.Packages, "github.com/metalplug/metalplug/backend/driver/metal") {
+		t.Errorf("backend/driver/metal was not checked; checked %v", rep.Packages)
+	}
+	matches, _ := filepath.Glob(filepath.Join(cache, "github.com", "progrium", "darwinkit@*"))
+	if len(matches) == 0 {
+		t.Errorf("darwinkit was not downloaded into the empty cache %s", cache)
+	}
+	t.Logf("checked %d packages from an empty module cache in %v", rep.Loaded, rep.Elapsed)
 }

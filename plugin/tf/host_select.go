@@ -1,7 +1,7 @@
 package tf
 
 import (
-	"os"
+	"github.com/metalplug/metalplug/plugin/cenv"
 	"strconv"
 	"time"
 
@@ -19,7 +19,7 @@ const (
 // hostDriver makes the host reference driver with its device names.
 func hostDriver() (d driver.Driver, deviceType, platform, why string) {
 	var mem int64
-	if s := os.Getenv("METALPLUG_HOST_MEMORY_MB"); s != "" {
+	if s := cenv.Get("METALPLUG_HOST_MEMORY_MB"); s != "" {
 		mb, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || mb <= 0 {
 			return nil, "", "", "METALPLUG_HOST_MEMORY_MB=" + s + " is not a positive number of MiB: offering no device"
@@ -30,7 +30,7 @@ func hostDriver() (d driver.Driver, deviceType, platform, why string) {
 	// Test hook (see delayDriver in variables.go): every stream operation
 	// waits this long before it runs, so that work finishes long after the
 	// kernel that enqueued it returned.
-	if s := os.Getenv("METALPLUG_HOST_STREAM_DELAY_US"); s != "" {
+	if s := cenv.Get("METALPLUG_HOST_STREAM_DELAY_US"); s != "" {
 		us, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || us < 0 {
 			return nil, "", "", "METALPLUG_HOST_STREAM_DELAY_US=" + s + " is not a non-negative number of microseconds: offering no device"
@@ -41,4 +41,4 @@ func hostDriver() (d driver.Driver, deviceType, platform, why string) {
 	return d, hostDeviceType, hostPlatform, ""
 }
 
-func debug() bool { return os.Getenv("METALPLUG_DEBUG") == "1" }
+func debug() bool { return cenv.Get("METALPLUG_DEBUG") == "1" }

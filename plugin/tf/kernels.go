@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"runtime/cgo"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/plugin/tf/lower"
 )
 
@@ -25,7 +25,8 @@ var slots []*lower.Kernel
 
 //export TF_InitKernel
 func TF_InitKernel() {
-	defer guard(nil, "TF_InitKernel")
+	defer boundary("TF_InitKernel", failure{})
+	hook("TF_InitKernel")
 	if state.drv == nil {
 		return // declined: register nothing, so nothing can be placed here
 	}
@@ -114,20 +115,13 @@ type compiled struct {
 
 //export goKernelCreate
 func goKernelCreate(ctx *C.TF_OpKernelConstruction, slot C.int) (h C.uintptr_t) {
-	st := C.TF_NewStatus()
-	defer C.TF_DeleteStatus(st)
-	defer func() {
-		if r := recover(); r != nil {
-			setStatus(st, fmt.Errorf("internal error constructing a kernel: %v", r))
-			C.TF_OpKernelConstruction_Failure(ctx, st)
-			h = 0
-		}
-	}()
-	k := slots[slot]
+	var k *lower.Kernel
+	defer boundary("goKernelCreate", failure{kc: ctx, detail: func() string { return kernelName(k) }})
+	hook("goKernelCreate")
+	k = slots[slot]
 	attrs, err := readAttrs(ctx, k)
 	if err != nil {
-		setStatus(st, fmt.Errorf("%s: %v", k.Op, err))
-		C.TF_OpKernelConstruction_Failure(ctx, st)
+		failConstruction(ctx, status.Invalidf("%s: %v", k.Op, err))
 		return 0
 	}
 	return C.uintptr_t(cgo.NewHandle(&instance{k: k, attrs: attrs, runs: opCounter(k.Op), cache: map[string]*compiled{}}))
@@ -135,6 +129,8 @@ func goKernelCreate(ctx *C.TF_OpKernelConstruction, slot C.int) (h C.uintptr_t) 
 
 //export goKernelDelete
 func goKernelDelete(h C.uintptr_t) {
+	defer boundary("goKernelDelete", failure{})
+	hook("goKernelDelete")
 	if h != 0 {
 		cgo.Handle(h).Delete()
 	}
@@ -242,42 +238,39 @@ type input struct {
 
 //export goKernelCompute
 func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
-	inst := cgo.Handle(h).Value().(*instance)
-	st := C.TF_NewStatus()
-	defer C.TF_DeleteStatus(st)
+	var inst *instance
 	var ins []input
+	defer boundary("goKernelCompute", failure{ctx: ctx, detail: func() string { return instanceDetail(inst, ins) }})
+	hook("goKernelCompute")
 	defer func() {
-		if r := recover(); r != nil {
-			fail(ctx, st, fmt.Errorf("%s: internal error: %v (inputs %s)", inst.k.Op, r, describe(ins)))
-		}
 		for _, in := range ins {
 			C.TF_DeleteTensor(in.t)
 		}
 	}()
+	inst = cgo.Handle(h).Value().(*instance)
+	st := C.TF_NewStatus()
+	defer C.TF_DeleteStatus(st)
 	if err := compute(inst, ctx, st, &ins); err != nil {
-		fail(ctx, st, err)
+		failKernel(ctx, err)
 		return
 	}
 	inst.runs.Add(1)
 }
 
-func fail(ctx *C.TF_OpKernelContext, st *C.TF_Status, err error) {
-	msg := C.CString("metalplug: " + err.Error())
-	defer C.free(unsafe.Pointer(msg))
-	code := C.TF_Code(C.TF_INVALID_ARGUMENT)
-	var oom *outOfMemory
-	if errors.As(err, &oom) {
-		code = C.TF_RESOURCE_EXHAUSTED
+func kernelName(k *lower.Kernel) string {
+	if k == nil {
+		return ""
 	}
-	C.TF_SetStatus(st, code, msg)
-	C.TF_OpKernelContext_Failure(ctx, st)
+	return k.Op
 }
 
-// outOfMemory marks an output TensorFlow could not allocate, so the error
-// reaches Python as ResourceExhaustedError, as TensorFlow's own kernels do.
-type outOfMemory struct{ error }
-
-func (e *outOfMemory) Unwrap() error { return e.error }
+// instanceDetail names a running kernel's op and inputs for a panic report.
+func instanceDetail(inst *instance, ins []input) string {
+	if inst == nil {
+		return ""
+	}
+	return inst.k.Op + " with inputs " + describe(ins)
+}
 
 func describe(ins []input) string {
 	parts := make([]string, len(ins))
@@ -325,7 +318,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			for _, r := range raw[:i] {
 				C.TF_DeleteTensor(r.tensor)
 			}
-			return fmt.Errorf("%s: input %d: %s", k.Op, i, C.GoString(C.TF_Message(st)))
+			return status.Invalidf("%s: input %d: %s", k.Op, i, C.GoString(C.TF_Message(st)))
 		}
 	}
 	*ins = make([]input, n)
@@ -339,10 +332,10 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		in := (*ins)[i]
 		d, ok := tfType(C.TF_DataType(r.dtype))
 		if !ok {
-			return fmt.Errorf("%s: input %d has dtype %d, which this device does not support", k.Op, i, int(r.dtype))
+			return status.Invalidf("%s: input %d has dtype %d, which this device does not support", k.Op, i, int(r.dtype))
 		}
 		if r.ndims < 0 {
-			return fmt.Errorf("%s: input %d has more than %d dimensions", k.Op, i, C.METALPLUG_MAX_DIMS)
+			return status.Invalidf("%s: input %d has more than %d dimensions", k.Op, i, C.METALPLUG_MAX_DIMS)
 		}
 		shape := make(ir.Shape, int(r.ndims))
 		key = append(key, byte(d), byte(r.ndims))
@@ -355,7 +348,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		if k.IsHostInput(i, n) {
 			vals, err := hostValues(in)
 			if err != nil {
-				return fmt.Errorf("%s: input %d: %v", k.Op, i, err)
+				return status.Invalidf("%s: input %d: %v", k.Op, i, err)
 			}
 			host[i] = vals
 			key = append(key, 'h')
@@ -390,7 +383,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 	}
 	c, err := inst.program(key, *ins, host, data)
 	if err != nil {
-		return err // lowering errors name the op and its inputs
+		return err // classified where it arose; lowering errors name the op and its inputs
 	}
 	args := make([]unsafe.Pointer, 0, n+2)
 	for i, in := range *ins {
@@ -414,7 +407,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		}
 		out := C.TF_AllocateOutput(ctx, C.int(i), irToTF(t.DType), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
 		if C.TF_GetCode(st) != C.TF_OK {
-			return &outOfMemory{fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", k.Op, i, t, t.Bytes(), C.GoString(C.TF_Message(st)))}
+			return status.Exhausted(fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", k.Op, i, t, t.Bytes(), C.GoString(C.TF_Message(st))))
 		}
 		results[i] = C.TF_TensorData(out)
 		C.TF_DeleteTensor(out)
@@ -462,7 +455,9 @@ func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw
 	}
 	l, err := inst.k.Build(inst.attrs, types, host, raw)
 	if err != nil {
-		return nil, err
+		// What a lowering refuses is the caller's input; a panic it
+		// recovered is already marked internal.
+		return nil, status.Or(err, status.InvalidArgument)
 	}
 	p := l.Program
 	c = &compiled{prog: p, rng: l.Rng, outs: p.ResultTypes(), forward: make([]int, len(p.Results))}

@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/plugin/cenv"
 	"github.com/metalplug/metalplug/plugin/tf/capi"
 	"github.com/metalplug/metalplug/setup/version"
 )
@@ -56,12 +57,12 @@ func runningVersion() string {
 
 // decide picks the driver and device, or the reason to offer none.
 func decide() {
-	if os.Getenv("METALPLUG_DISABLE") == "1" {
+	if cenv.Get("METALPLUG_DISABLE") == "1" {
 		state.reason = "METALPLUG_DISABLE=1 is set: offering no device"
 		return
 	}
 	running := runningVersion()
-	if os.Getenv("METALPLUG_SKIP_VERSION_CHECK") != "1" {
+	if cenv.Get("METALPLUG_SKIP_VERSION_CHECK") != "1" {
 		if !version.SameMinor(running, BuiltAgainst) {
 			state.reason = fmt.Sprintf("built for TensorFlow %s but TensorFlow %s is running: offering no device (rebuild against %s, or set METALPLUG_SKIP_VERSION_CHECK=1 to load anyway)",
 				BuiltAgainst, orUnknown(running), orUnknown(running))
@@ -96,14 +97,14 @@ func DeviceType() string { return C.GoString(C.metalplug_device_type) }
 
 //export SE_InitPlugin
 func SE_InitPlugin(params *C.SE_PlatformRegistrationParams, status *C.TF_Status) {
-	// A non-OK status here aborts TensorFlow, so every failure becomes "no device".
-	defer func() {
-		if r := recover(); r != nil {
-			state.drv, state.devices = nil, 0
-			logf("internal error while starting, offering no device: %v", r)
-		}
-		C.metalplug_fill_platform(params)
-	}()
+	// A non-OK status here aborts TensorFlow, so every failure, a panic
+	// included, becomes "no device", and the tables are filled either way.
+	defer C.metalplug_fill_platform(params)
+	defer boundary("SE_InitPlugin", failure{sink: func(err error) {
+		state.drv, state.devices = nil, 0
+		logf("%v: offering no device", err)
+	}})
+	hook("SE_InitPlugin")
 	state.mu.Lock()
 	defer state.mu.Unlock()
 	decide()
@@ -125,7 +126,7 @@ func SE_InitPlugin(params *C.SE_PlatformRegistrationParams, status *C.TF_Status)
 // C API, because then variables are updated by TensorFlow's own kernels,
 // which do not order themselves behind our streams.
 func synchronousMode() bool {
-	switch os.Getenv("METALPLUG_SYNCHRONOUS") {
+	switch cenv.Get("METALPLUG_SYNCHRONOUS") {
 	case "1":
 		return true
 	case "0":
@@ -135,7 +136,7 @@ func synchronousMode() bool {
 }
 
 func syncReason() string {
-	switch os.Getenv("METALPLUG_SYNCHRONOUS") {
+	switch cenv.Get("METALPLUG_SYNCHRONOUS") {
 	case "1", "0":
 		return ", forced by METALPLUG_SYNCHRONOUS"
 	}

@@ -16,7 +16,7 @@ static uintptr_t h(void* p) { return (uintptr_t)p; }
 // --- platform ---
 
 static void get_device_count(const SP_Platform* p, int* count, TF_Status* st) {
-  *count = goDeviceCount();
+  *count = goDeviceCount(st);
 }
 
 static void create_device(const SP_Platform* p, SE_CreateDeviceParams* params, TF_Status* st) {
@@ -69,7 +69,7 @@ static void host_memory_deallocate(const SP_Device* d, void* mem) { free(mem); }
 
 static TF_Bool get_allocator_stats(const SP_Device* d, SP_AllocatorStats* s) {
   int64_t in_use = 0, limit = 0, count = 0;
-  goAllocatorStats(&in_use, &limit, &count);
+  if (!goAllocatorStats(&in_use, &limit, &count)) return 0;
   s->struct_size = SP_ALLOCATORSTATS_STRUCT_SIZE;
   s->num_allocs = count;
   s->bytes_in_use = in_use;
@@ -82,7 +82,7 @@ static TF_Bool get_allocator_stats(const SP_Device* d, SP_AllocatorStats* s) {
 
 static TF_Bool device_memory_usage(const SP_Device* d, int64_t* free_bytes, int64_t* total) {
   int64_t in_use = 0, limit = 0, count = 0;
-  goAllocatorStats(&in_use, &limit, &count);
+  if (!goAllocatorStats(&in_use, &limit, &count)) return 0;
   *free_bytes = limit - in_use;
   *total = limit;
   return 1;
@@ -99,14 +99,11 @@ static void create_stream_dependency(const SP_Device* d, SP_Stream dep, SP_Strea
 }
 static void get_stream_status(const SP_Device* d, SP_Stream s, TF_Status* st) { goStreamStatus(h(s), st); }
 
-static void create_event(const SP_Device* d, SP_Event* e, TF_Status* st) { *e = (SP_Event)goCreateEvent(); }
+static void create_event(const SP_Device* d, SP_Event* e, TF_Status* st) { *e = (SP_Event)goCreateEvent(st); }
 static void destroy_event(const SP_Device* d, SP_Event e) { goDestroyEvent(h(e)); }
 static SE_EventStatus get_event_status(const SP_Device* d, SP_Event e) {
-  switch (goEventStatus(h(e))) {
-    case 0: return SE_EVENT_PENDING;
-    case 1: return SE_EVENT_COMPLETE;
-    default: return SE_EVENT_ERROR;
-  }
+  // Never SE_EVENT_ERROR, which TensorFlow's event manager treats as fatal.
+  return goEventStatus(h(e)) ? SE_EVENT_COMPLETE : SE_EVENT_PENDING;
 }
 static void record_event(const SP_Device* d, SP_Stream s, SP_Event e, TF_Status* st) {
   goRecordEvent(h(s), h(e), st);

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"errors"
-	"fmt"
 	"runtime/cgo"
 	"sync"
 	"unsafe"
@@ -24,36 +23,20 @@ var allocations struct {
 	count int64
 }
 
-func setStatus(st *C.TF_Status, err error) {
-	if err == nil {
-		return
-	}
-	msg := C.CString("metalplug: " + err.Error())
-	defer C.free(unsafe.Pointer(msg))
-	C.TF_SetStatus(st, C.TF_INTERNAL, msg)
-}
-
-// guard turns a panic in a callback into a failed status: a Go panic must
-// never abort the process that hosts us.
-func guard(st *C.TF_Status, what string) {
-	if r := recover(); r != nil {
-		if st != nil {
-			setStatus(st, fmt.Errorf("internal error in %s: %v", what, r))
-		} else {
-			logf("internal error in %s: %v", what, r)
-		}
-	}
-}
-
 func streamOf(h C.uintptr_t) driver.Stream { return cgo.Handle(h).Value().(driver.Stream) }
 func eventOf(h C.uintptr_t) driver.Event   { return cgo.Handle(h).Value().(driver.Event) }
 
 //export goDeviceCount
-func goDeviceCount() C.int { return C.int(state.devices) }
+func goDeviceCount(st *C.TF_Status) (n C.int) {
+	defer boundary("goDeviceCount", failure{st: st})
+	hook("goDeviceCount")
+	return C.int(state.devices)
+}
 
 //export goAllocate
-func goAllocate(size C.uint64_t) unsafe.Pointer {
-	defer guard(nil, "allocate")
+func goAllocate(size C.uint64_t) (p unsafe.Pointer) {
+	defer boundary("goAllocate", failure{})
+	hook("goAllocate")
 	p, err := state.drv.Allocate(int(size))
 	if err != nil {
 		logf("allocate: %v", err)
@@ -67,7 +50,8 @@ func goAllocate(size C.uint64_t) unsafe.Pointer {
 
 //export goDeallocate
 func goDeallocate(p unsafe.Pointer) {
-	defer guard(nil, "deallocate")
+	defer boundary("goDeallocate", failure{})
+	hook("goDeallocate")
 	if err := state.drv.Free(p); err != nil {
 		logf("deallocate: %v", err)
 		return
@@ -77,18 +61,24 @@ func goDeallocate(p unsafe.Pointer) {
 	allocations.Unlock()
 }
 
+// goAllocatorStats reports 0 (and TensorFlow then has no figures) when it fails.
+//
 //export goAllocatorStats
-func goAllocatorStats(inUse, limit, count *C.int64_t) {
+func goAllocatorStats(inUse, limit, count *C.int64_t) (ok C.int) {
+	defer boundary("goAllocatorStats", failure{})
+	hook("goAllocatorStats")
 	used, total := state.drv.MemoryUsage()
 	allocations.Lock()
 	*count = C.int64_t(allocations.count)
 	allocations.Unlock()
 	*inUse, *limit = C.int64_t(used), C.int64_t(total)
+	return 1
 }
 
 //export goCreateStream
-func goCreateStream(st *C.TF_Status) C.uintptr_t {
-	defer guard(st, "create_stream")
+func goCreateStream(st *C.TF_Status) (h C.uintptr_t) {
+	defer boundary("goCreateStream", failure{st: st})
+	hook("goCreateStream")
 	s, err := state.drv.NewStream()
 	if err != nil {
 		setStatus(st, err)
@@ -100,7 +90,8 @@ func goCreateStream(st *C.TF_Status) C.uintptr_t {
 
 //export goDestroyStream
 func goDestroyStream(h C.uintptr_t) {
-	defer guard(nil, "destroy_stream")
+	defer boundary("goDestroyStream", failure{})
+	hook("goDestroyStream")
 	s := streamOf(h)
 	streams.Delete(s)
 	if err := s.Close(); err != nil {
@@ -113,7 +104,8 @@ func goDestroyStream(h C.uintptr_t) {
 //
 //export goStreamDependency
 func goStreamDependency(dependent, other C.uintptr_t, st *C.TF_Status) {
-	defer guard(st, "create_stream_dependency")
+	defer boundary("goStreamDependency", failure{st: st})
+	hook("goStreamDependency")
 	ev := state.drv.NewEvent()
 	streamOf(other).Record(ev)
 	streamOf(dependent).Wait(ev)
@@ -121,42 +113,72 @@ func goStreamDependency(dependent, other C.uintptr_t, st *C.TF_Status) {
 
 //export goStreamStatus
 func goStreamStatus(h C.uintptr_t, st *C.TF_Status) {
-	defer guard(st, "get_stream_status")
+	defer boundary("goStreamStatus", failure{st: st})
+	hook("goStreamStatus")
 	setStatus(st, streamOf(h).Err())
 }
 
 //export goCreateEvent
-func goCreateEvent() C.uintptr_t { return C.uintptr_t(cgo.NewHandle(state.drv.NewEvent())) }
+// goCreateEvent cannot fail: TensorFlow aborts on a failed create_event
+// (it reads the event without checking), so a panic falls back to the
+// drivers' common event type, which every driver's streams record.
+func goCreateEvent(st *C.TF_Status) (h C.uintptr_t) {
+	defer boundary("goCreateEvent", failure{sink: func(err error) {
+		logPanic("goCreateEvent", err)
+		h = C.uintptr_t(cgo.NewHandle(new(driver.MarkEvent)))
+	}})
+	hook("goCreateEvent")
+	return C.uintptr_t(cgo.NewHandle(state.drv.NewEvent()))
+}
 
 //export goDestroyEvent
-func goDestroyEvent(h C.uintptr_t) { cgo.Handle(h).Delete() }
-
-//export goEventStatus
-func goEventStatus(h C.uintptr_t) C.int {
-	switch eventOf(h).Status() {
-	case driver.EventPending:
-		return 0
-	case driver.EventComplete:
-		return 1
+func goDestroyEvent(h C.uintptr_t) {
+	defer boundary("goDestroyEvent", failure{})
+	hook("goDestroyEvent")
+	if h != 0 {
+		cgo.Handle(h).Delete()
 	}
-	return 2
+}
+
+// goEventStatus is 0 pending, 1 complete. Never an error: TensorFlow's
+// event manager aborts the process on SE_EVENT_ERROR, so an event behind a
+// failed stream reads as complete, and the failure reaches TensorFlow
+// through the stream's status (get_stream_status, block_host_until_done)
+// and the kernels that run on it. A panic waits for every stream first, so
+// that "complete" is true.
+//
+//export goEventStatus
+func goEventStatus(h C.uintptr_t) (r C.int) {
+	defer boundary("goEventStatus", failure{sink: func(err error) {
+		logPanic("goEventStatus", err)
+		_ = synchronizeAll()
+		r = 1
+	}})
+	hook("goEventStatus")
+	if eventOf(h).Status() == driver.EventPending {
+		return 0
+	}
+	return 1
 }
 
 //export goRecordEvent
 func goRecordEvent(s, e C.uintptr_t, st *C.TF_Status) {
-	defer guard(st, "record_event")
+	defer boundary("goRecordEvent", failure{st: st})
+	hook("goRecordEvent")
 	streamOf(s).Record(eventOf(e))
 }
 
 //export goWaitForEvent
 func goWaitForEvent(s, e C.uintptr_t, st *C.TF_Status) {
-	defer guard(st, "wait_for_event")
+	defer boundary("goWaitForEvent", failure{st: st})
+	hook("goWaitForEvent")
 	streamOf(s).Wait(eventOf(e))
 }
 
 //export goMemcpy
 func goMemcpy(s C.uintptr_t, dst, src unsafe.Pointer, n C.uint64_t, st *C.TF_Status) {
-	defer guard(st, "memcpy")
+	defer boundary("goMemcpy", failure{st: st})
+	hook("goMemcpy")
 	streamOf(s).Memcpy(dst, src, int(n))
 }
 
@@ -166,7 +188,8 @@ func goMemcpy(s C.uintptr_t, dst, src unsafe.Pointer, n C.uint64_t, st *C.TF_Sta
 //
 //export goSyncMemcpy
 func goSyncMemcpy(dst, src unsafe.Pointer, n C.uint64_t, st *C.TF_Status) {
-	defer guard(st, "sync_memcpy")
+	defer boundary("goSyncMemcpy", failure{st: st})
+	hook("goSyncMemcpy")
 	if err := synchronizeAll(); err != nil {
 		setStatus(st, err)
 		return
@@ -178,37 +201,58 @@ func goSyncMemcpy(dst, src unsafe.Pointer, n C.uint64_t, st *C.TF_Status) {
 
 //export goBlockHostForEvent
 func goBlockHostForEvent(e C.uintptr_t, st *C.TF_Status) {
-	defer guard(st, "block_host_for_event")
+	defer boundary("goBlockHostForEvent", failure{st: st})
+	hook("goBlockHostForEvent")
 	setStatus(st, eventOf(e).Wait())
 }
 
 //export goBlockHostUntilDone
 func goBlockHostUntilDone(s C.uintptr_t, st *C.TF_Status) {
-	defer guard(st, "block_host_until_done")
+	defer boundary("goBlockHostUntilDone", failure{st: st})
+	hook("goBlockHostUntilDone")
 	setStatus(st, streamOf(s).Synchronize())
 }
 
 //export goSynchronizeAll
 func goSynchronizeAll(st *C.TF_Status) {
-	defer guard(st, "synchronize_all_activity")
+	defer boundary("goSynchronizeAll", failure{st: st})
+	hook("goSynchronizeAll")
 	setStatus(st, synchronizeAll())
 }
 
 //export goMemset
 func goMemset(s C.uintptr_t, dst unsafe.Pointer, b C.uint8_t, n C.uint64_t, st *C.TF_Status) {
-	defer guard(st, "memset")
+	defer boundary("goMemset", failure{st: st})
+	hook("goMemset")
 	streamOf(s).Memset(dst, byte(b), int(n))
 }
 
 //export goMemset32
 func goMemset32(s C.uintptr_t, dst unsafe.Pointer, v C.uint32_t, n C.uint64_t, st *C.TF_Status) {
-	defer guard(st, "memset32")
+	defer boundary("goMemset32", failure{st: st})
+	hook("goMemset32")
 	streamOf(s).Memset32(dst, uint32(v), int(n))
 }
 
+// goHostCallback enqueues TensorFlow's callback on the stream. TensorFlow
+// waits for the callback even when enqueueing fails, so a panic before it
+// was enqueued calls it at once with the error, rather than leave
+// TensorFlow waiting forever.
+//
 //export goHostCallback
-func goHostCallback(s C.uintptr_t, fn, arg unsafe.Pointer) C.TF_Bool {
-	defer guard(nil, "host_callback")
+func goHostCallback(s C.uintptr_t, fn, arg unsafe.Pointer) (ok C.TF_Bool) {
+	enqueued := false
+	defer boundary("goHostCallback", failure{sink: func(err error) {
+		logPanic("goHostCallback", err)
+		if !enqueued {
+			st := C.TF_NewStatus()
+			defer C.TF_DeleteStatus(st)
+			setStatus(st, err)
+			C.metalplug_call_status_callback(C.SE_StatusCallbackFn(fn), arg, st)
+		}
+		ok = 1
+	}})
+	hook("goHostCallback")
 	streamOf(s).HostCallback(func() error {
 		st := C.TF_NewStatus()
 		defer C.TF_DeleteStatus(st)
@@ -218,6 +262,7 @@ func goHostCallback(s C.uintptr_t, fn, arg unsafe.Pointer) C.TF_Bool {
 		}
 		return nil
 	})
+	enqueued = true
 	return 1
 }
 

@@ -3,7 +3,7 @@
 package tf
 
 import (
-	"os"
+	"github.com/metalplug/metalplug/plugin/cenv"
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/metal"
@@ -20,7 +20,7 @@ const (
 // selectDriver picks the Metal driver; METALPLUG_HOST_DEVICE=1 picks the host
 // reference driver instead (its own device type), for comparing the two.
 func selectDriver() (d driver.Driver, deviceType, platform, why string) {
-	if os.Getenv("METALPLUG_HOST_DEVICE") == "1" {
+	if cenv.Get("METALPLUG_HOST_DEVICE") == "1" {
 		return hostDriver()
 	}
 	m, err := metal.Open(metal.Options{})

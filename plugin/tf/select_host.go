@@ -3,7 +3,7 @@
 package tf
 
 import (
-	"os"
+	"github.com/metalplug/metalplug/plugin/cenv"
 
 	"github.com/metalplug/metalplug/backend/driver"
 )
@@ -11,7 +11,7 @@ import (
 // selectDriver picks the driver that backs the device. Off macOS there is no
 // Metal: the host reference driver, when METALPLUG_HOST_DEVICE=1 asks for it.
 func selectDriver() (d driver.Driver, deviceType, platform, why string) {
-	if os.Getenv("METALPLUG_HOST_DEVICE") != "1" {
+	if cenv.Get("METALPLUG_HOST_DEVICE") != "1" {
 		return nil, "", "", "no device offered: set METALPLUG_HOST_DEVICE=1 to use the host reference driver (the Metal driver runs on Apple silicon only)"
 	}
 	return hostDriver()

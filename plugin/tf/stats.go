@@ -29,10 +29,13 @@ func countOp(op string) { opCounter(op).Add(1) }
 
 // metalplug_op_counts returns a JSON object mapping each op name to the number
 // of times its kernel ran on the device. The caller frees the string with
-// free(3); from Python, ctypes.CDLL on the loaded library reaches it.
+// free(3); from Python, ctypes.CDLL on the loaded library reaches it. It
+// returns NULL if it fails.
 //
 //export metalplug_op_counts
-func metalplug_op_counts() *C.char {
+func metalplug_op_counts() (counts *C.char) {
+	defer boundary("metalplug_op_counts", failure{})
+	hook("metalplug_op_counts")
 	m := map[string]int64{}
 	opCounts.Range(func(k, v any) bool {
 		m[k.(string)] = v.(*atomic.Int64).Load()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/plugin/tf/lower"
 )
 
@@ -194,22 +195,16 @@ func (k *varKernel) op() *varOp { return &varOps[k.kind] }
 
 //export goVarCreate
 func goVarCreate(ctx *C.TF_OpKernelConstruction, kind C.int) (h C.uintptr_t) {
+	defer boundary("goVarCreate", failure{kc: ctx})
+	hook("goVarCreate")
 	st := C.TF_NewStatus()
 	defer C.TF_DeleteStatus(st)
-	defer func() {
-		if r := recover(); r != nil {
-			setStatus(st, fmt.Errorf("internal error constructing a variable kernel: %v", r))
-			C.TF_OpKernelConstruction_Failure(ctx, st)
-			h = 0
-		}
-	}()
 	if kind < 0 || int(kind) >= int(numVarKinds) {
 		panic(fmt.Sprintf("variable kernel kind %d out of range", kind))
 	}
 	k := &varKernel{kind: varKind(kind)}
 	if err := k.readAttrs(ctx, st); err != nil {
-		setStatus(st, fmt.Errorf("%s: %v", k.op().op, err))
-		C.TF_OpKernelConstruction_Failure(ctx, st)
+		failConstruction(ctx, status.Invalidf("%s: %v", k.op().op, err))
 		return 0
 	}
 	return C.uintptr_t(cgo.NewHandle(k))
@@ -217,7 +212,8 @@ func goVarCreate(ctx *C.TF_OpKernelConstruction, kind C.int) (h C.uintptr_t) {
 
 //export goVarDelete
 func goVarDelete(h C.uintptr_t) {
-	defer guard(nil, "deleting a variable kernel")
+	defer boundary("goVarDelete", failure{})
+	hook("goVarDelete")
 	if h != 0 {
 		cgo.Handle(h).Delete()
 	}
@@ -268,22 +264,19 @@ func (c *varCall) fail(err error) {
 
 //export goVarCompute
 func goVarCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
+	name := ""
+	defer boundary("goVarCompute", failure{ctx: ctx, detail: func() string { return name }})
+	hook("goVarCompute")
+	key := uintptr(unsafe.Pointer(ctx))
+	defer varCalls.Delete(key)
 	st := C.TF_NewStatus()
 	defer C.TF_DeleteStatus(st)
-	key := uintptr(unsafe.Pointer(ctx))
-	name := "variable kernel"
-	defer func() {
-		varCalls.Delete(key)
-		if r := recover(); r != nil {
-			fail(ctx, st, fmt.Errorf("%s: internal error: %v", name, r))
-		}
-	}()
 	k := cgo.Handle(h).Value().(*varKernel)
 	o := k.op()
 	name = o.op
 	sp := C.TF_GetStream(ctx, st)
 	if C.TF_GetCode(st) != C.TF_OK {
-		fail(ctx, st, fmt.Errorf("%s: no stream: %s", o.op, C.GoString(C.TF_Message(st))))
+		failKernel(ctx, fmt.Errorf("%s: no stream: %s", o.op, C.GoString(C.TF_Message(st))))
 		return
 	}
 	call := &varCall{k: k, s: streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))}
@@ -298,7 +291,7 @@ func goVarCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 		}
 	}
 	if err != nil {
-		fail(ctx, st, err)
+		failKernel(ctx, err)
 		return
 	}
 	countOp(o.op)
@@ -323,11 +316,22 @@ func (k *varKernel) compute(ctx *C.TF_OpKernelContext, st *C.TF_Status, call *va
 	return k.applyOptimizer(ctx, st, call)
 }
 
+// statusErr is what TensorFlow reported in st, keeping its class: a
+// variable that is missing, uninitialized or of the wrong shape is the
+// caller's to fix.
 func statusErr(st *C.TF_Status, op, what string) error {
-	if C.TF_GetCode(st) != C.TF_OK {
-		return fmt.Errorf("%s: %s: %s", op, what, C.GoString(C.TF_Message(st)))
+	code := C.TF_GetCode(st)
+	if code == C.TF_OK {
+		return nil
 	}
-	return nil
+	err := fmt.Errorf("%s: %s: %s", op, what, C.GoString(C.TF_Message(st)))
+	switch code {
+	case C.TF_INVALID_ARGUMENT, C.TF_FAILED_PRECONDITION, C.TF_NOT_FOUND, C.TF_OUT_OF_RANGE:
+		return status.Invalid(err)
+	case C.TF_RESOURCE_EXHAUSTED:
+		return status.Exhausted(err)
+	}
+	return err
 }
 
 // tensorTypeOf reads a tensor's dtype and shape.
@@ -385,17 +389,17 @@ func (k *varKernel) input(ctx *C.TF_OpKernelContext, st *C.TF_Status, i int, var
 		return varTensor{}, fmt.Errorf("%s: input %s: %s", o.op, o.inputs[i], C.GoString(C.TF_Message(st)))
 	}
 	if t == nil {
-		return varTensor{}, fmt.Errorf("%s: variable %s does not exist: it was never assigned, or was deleted", o.op, o.inputs[i])
+		return varTensor{}, status.Invalidf("%s: variable %s does not exist: it was never assigned, or was deleted", o.op, o.inputs[i])
 	}
 	typ, ok := tensorTypeOf(t)
 	if !ok {
 		C.TF_DeleteTensor(t)
-		return varTensor{}, fmt.Errorf("%s: input %s has dtype %d, which this device does not support", o.op, o.inputs[i], int(C.TF_TensorType(t)))
+		return varTensor{}, status.Invalidf("%s: input %s has dtype %d, which this device does not support", o.op, o.inputs[i], int(C.TF_TensorType(t)))
 	}
 	data := C.TF_TensorData(t)
 	if variable && data == nil && typ.Shape.Size() > 0 {
 		C.TF_DeleteTensor(t)
-		return varTensor{}, fmt.Errorf("%s: variable %s (%v) is not initialized", o.op, o.inputs[i], typ)
+		return varTensor{}, status.Invalidf("%s: variable %s (%v) is not initialized", o.op, o.inputs[i], typ)
 	}
 	return varTensor{t: t, typ: typ, data: data}, nil
 }
@@ -433,11 +437,11 @@ func (k *varKernel) applyOptimizer(ctx *C.TF_OpKernelContext, st *C.TF_Status, c
 	for i, in := range ins {
 		switch {
 		case in.typ.DType != k.dtype:
-			return fmt.Errorf("%s: %s is %v but T is %v (inputs %s)", o.op, o.inputs[i], in.typ, k.dtype, ins.describe())
+			return status.Invalidf("%s: %s is %v but T is %v (inputs %s)", o.op, o.inputs[i], in.typ, k.dtype, ins.describe())
 		case o.isFull(i) && !in.typ.Shape.Equal(shape):
-			return fmt.Errorf("%s: %s %v and var %v do not have the same shape (inputs %s)", o.op, o.inputs[i], in.typ, ins[0].typ, ins.describe())
+			return status.Invalidf("%s: %s %v and var %v do not have the same shape (inputs %s)", o.op, o.inputs[i], in.typ, ins[0].typ, ins.describe())
 		case !o.isFull(i) && in.typ.Shape.Rank() != 0:
-			return fmt.Errorf("%s: %s is not a scalar: %v (inputs %s)", o.op, o.inputs[i], in.typ, ins.describe())
+			return status.Invalidf("%s: %s is not a scalar: %v (inputs %s)", o.op, o.inputs[i], in.typ, ins.describe())
 		}
 	}
 	if shape.Size() == 0 {
@@ -485,7 +489,7 @@ func (k *varKernel) assignUpdate(ctx *C.TF_OpKernelContext, st *C.TF_Status, cal
 	valt := value.typ
 	C.TF_DeleteTensor(value.t)
 	if vt.DType != valt.DType || vt.DType != k.dtype || !vt.Shape.Equal(valt.Shape) {
-		return fmt.Errorf("%s: cannot update variable %v with value %v (dtype %v); shapes and dtypes must be equal", o.op, vt, valt, k.dtype)
+		return status.Invalidf("%s: cannot update variable %v with value %v (dtype %v); shapes and dtypes must be equal", o.op, vt, valt, k.dtype)
 	}
 	op := 0
 	if k.kind == varAssignSub {
@@ -506,7 +510,8 @@ func goVarUpdate(ctx *C.TF_OpKernelContext, tensor, value *C.TF_Tensor, op C.int
 	var call *varCall
 	defer C.TF_DeleteTensor(tensor)
 	defer C.TF_DeleteTensor(value)
-	defer recoverCallback(ctx, &call, "the update")
+	defer boundary("goVarUpdate", failure{sink: func(err error) { failCallback(ctx, call, err) }})
+	hook("goVarUpdate")
 	call = callOf(ctx)
 	call.updated = true
 	vt, ok1 := tensorTypeOf(tensor)
@@ -549,7 +554,8 @@ func goVarCopy(ctx *C.TF_OpKernelContext, src, dst *C.TF_Tensor) {
 	var call *varCall
 	defer C.TF_DeleteTensor(src)
 	defer C.TF_DeleteTensor(dst)
-	defer recoverCallback(ctx, &call, "copying a variable")
+	defer boundary("goVarCopy", failure{sink: func(err error) { failCallback(ctx, call, err) }})
+	hook("goVarCopy")
 	call = callOf(ctx)
 	st, ok1 := tensorTypeOf(src)
 	dt, ok2 := tensorTypeOf(dst)
@@ -578,21 +584,14 @@ func callOf(ctx *C.TF_OpKernelContext) *varCall {
 	return &varCall{s: streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))}
 }
 
-// recoverCallback turns a panic in a callback into the kernel's failure: a
-// Go panic must not unwind through TensorFlow's C++ frames.
-func recoverCallback(ctx *C.TF_OpKernelContext, call **varCall, what string) {
-	r := recover()
-	if r == nil {
+// failCallback hands a callback's failure to the kernel that made
+// TensorFlow call it, or fails the kernel's context when there is none.
+func failCallback(ctx *C.TF_OpKernelContext, call *varCall, err error) {
+	if call != nil {
+		call.fail(fmt.Errorf("%s: %w", call.name(), err))
 		return
 	}
-	err := fmt.Errorf("internal error in %s: %v", what, r)
-	if *call != nil {
-		(*call).fail(fmt.Errorf("%s: %v", (*call).name(), err))
-		return
-	}
-	st := C.TF_NewStatus()
-	defer C.TF_DeleteStatus(st)
-	fail(ctx, st, err)
+	failKernel(ctx, err)
 }
 
 func (c *varCall) name() string {
@@ -623,7 +622,7 @@ func (k *varKernel) gather(ctx *C.TF_OpKernelContext, st *C.TF_Status, call *var
 	}
 	params, indices := ins[0].typ, ins[1].typ
 	if params.DType != k.dtype || params.Shape.Rank() < 1 || k.batchDims < 0 || k.batchDims > params.Shape.Rank()-1 {
-		return fmt.Errorf("%s: variable %v (dtype attribute %v) must be at least 1-dimensional with more dims than batch_dims %d (indices %v)",
+		return status.Invalidf("%s: variable %v (dtype attribute %v) must be at least 1-dimensional with more dims than batch_dims %d (indices %v)",
 			o.op, params, k.dtype, k.batchDims, indices)
 	}
 	gk, ok := lower.Lookup("GatherV2")
@@ -651,7 +650,7 @@ func (k *varKernel) gather(ctx *C.TF_OpKernelContext, st *C.TF_Status, call *var
 	}
 	t := C.TF_AllocateOutput(ctx, 0, irToTF(out.DType), &dims[0], C.int(len(out.Shape)), C.size_t(out.Bytes()), st)
 	if C.TF_GetCode(st) != C.TF_OK {
-		return &outOfMemory{fmt.Errorf("%s: allocating output %v (%d bytes): %s", o.op, out, out.Bytes(), C.GoString(C.TF_Message(st)))}
+		return status.Exhausted(fmt.Errorf("%s: allocating output %v (%d bytes): %s", o.op, out, out.Bytes(), C.GoString(C.TF_Message(st))))
 	}
 	data := C.TF_TensorData(t)
 	C.TF_DeleteTensor(t)
@@ -682,11 +681,11 @@ func (k *varKernel) scatterUpdate(ctx *C.TF_OpKernelContext, st *C.TF_Status, ca
 	}
 	vt, it, ut := ins[0].typ, ins[1].typ, ins[2].typ
 	if vt.DType != k.dtype || ut.DType != vt.DType || vt.Shape.Rank() < 1 {
-		return fmt.Errorf("%s: variable %v and updates %v must both be %v, the variable at least 1-dimensional (indices %v)", o.op, vt, ut, k.dtype, it)
+		return status.Invalidf("%s: variable %v and updates %v must both be %v, the variable at least 1-dimensional (indices %v)", o.op, vt, ut, k.dtype, it)
 	}
 	want := append(it.Shape.Clone(), vt.Shape[1:]...)
 	if !ut.Shape.Equal(want) && ut.Shape.Rank() != 0 {
-		return fmt.Errorf("%s: updates %v must have shape %v (indices %v, variable %v) or be a scalar", o.op, ut, want, it, vt)
+		return status.Invalidf("%s: updates %v must have shape %v (indices %v, variable %v) or be a scalar", o.op, ut, want, it, vt)
 	}
 	if it.Shape.Size() == 0 || vt.Shape.Size() == 0 {
 		return nil
@@ -758,7 +757,7 @@ func runInPlace(s driver.Stream, c *compiledVar, args, dsts []unsafe.Pointer, op
 	}
 	tmp, err := state.drv.Allocate(total)
 	if err != nil {
-		return &outOfMemory{fmt.Errorf("%s: allocating %d bytes for the update: %v", op, total, err)}
+		return status.Exhausted(fmt.Errorf("%s: allocating %d bytes for the update: %v", op, total, err))
 	}
 	results := make([]unsafe.Pointer, len(c.outs))
 	for i := range results {

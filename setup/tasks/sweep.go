@@ -73,7 +73,7 @@ func Sweep(logf Logf, o SweepOptions) error {
 		if o.CheckDocs && !bytes.Equal(oldKernels, kernels) {
 			old = nil // report it as stale below
 		}
-		if o.CheckDocs && !bytes.Equal(old, doc) {
+		if o.CheckDocs && !sweep.SameVerdicts(old, doc) {
 			if err := rep.Err(); err != nil {
 				return err
 			}

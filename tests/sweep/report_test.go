@@ -125,3 +125,33 @@ func TestDTypeMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSameVerdicts: the stale-docs check ignores the error figures, which
+// follow the machine, and nothing else.
+func TestSameVerdicts(t *testing.T) {
+	base := sampleReport()
+	doc := []byte(base.OpErrorsMarkdown())
+	figures := sampleReport()
+	figures.Cases[0].MaxAbs, figures.Cases[0].MaxRel = f(9.9e-6), f(0.5)
+	if !SameVerdicts(doc, []byte(figures.OpErrorsMarkdown())) {
+		t.Error("different error figures must not make the file stale")
+	}
+	for name, change := range map[string]func(r *Report){
+		"status":   func(r *Report) { r.Cases[1].Status = Mismatch; r.Cases[1].Detail = "x" },
+		"check":    func(r *Report) { r.Cases[0].Check = "vs CPU in float32" },
+		"a case":   func(r *Report) { r.Cases = r.Cases[1:] },
+		"escaped":  func(r *Report) { r.Cases[2].Check = "a | b" },
+		"header":   func(r *Report) { r.TFVersion = "2.22.0" },
+		"audit":    func(r *Report) { r.AuditProblems = nil },
+		"a dtype":  func(r *Report) { r.Cases[0].DTypes = "T=float16" },
+		"an op":    func(r *Report) { r.Cases[0].Op = "Sub" },
+		"a detail": func(r *Report) { r.Cases[3].Detail = "another reason" },
+	} {
+		r := sampleReport()
+		change(r)
+		r.count()
+		if SameVerdicts(doc, []byte(r.OpErrorsMarkdown())) {
+			t.Errorf("a changed %s must make the file stale", name)
+		}
+	}
+}

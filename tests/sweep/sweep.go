@@ -386,9 +386,14 @@ func (w worker) args(mode string, verbose bool) []string {
 }
 
 // env is the worker's environment: the host device offered, TensorFlow's
-// C++ logging down to warnings.
+// C++ logging down to warnings, and TensorFlow's own CPU kernels as the
+// reference rather than its oneDNN ones, which it picks by the CPU's
+// instruction set: on an AVX-512 machine TensorFlow 2.21's oneDNN Conv2D
+// gives an empty batch the input's channel count ([0,9,10,3] with a
+// [4,4,3,2] filter comes back [0,9,10,3], not [0,5,5,2]), and its rounding
+// differs from one machine to the next.
 func (w worker) env() []string {
-	return append(os.Environ(), "METALPLUG_HOST_DEVICE=1", "TF_CPP_MIN_LOG_LEVEL=2", "PYTHONDONTWRITEBYTECODE=1")
+	return append(os.Environ(), "METALPLUG_HOST_DEVICE=1", "TF_CPP_MIN_LOG_LEVEL=2", "PYTHONDONTWRITEBYTECODE=1", "TF_ENABLE_ONEDNN_OPTS=0")
 }
 
 func (w worker) command(ctx context.Context, verbose bool) *exec.Cmd {

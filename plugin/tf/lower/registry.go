@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // Constraint restricts a type attribute to some dtypes; a kernel is registered
@@ -219,7 +220,7 @@ func (k *Kernel) Build(attrs *Attrs, in []ir.TensorType, host map[int][]int64, r
 	c := &Call{Op: k.Op, B: b, Attrs: attrs, Host: host, Raw: raw, In: make([]ir.Value, len(in)), types: in}
 	defer func() {
 		if r := recover(); r != nil {
-			l, err = nil, fmt.Errorf("%s: internal error lowering inputs %s: %v", k.Op, c.Inputs(), r)
+			l, err = nil, status.InternalError(fmt.Errorf("%s: internal error lowering inputs %s: %v", k.Op, c.Inputs(), r))
 		}
 	}()
 	for i, t := range in {

@@ -1,0 +1,208 @@
+package tf
+
+/*
+#include "plugin.h"
+
+// For boundary_test.go, which cannot use cgo itself: a platform table to
+// fill and a status callback that counts its calls.
+static int metalplug_test_callbacks;
+static void metalplug_test_callback(void* arg, TF_Status* st) { metalplug_test_callbacks++; }
+static void* metalplug_test_callback_fn(void) { return (void*)metalplug_test_callback; }
+static int metalplug_test_callback_count(void) { return metalplug_test_callbacks; }
+static SE_PlatformRegistrationParams* metalplug_test_params(void) {
+  SE_PlatformRegistrationParams* p = calloc(1, sizeof *p);
+  p->platform = calloc(1, sizeof(SP_Platform));
+  p->platform_fns = calloc(1, sizeof(SP_PlatformFns));
+  return p;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/status"
+	"github.com/metalplug/metalplug/plugin/cenv"
+)
+
+// The C boundary. A Go panic that unwinds into C aborts the process that
+// hosts us, so every function exported to C begins with
+//
+//	defer boundary("goName", failure{...})
+//	hook("goName")
+//
+// and results that C reads on failure are set, before the defer, to the
+// value that tells C it failed. A test (boundary_test.go) holds every
+// //export to this shape.
+
+// failure says where a recovered panic goes: the TF_Status the caller hands
+// back to TensorFlow, the kernel context or construction to fail, or, when
+// TensorFlow offers no way to report an error, the log. detail, when set,
+// names what was running (the op and its inputs). sink, when set, takes the
+// error instead: a callback TensorFlow makes from inside one of our kernels
+// hands it to that kernel.
+type failure struct {
+	st     *C.TF_Status
+	ctx    *C.TF_OpKernelContext
+	kc     *C.TF_OpKernelConstruction
+	detail func() string
+	sink   func(error)
+}
+
+// boundary recovers a panic and reports it as an INTERNAL error: a panic is
+// always the plugin's own failure.
+func boundary(name string, to failure) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	what := name
+	if to.detail != nil {
+		if d := to.detail(); d != "" {
+			what = d + " (" + name + ")"
+		}
+	}
+	err := status.InternalError(fmt.Errorf("internal error in %s: %v", what, r))
+	// Reporting runs under a recover of its own: a second panic here would
+	// reach C as surely as the first.
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic(name, fmt.Errorf("%v; then, reporting it: %v", err, r))
+		}
+	}()
+	switch {
+	case to.sink != nil:
+		to.sink(err)
+	case to.ctx != nil:
+		failKernel(to.ctx, err)
+	case to.kc != nil:
+		failConstruction(to.kc, err)
+	case to.st != nil:
+		setStatus(to.st, err)
+	default:
+		logPanic(name, err)
+	}
+}
+
+// panicLogLimit bounds the log lines per exported function: TensorFlow
+// retries some calls (allocation) thousands of times a second.
+const panicLogLimit = 3
+
+var panicLogs sync.Map // exported function name -> *atomic.Int64
+
+// logPanic logs err, where TensorFlow offers no other way to report it.
+func logPanic(name string, err error) {
+	c, _ := panicLogs.LoadOrStore(name, new(atomic.Int64))
+	switch n := c.(*atomic.Int64).Add(1); {
+	case n <= panicLogLimit:
+		logf("%v", err)
+	case n == panicLogLimit+1:
+		logf("%v (further failures in %s are not logged)", err, name)
+	}
+}
+
+// tfCode maps an error's class to TensorFlow's code.
+func tfCode(err error) C.TF_Code {
+	switch status.CodeOf(err) {
+	case status.InvalidArgument:
+		return C.TF_INVALID_ARGUMENT
+	case status.ResourceExhausted:
+		return C.TF_RESOURCE_EXHAUSTED
+	}
+	return C.TF_INTERNAL
+}
+
+// setStatus reports err, classified, in st; a nil err leaves st alone.
+func setStatus(st *C.TF_Status, err error) {
+	if err == nil {
+		return
+	}
+	msg := C.CString("metalplug: " + err.Error())
+	defer C.free(unsafe.Pointer(msg))
+	C.TF_SetStatus(st, tfCode(err), msg)
+}
+
+// failKernel fails a kernel's compute with err.
+func failKernel(ctx *C.TF_OpKernelContext, err error) {
+	if ctx == nil { // TensorFlow always passes one; never dereference a missing one
+		logf("%v", err)
+		return
+	}
+	st := C.TF_NewStatus()
+	defer C.TF_DeleteStatus(st)
+	setStatus(st, err)
+	C.TF_OpKernelContext_Failure(ctx, st)
+}
+
+// failConstruction fails a kernel's construction with err.
+func failConstruction(ctx *C.TF_OpKernelConstruction, err error) {
+	if ctx == nil {
+		logf("%v", err)
+		return
+	}
+	st := C.TF_NewStatus()
+	defer C.TF_DeleteStatus(st)
+	setStatus(st, err)
+	C.TF_OpKernelConstruction_Failure(ctx, st)
+}
+
+// PanicHookEnv names exported functions (comma-separated) that panic on
+// every call: a test hook, so that the tests can show a panic in any of
+// them reaches TensorFlow as an error and the process lives. It is read
+// once, at the first call into the library.
+const PanicHookEnv = "METALPLUG_TEST_PANIC"
+
+var panicHook struct {
+	once  sync.Once
+	names map[string]bool // nil unless the hook is set: one load per call
+}
+
+// hook panics when the test hook names the exported function name.
+func hook(name string) {
+	panicHook.once.Do(func() {
+		v := cenv.Get(PanicHookEnv)
+		if v == "" {
+			return
+		}
+		panicHook.names = map[string]bool{}
+		for _, n := range strings.Split(v, ",") {
+			panicHook.names[strings.TrimSpace(n)] = true
+		}
+		logf("test hook: %s panics on every call (%s)", v, PanicHookEnv)
+	})
+	if panicHook.names != nil && panicHook.names[name] {
+		panic("forced panic in " + name + " (" + PanicHookEnv + ")")
+	}
+}
+
+// Helpers for boundary_test.go (cgo is not allowed in _test.go files); the
+// linker drops them from the library.
+
+// statusT is *C.TF_Status under a name the tests can write.
+type statusT = *C.TF_Status
+
+func testStatus() statusT { return C.TF_NewStatus() }
+
+func testStatusText(st *C.TF_Status) (code int, msg string) {
+	return int(C.TF_GetCode(st)), C.GoString(C.TF_Message(st))
+}
+
+const testInternal = int(C.TF_INTERNAL)
+
+func testPlatformParams() *C.SE_PlatformRegistrationParams { return C.metalplug_test_params() }
+
+func testCallback() unsafe.Pointer { return C.metalplug_test_callback_fn() }
+
+func testCallbacks() int { return int(C.metalplug_test_callback_count()) }
+
+// armPanic makes the exported function name panic on every call, as
+// METALPLUG_TEST_PANIC does, and returns the function that disarms it.
+func armPanic(name string) (disarm func()) {
+	panicHook.once.Do(func() {})
+	panicHook.names = map[string]bool{name: true}
+	return func() { panicHook.names = nil }
+}

@@ -1,0 +1,308 @@
+package tf
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEveryExportRecovers holds every function exported to C to the shape
+// boundary.go describes: nothing that can panic before
+// `defer boundary("<its name>", ...)`, then `hook("<its name>")`. The
+// integration test TestPanicsStayInside then forces a panic in each.
+func TestEveryExportRecovers(t *testing.T) {
+	exports := exportedFunctions(t, ".")
+	if len(exports) < 30 {
+		t.Fatalf("found %d exported functions, expected every //export of plugin/tf", len(exports))
+	}
+	for name, fn := range exports {
+		if err := checkBoundary(name, fn); err != "" {
+			t.Errorf("%s: %s", name, err)
+		}
+	}
+}
+
+// exportedFunctions parses dir's non-test Go files and returns each function
+// with a //export line, by its exported name.
+func exportedFunctions(t *testing.T, dir string) map[string]*ast.FuncDecl {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*ast.FuncDecl{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Doc == nil {
+				continue
+			}
+			for _, c := range fn.Doc.List {
+				if name, ok := strings.CutPrefix(c.Text, "//export "); ok {
+					out[strings.TrimSpace(name)] = fn
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkBoundary returns what is wrong with fn's first statements, or "".
+func checkBoundary(name string, fn *ast.FuncDecl) string {
+	stmts := fn.Body.List
+	i := 0
+	for ; i < len(stmts) && harmless(stmts[i]); i++ {
+	}
+	if i+1 >= len(stmts) {
+		return "does not start with defer boundary(...) and hook(...)"
+	}
+	d, ok := stmts[i].(*ast.DeferStmt)
+	if !ok || !callsWith(d.Call, "boundary", name) {
+		return "the first statement that can panic must be defer boundary(\"" + name + "\", ...)"
+	}
+	e, ok := stmts[i+1].(*ast.ExprStmt)
+	call, _ := e.X.(*ast.CallExpr)
+	if !ok || call == nil || !callsWith(call, "hook", name) {
+		return "defer boundary must be followed by hook(\"" + name + "\")"
+	}
+	return ""
+}
+
+// harmless statements cannot panic: declarations, assignments of
+// literals, and deferred C calls (which run after boundary recovered).
+func harmless(s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.DeclStmt:
+		g := s.Decl.(*ast.GenDecl)
+		for _, sp := range g.Specs {
+			if vs, ok := sp.(*ast.ValueSpec); ok && !literals(vs.Values) {
+				return false
+			}
+		}
+		return true
+	case *ast.AssignStmt:
+		return literals(s.Rhs)
+	case *ast.DeferStmt:
+		sel, ok := s.Call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		pkg, ok := sel.X.(*ast.Ident)
+		return ok && pkg.Name == "C"
+	}
+	return false
+}
+
+func literals(es []ast.Expr) bool {
+	for _, e := range es {
+		switch e.(type) {
+		case *ast.BasicLit, *ast.Ident:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func callsWith(c *ast.CallExpr, fn, name string) bool {
+	id, ok := c.Fun.(*ast.Ident)
+	if !ok || id.Name != fn || len(c.Args) == 0 {
+		return false
+	}
+	lit, ok := c.Args[0].(*ast.BasicLit)
+	if !ok {
+		return false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return err == nil && s == name
+}
+
+// TestBoundaryCheckCatches: the shape check rejects what it must.
+func TestBoundaryCheckCatches(t *testing.T) {
+	src := `package p
+func ok(st *C.TF_Status) (r C.int) { r = 2; defer boundary("ok", failure{}); hook("ok"); return 1 }
+func late(h C.uintptr_t) { x := get(h); defer boundary("late", failure{}); hook("late"); _ = x }
+func misnamed() { defer boundary("other", failure{}); hook("misnamed") }
+func nohook() { defer boundary("nohook", failure{}); work() }
+func none() { work() }
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"ok": true, "late": false, "misnamed": false, "nohook": false, "none": false}
+	for _, d := range f.Decls {
+		fn := d.(*ast.FuncDecl)
+		if got := checkBoundary(fn.Name.Name, fn) == ""; got != want[fn.Name.Name] {
+			t.Errorf("%s: accepted = %v, want %v", fn.Name.Name, got, want[fn.Name.Name])
+		}
+	}
+}
+
+// TestSettingsReadFromTheLiveEnvironment: no code under plugin/ or backend/
+// reads the environment through Go's start-up copy (os.Getenv and friends),
+// which never sees what Python set after the process started; cenv does.
+func TestSettingsReadFromTheLiveEnvironment(t *testing.T) {
+	root := filepath.Join("..", "..")
+	for _, top := range []string{"plugin", "backend"} {
+		err := filepath.Walk(filepath.Join(root, top), func(p string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			if strings.Contains(p, "drivertest") {
+				return nil // a test harness, run by go test, never loaded by Python
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "os" {
+					switch sel.Sel.Name {
+					case "Getenv", "LookupEnv", "Environ", "ExpandEnv":
+						t.Errorf("%s: os.%s reads Go's start-up copy of the environment; use plugin/cenv", p, sel.Sel.Name)
+					}
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestEveryExportSurvivesAPanic forces a panic in every exported function
+// (the test hook) and calls it as C would: the panic must not escape, an
+// export with a status must report INTERNAL naming the panic, and the
+// results C reads must be the documented fallbacks. TestPanicsStayInside
+// (tests/integration) does the same through a real TensorFlow.
+func TestEveryExportSurvivesAPanic(t *testing.T) {
+	calls := map[string]func(st statusT) (check func() string){
+		"SE_InitPlugin":        func(st statusT) func() string { SE_InitPlugin(testPlatformParams(), st); return none },
+		"TF_InitKernel":        func(st statusT) func() string { TF_InitKernel(); return none },
+		"goKernelCreate":       func(st statusT) func() string { return wantZero(goKernelCreate(nil, 0)) },
+		"goKernelDelete":       func(st statusT) func() string { goKernelDelete(1); return none },
+		"goKernelCompute":      func(st statusT) func() string { goKernelCompute(1, nil); return none },
+		"goVarCreate":          func(st statusT) func() string { return wantZero(goVarCreate(nil, 0)) },
+		"goVarDelete":          func(st statusT) func() string { goVarDelete(1); return none },
+		"goVarCompute":         func(st statusT) func() string { goVarCompute(1, nil); return none },
+		"goVarUpdate":          func(st statusT) func() string { goVarUpdate(nil, nil, nil, 0); return none },
+		"goVarCopy":            func(st statusT) func() string { goVarCopy(nil, nil, nil); return none },
+		"metalplug_op_counts":  func(st statusT) func() string { return wantNil(metalplug_op_counts() == nil) },
+		"goDeviceCount":        func(st statusT) func() string { goDeviceCount(st); return internal(st, "goDeviceCount") },
+		"goAllocate":           func(st statusT) func() string { return wantNil(goAllocate(64) == nil) },
+		"goDeallocate":         func(st statusT) func() string { goDeallocate(nil); return none },
+		"goAllocatorStats":     func(st statusT) func() string { return wantZero(goAllocatorStats(nil, nil, nil)) },
+		"goCreateStream":       func(st statusT) func() string { goCreateStream(st); return internal(st, "goCreateStream") },
+		"goDestroyStream":      func(st statusT) func() string { goDestroyStream(1); return none },
+		"goStreamDependency":   func(st statusT) func() string { goStreamDependency(1, 2, st); return internal(st, "goStreamDependency") },
+		"goStreamStatus":       func(st statusT) func() string { goStreamStatus(1, st); return internal(st, "goStreamStatus") },
+		"goCreateEvent":        func(st statusT) func() string { return wantNonZero(goCreateEvent(st)) },
+		"goDestroyEvent":       func(st statusT) func() string { goDestroyEvent(1); return none },
+		"goEventStatus":        func(st statusT) func() string { return wantOne(goEventStatus(1)) },
+		"goRecordEvent":        func(st statusT) func() string { goRecordEvent(1, 2, st); return internal(st, "goRecordEvent") },
+		"goWaitForEvent":       func(st statusT) func() string { goWaitForEvent(1, 2, st); return internal(st, "goWaitForEvent") },
+		"goMemcpy":             func(st statusT) func() string { goMemcpy(1, nil, nil, 8, st); return internal(st, "goMemcpy") },
+		"goSyncMemcpy":         func(st statusT) func() string { goSyncMemcpy(nil, nil, 8, st); return internal(st, "goSyncMemcpy") },
+		"goBlockHostForEvent":  func(st statusT) func() string { goBlockHostForEvent(1, st); return internal(st, "goBlockHostForEvent") },
+		"goBlockHostUntilDone": func(st statusT) func() string { goBlockHostUntilDone(1, st); return internal(st, "goBlockHostUntilDone") },
+		"goSynchronizeAll":     func(st statusT) func() string { goSynchronizeAll(st); return internal(st, "goSynchronizeAll") },
+		"goMemset":             func(st statusT) func() string { goMemset(1, nil, 0, 8, st); return internal(st, "goMemset") },
+		"goMemset32":           func(st statusT) func() string { goMemset32(1, nil, 0, 8, st); return internal(st, "goMemset32") },
+		"goHostCallback": func(st statusT) func() string {
+			before := testCallbacks()
+			ok := goHostCallback(1, testCallback(), nil)
+			return func() string {
+				if ok != 1 || testCallbacks() != before+1 {
+					return "a failed host callback must be called at once with the error (or TensorFlow waits forever)"
+				}
+				return ""
+			}
+		},
+	}
+	for name := range exportedFunctions(t, ".") {
+		call, ok := calls[name]
+		if !ok {
+			t.Errorf("%s is exported to C but this test does not force a panic in it: add it", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			disarm := armPanic(name)
+			defer disarm()
+			st := testStatus()
+			if msg := call(st)(); msg != "" {
+				t.Error(msg)
+			}
+		})
+	}
+}
+
+
+
+func none() string { return "" }
+
+func internal(st statusT, name string) func() string {
+	return func() string {
+		code, msg := testStatusText(st)
+		if code != testInternal || !strings.Contains(msg, "forced panic in "+name) {
+			return "status " + strconv.Itoa(code) + " " + strconv.Quote(msg) + ": want INTERNAL naming the panic"
+		}
+		return ""
+	}
+}
+
+func wantZero[T ~uint64 | ~int32 | ~uintptr | ~uint8 | ~int](v T) func() string {
+	return func() string {
+		if v != 0 {
+			return "the result must be 0 after a panic"
+		}
+		return ""
+	}
+}
+
+func wantNonZero[T ~uint64 | ~uintptr](v T) func() string {
+	return func() string {
+		if v == 0 {
+			return "the result must be a usable handle after a panic"
+		}
+		return ""
+	}
+}
+
+func wantOne[T ~int32](v T) func() string {
+	return func() string {
+		if v != 1 {
+			return "the result must be 1 after a panic"
+		}
+		return ""
+	}
+}
+
+func wantNil(isNil bool) func() string {
+	return func() string {
+		if !isNil {
+			return "the result must be NULL after a panic"
+		}
+		return ""
+	}
+}

@@ -198,37 +198,43 @@ func TestSettingsReadFromTheLiveEnvironment(t *testing.T) {
 // (tests/integration) does the same through a real TensorFlow.
 func TestEveryExportSurvivesAPanic(t *testing.T) {
 	calls := map[string]func(st statusT) (check func() string){
-		"SE_InitPlugin":        func(st statusT) func() string { SE_InitPlugin(testPlatformParams(), st); return none },
-		"TF_InitKernel":        func(st statusT) func() string { TF_InitKernel(); return none },
-		"goKernelCreate":       func(st statusT) func() string { return wantZero(goKernelCreate(nil, 0)) },
-		"goKernelDelete":       func(st statusT) func() string { goKernelDelete(1); return none },
-		"goKernelCompute":      func(st statusT) func() string { goKernelCompute(1, nil); return none },
-		"goVarCreate":          func(st statusT) func() string { return wantZero(goVarCreate(nil, 0)) },
-		"goVarDelete":          func(st statusT) func() string { goVarDelete(1); return none },
-		"goVarCompute":         func(st statusT) func() string { goVarCompute(1, nil); return none },
-		"goVarUpdate":          func(st statusT) func() string { goVarUpdate(nil, nil, nil, 0); return none },
-		"goVarCopy":            func(st statusT) func() string { goVarCopy(nil, nil, nil); return none },
-		"metalplug_op_counts":  func(st statusT) func() string { return wantNil(metalplug_op_counts() == nil) },
-		"goDeviceCount":        func(st statusT) func() string { goDeviceCount(st); return internal(st, "goDeviceCount") },
-		"goAllocate":           func(st statusT) func() string { return wantNil(goAllocate(64) == nil) },
-		"goDeallocate":         func(st statusT) func() string { goDeallocate(nil); return none },
-		"goAllocatorStats":     func(st statusT) func() string { return wantZero(goAllocatorStats(nil, nil, nil)) },
-		"goCreateStream":       func(st statusT) func() string { goCreateStream(st); return internal(st, "goCreateStream") },
-		"goDestroyStream":      func(st statusT) func() string { goDestroyStream(1); return none },
-		"goStreamDependency":   func(st statusT) func() string { goStreamDependency(1, 2, st); return internal(st, "goStreamDependency") },
-		"goStreamStatus":       func(st statusT) func() string { goStreamStatus(1, st); return internal(st, "goStreamStatus") },
-		"goCreateEvent":        func(st statusT) func() string { return wantNonZero(goCreateEvent(st)) },
-		"goDestroyEvent":       func(st statusT) func() string { goDestroyEvent(1); return none },
-		"goEventStatus":        func(st statusT) func() string { return wantOne(goEventStatus(1)) },
-		"goRecordEvent":        func(st statusT) func() string { goRecordEvent(1, 2, st); return internal(st, "goRecordEvent") },
-		"goWaitForEvent":       func(st statusT) func() string { goWaitForEvent(1, 2, st); return internal(st, "goWaitForEvent") },
-		"goMemcpy":             func(st statusT) func() string { goMemcpy(1, nil, nil, 8, st); return internal(st, "goMemcpy") },
-		"goSyncMemcpy":         func(st statusT) func() string { goSyncMemcpy(nil, nil, 8, st); return internal(st, "goSyncMemcpy") },
-		"goBlockHostForEvent":  func(st statusT) func() string { goBlockHostForEvent(1, st); return internal(st, "goBlockHostForEvent") },
-		"goBlockHostUntilDone": func(st statusT) func() string { goBlockHostUntilDone(1, st); return internal(st, "goBlockHostUntilDone") },
-		"goSynchronizeAll":     func(st statusT) func() string { goSynchronizeAll(st); return internal(st, "goSynchronizeAll") },
-		"goMemset":             func(st statusT) func() string { goMemset(1, nil, 0, 8, st); return internal(st, "goMemset") },
-		"goMemset32":           func(st statusT) func() string { goMemset32(1, nil, 0, 8, st); return internal(st, "goMemset32") },
+		"SE_InitPlugin":       func(st statusT) func() string { SE_InitPlugin(testPlatformParams(), st); return none },
+		"TF_InitKernel":       func(st statusT) func() string { TF_InitKernel(); return none },
+		"goKernelCreate":      func(st statusT) func() string { return wantZero(goKernelCreate(nil, 0)) },
+		"goKernelDelete":      func(st statusT) func() string { goKernelDelete(1); return none },
+		"goKernelCompute":     func(st statusT) func() string { goKernelCompute(1, nil); return none },
+		"goVarCreate":         func(st statusT) func() string { return wantZero(goVarCreate(nil, 0)) },
+		"goVarDelete":         func(st statusT) func() string { goVarDelete(1); return none },
+		"goVarCompute":        func(st statusT) func() string { goVarCompute(1, nil); return none },
+		"goVarUpdate":         func(st statusT) func() string { goVarUpdate(nil, nil, nil, 0); return none },
+		"goVarCopy":           func(st statusT) func() string { goVarCopy(nil, nil, nil); return none },
+		"metalplug_op_counts": func(st statusT) func() string { return wantNil(metalplug_op_counts() == nil) },
+		"goDeviceCount":       func(st statusT) func() string { goDeviceCount(st); return internal(st, "goDeviceCount") },
+		"goAllocate":          func(st statusT) func() string { return wantNil(goAllocate(64) == nil) },
+		"goDeallocate":        func(st statusT) func() string { goDeallocate(nil); return none },
+		"goAllocatorStats":    func(st statusT) func() string { return wantZero(goAllocatorStats(nil, nil, nil)) },
+		"goCreateStream":      func(st statusT) func() string { goCreateStream(st); return internal(st, "goCreateStream") },
+		"goDestroyStream":     func(st statusT) func() string { goDestroyStream(1); return none },
+		"goStreamDependency": func(st statusT) func() string {
+			goStreamDependency(1, 2, st)
+			return internal(st, "goStreamDependency")
+		},
+		"goStreamStatus":      func(st statusT) func() string { goStreamStatus(1, st); return internal(st, "goStreamStatus") },
+		"goCreateEvent":       func(st statusT) func() string { return wantNonZero(goCreateEvent(st)) },
+		"goDestroyEvent":      func(st statusT) func() string { goDestroyEvent(1); return none },
+		"goEventStatus":       func(st statusT) func() string { return wantOne(goEventStatus(1)) },
+		"goRecordEvent":       func(st statusT) func() string { goRecordEvent(1, 2, st); return internal(st, "goRecordEvent") },
+		"goWaitForEvent":      func(st statusT) func() string { goWaitForEvent(1, 2, st); return internal(st, "goWaitForEvent") },
+		"goMemcpy":            func(st statusT) func() string { goMemcpy(1, nil, nil, 8, st); return internal(st, "goMemcpy") },
+		"goSyncMemcpy":        func(st statusT) func() string { goSyncMemcpy(nil, nil, 8, st); return internal(st, "goSyncMemcpy") },
+		"goBlockHostForEvent": func(st statusT) func() string { goBlockHostForEvent(1, st); return internal(st, "goBlockHostForEvent") },
+		"goBlockHostUntilDone": func(st statusT) func() string {
+			goBlockHostUntilDone(1, st)
+			return internal(st, "goBlockHostUntilDone")
+		},
+		"goSynchronizeAll": func(st statusT) func() string { goSynchronizeAll(st); return internal(st, "goSynchronizeAll") },
+		"goMemset":         func(st statusT) func() string { goMemset(1, nil, 0, 8, st); return internal(st, "goMemset") },
+		"goMemset32":       func(st statusT) func() string { goMemset32(1, nil, 0, 8, st); return internal(st, "goMemset32") },
 		"goHostCallback": func(st statusT) func() string {
 			before := testCallbacks()
 			ok := goHostCallback(1, testCallback(), nil)
@@ -256,8 +262,6 @@ func TestEveryExportSurvivesAPanic(t *testing.T) {
 		})
 	}
 }
-
-
 
 func none() string { return "" }
 

@@ -118,10 +118,11 @@ func goStreamStatus(h C.uintptr_t, st *C.TF_Status) {
 	setStatus(st, streamOf(h).Err())
 }
 
-//export goCreateEvent
 // goCreateEvent cannot fail: TensorFlow aborts on a failed create_event
 // (it reads the event without checking), so a panic falls back to the
 // drivers' common event type, which every driver's streams record.
+//
+//export goCreateEvent
 func goCreateEvent(st *C.TF_Status) (h C.uintptr_t) {
 	defer boundary("goCreateEvent", failure{sink: func(err error) {
 		logPanic("goCreateEvent", err)

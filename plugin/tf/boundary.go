@@ -20,6 +20,7 @@ import "C"
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -151,14 +152,15 @@ func failConstruction(ctx *C.TF_OpKernelConstruction, err error) {
 }
 
 // PanicHookEnv names exported functions (comma-separated) that panic on
-// every call: a test hook, so that the tests can show a panic in any of
-// them reaches TensorFlow as an error and the process lives. It is read
-// once, at the first call into the library.
+// every call, or, written name@N, on the first N calls: a test hook, so
+// that the tests can show a panic in any of them reaches TensorFlow as an
+// error and the process lives. It is read once, at the first call into the
+// library.
 const PanicHookEnv = "METALPLUG_TEST_PANIC"
 
 var panicHook struct {
 	once  sync.Once
-	names map[string]bool // nil unless the hook is set: one load per call
+	names map[string]*atomic.Int64 // nil unless the hook is set: one load per call; the calls left to panic, or -1 for all
 }
 
 // hook panics when the test hook names the exported function name.
@@ -168,13 +170,28 @@ func hook(name string) {
 		if v == "" {
 			return
 		}
-		panicHook.names = map[string]bool{}
+		names := map[string]*atomic.Int64{}
 		for _, n := range strings.Split(v, ",") {
-			panicHook.names[strings.TrimSpace(n)] = true
+			n, count, limited := strings.Cut(strings.TrimSpace(n), "@")
+			left := new(atomic.Int64)
+			left.Store(-1)
+			if limited {
+				c, err := strconv.ParseInt(count, 10, 64)
+				if err != nil || c < 0 {
+					logf("%s=%s: %q is not name or name@count; ignored", PanicHookEnv, v, n+"@"+count)
+					continue
+				}
+				left.Store(c)
+			}
+			names[n] = left
 		}
-		logf("test hook: %s panics on every call (%s)", v, PanicHookEnv)
+		panicHook.names = names
+		logf("test hook: %s panic (%s)", v, PanicHookEnv)
 	})
-	if panicHook.names != nil && panicHook.names[name] {
+	if panicHook.names == nil {
+		return
+	}
+	if left := panicHook.names[name]; left != nil && (left.Load() < 0 || left.Add(-1) >= 0) {
 		panic("forced panic in " + name + " (" + PanicHookEnv + ")")
 	}
 }
@@ -203,6 +220,8 @@ func testCallbacks() int { return int(C.metalplug_test_callback_count()) }
 // METALPLUG_TEST_PANIC does, and returns the function that disarms it.
 func armPanic(name string) (disarm func()) {
 	panicHook.once.Do(func() {})
-	panicHook.names = map[string]bool{name: true}
+	all := new(atomic.Int64)
+	all.Store(-1)
+	panicHook.names = map[string]*atomic.Int64{name: all}
 	return func() { panicHook.names = nil }
 }

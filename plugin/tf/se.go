@@ -61,11 +61,18 @@ func goDeallocate(p unsafe.Pointer) {
 	allocations.Unlock()
 }
 
-// goAllocatorStats reports 0 (and TensorFlow then has no figures) when it fails.
+// goAllocatorStats fills in what the device holds. When it fails it
+// reports a device of no memory rather than fail: TensorFlow cannot start
+// at all when its device's memory cannot be read, and the CPU would go
+// down with the device. Allocations then fail as out of memory.
 //
 //export goAllocatorStats
 func goAllocatorStats(inUse, limit, count *C.int64_t) (ok C.int) {
-	defer boundary("goAllocatorStats", failure{})
+	defer boundary("goAllocatorStats", failure{sink: func(err error) {
+		logPanic("goAllocatorStats", err)
+		*inUse, *limit, *count = 0, 0, 0
+		ok = 1
+	}})
 	hook("goAllocatorStats")
 	used, total := state.drv.MemoryUsage()
 	allocations.Lock()

@@ -108,7 +108,7 @@ func Test(logf Logf) error {
 		return err
 	}
 	logf("== unit tests (race detector on)")
-	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/tf/lower/...", "./wheels/...", "./ci/...", "./tests/sweep/...", "./matrix/...", "./bench/..."); err != nil {
+	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/...", "./wheels/...", "./ci/...", "./tests/sweep/...", "./matrix/...", "./bench/..."); err != nil {
 		return err
 	}
 	logf("== fuzzing the host driver for 15s")

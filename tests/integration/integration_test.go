@@ -78,9 +78,14 @@ func script(t *testing.T, python, name string, env []string, result any) (stderr
 // scriptArgs is script with command-line arguments for the script.
 func scriptArgs(t *testing.T, python, name string, args, env []string, result any) (stderr string, err error) {
 	t.Helper()
+	return scriptEnv(t, python, name, args, append(append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=2"), env...), result)
+}
+
+// scriptEnv is scriptArgs with the script's whole environment given.
+func scriptEnv(t *testing.T, python, name string, args, environ []string, result any) (stderr string, err error) {
+	t.Helper()
 	cmd := exec.Command(python, append([]string{filepath.Join("py", name)}, args...)...)
-	cmd.Env = append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=2")
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = environ
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()

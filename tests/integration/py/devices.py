@@ -1,7 +1,17 @@
-"""Prints the plugin devices TensorFlow lists, and runs one MatMul if any."""
-import numpy as np
+"""Prints the plugin devices TensorFlow lists, and runs one MatMul if any.
 
-from common import DEVICE, emit, load, tf
+Arguments NAME=VALUE are set in os.environ before TensorFlow is imported, as
+a notebook would set them."""
+import os
+import sys
+
+for arg in sys.argv[1:]:
+    name, _, value = arg.partition("=")
+    os.environ[name] = value
+
+import numpy as np  # noqa: E402
+
+from common import DEVICE, emit, load, tf  # noqa: E402
 
 devices = load()
 out = {"devices": devices}

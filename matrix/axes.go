@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/metalplug/metalplug/setup/tasks"
-	"github.com/metalplug/metalplug/setup/version"
+	"github.com/metalplug/metalplug/plugin/version"
+	"github.com/metalplug/metalplug/setup/build"
 )
 
 // The axes of the matrix, in one place: the TensorFlow versions and the
@@ -41,7 +41,7 @@ var Channels = []string{ChannelRelease, ChannelNightly}
 // ReleaseDistribution is the distribution the releases are installed from:
 // the one the tests use (tensorflow-cpu on Linux, whose wheels exist for
 // every release here and carry no CUDA kernels; tensorflow on macOS).
-var ReleaseDistribution = tasks.TestDistribution
+var ReleaseDistribution = build.TestDistribution
 
 // NightlyDistributions are searched for the newest nightly, the lighter one
 // first: on a tie it wins. Both are searched because tf-nightly-cpu has

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/metalplug/metalplug/setup/version"
+	"github.com/metalplug/metalplug/plugin/version"
 )
 
 // Cell is one TensorFlow with one Python.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/metalplug/metalplug/setup/version"
+	"github.com/metalplug/metalplug/plugin/version"
 )
 
 // Release is one resolved TensorFlow: a distribution, a version as the index
@@ -30,7 +30,7 @@ type candidate struct {
 	files   []File
 }
 
-// candidates are a project's versions that setup/version can read, newest
+// candidates are a project's versions that plugin/version can read, newest
 // first. Versions come from the versions list (API 1.1), or from the file
 // names when the index has only API 1.0; files are matched to versions
 // through the parsed form, so 2.21.0 and 2.21 are one version.

@@ -19,7 +19,7 @@ import (
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/venv"
-	"github.com/metalplug/metalplug/tests/sweep"
+	"github.com/metalplug/metalplug/sweep"
 )
 
 // Logf prints progress.

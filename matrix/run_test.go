@@ -9,7 +9,7 @@ import (
 
 	"github.com/metalplug/metalplug/plugin/tf/capi"
 	"github.com/metalplug/metalplug/setup/probe"
-	"github.com/metalplug/metalplug/tests/sweep"
+	"github.com/metalplug/metalplug/sweep"
 )
 
 // fakeSteps plays each step from a table keyed by the cell's version, and

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/metalplug/metalplug/setup/version"
+	"github.com/metalplug/metalplug/plugin/version"
 )
 
 // Wheel is a wheel file name split into its parts (the binary distribution

@@ -11,7 +11,7 @@ import (
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/venv"
-	"github.com/metalplug/metalplug/setup/version"
+	"github.com/metalplug/metalplug/plugin/version"
 )
 
 // Distribution is the TensorFlow distribution the wheels are built against

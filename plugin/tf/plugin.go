@@ -20,7 +20,7 @@ import (
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/plugin/cenv"
 	"github.com/metalplug/metalplug/plugin/tf/capi"
-	"github.com/metalplug/metalplug/setup/version"
+	"github.com/metalplug/metalplug/plugin/version"
 )
 
 // Set by the build (-ldflags -X): the TensorFlow release the library was

@@ -20,9 +20,14 @@ import (
 	"strings"
 
 	"github.com/metalplug/metalplug/plugin/tf/capi"
+	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/probe"
-	"github.com/metalplug/metalplug/setup/version"
 )
+
+// TestDistribution is the TensorFlow wheel the tests and the matrix install:
+// tensorflow-cpu is the lighter one and has no CUDA kernels to collide with;
+// macOS has only tensorflow (whose macOS wheels carry no GPU kernels).
+var TestDistribution = map[bool]string{true: "tensorflow", false: "tensorflow-cpu"}[runtime.GOOS == "darwin"]
 
 // Options say what to build and where.
 type Options struct {

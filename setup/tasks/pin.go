@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/metalplug/metalplug/setup/version"
+	"github.com/metalplug/metalplug/plugin/version"
 )
 
 // MovePin rewrites TF_SUPPORTED_VERSION under root to the minor release of v.

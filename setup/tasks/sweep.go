@@ -10,7 +10,7 @@ import (
 	"github.com/metalplug/metalplug/plugin/tf/capi"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/docs"
-	"github.com/metalplug/metalplug/tests/sweep"
+	"github.com/metalplug/metalplug/sweep"
 )
 
 // OpErrorsPath is the sweep's generated table.

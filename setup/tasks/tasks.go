@@ -7,25 +7,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
+	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/darwincheck"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/venv"
-	"github.com/metalplug/metalplug/setup/version"
 	"github.com/metalplug/metalplug/wheels"
 )
 
 // Logf prints progress.
 type Logf func(format string, args ...any)
-
-// TestDistribution is the TensorFlow wheel the tests install: tensorflow-cpu
-// is the lighter one and has no CUDA kernels to collide with; macOS has only
-// tensorflow (whose macOS wheels carry no GPU kernels).
-var TestDistribution = map[bool]string{true: "tensorflow", false: "tensorflow-cpu"}[runtime.GOOS == "darwin"]
 
 // pinnedVenv makes (or reuses) venv <prefix><distribution>-<pin> with the
 // pinned TensorFlow and probes it. The demo installs the plugin into its venv,
@@ -70,7 +64,7 @@ func pinnedRequirement(pin string) (dist, req string) {
 			return d, req
 		}
 	}
-	return TestDistribution, fmt.Sprintf("%s==%s.*", TestDistribution, version.Minor(pin))
+	return build.TestDistribution, fmt.Sprintf("%s==%s.*", build.TestDistribution, version.Minor(pin))
 }
 
 // pinMoved reports whether TF_SUPPORTED_VERSION differs from the committed
@@ -108,7 +102,7 @@ func Test(logf Logf) error {
 		return err
 	}
 	logf("== unit tests (race detector on)")
-	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/...", "./wheels/...", "./ci/...", "./tests/sweep/...", "./matrix/...", "./bench/..."); err != nil {
+	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/...", "./wheels/...", "./ci/...", "./sweep/...", "./tests/layout/...", "./matrix/...", "./bench/..."); err != nil {
 		return err
 	}
 	logf("== fuzzing the host driver for 15s")

@@ -214,6 +214,10 @@ func testPlatformParams() *C.SE_PlatformRegistrationParams { return C.metalplug_
 
 func testCallback() unsafe.Pointer { return C.metalplug_test_callback_fn() }
 
+func testHandle(h C.uintptr_t) uint64 { return uint64(h) }
+func testInt(v C.int) int             { return int(v) }
+func testBool(v C.TF_Bool) int        { return int(v) }
+
 func testCallbacks() int { return int(C.metalplug_test_callback_count()) }
 
 // armPanic makes the exported function name panic on every call, as

@@ -8,10 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/venv"
-	"github.com/metalplug/metalplug/plugin/version"
 )
 
 // Distribution is the TensorFlow distribution the wheels are built against

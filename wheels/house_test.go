@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/venv"
-	"github.com/metalplug/metalplug/plugin/version"
 )
 
 // The heavy tests run when `go tool mage test` sets these:

@@ -4,10 +4,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -109,13 +111,20 @@ func isGitTree(root string) bool {
 	return top == abs
 }
 
-// Sdist writes dir/metalplug-<version>.tar.gz: the source tree (Go sources,
-// go.mod, go.sum, pyproject.toml, the build backend) plus `go mod vendor`
-// output, so an install needs no module proxy. It returns the file name.
+// Sdist writes dir/metalplug-<version>.tar.gz: what building and
+// installing the library needs and nothing else (the Go packages the PEP
+// 517 backend and the library import, for every platform the library
+// builds on, with go.mod, go.sum, pyproject.toml and the build backend),
+// plus `go mod vendor` output for those packages alone, so an install needs
+// no module proxy and vendors none of the tooling (Mage, go-github, the
+// plotting and workflow-lint modules). It returns the file name.
 func Sdist(root, dir, goCmd string) (string, error) {
 	ver, err := ProjectVersion(root)
 	if err != nil {
 		return "", err
+	}
+	if goCmd == "" {
+		goCmd = "go"
 	}
 	prefix := fmt.Sprintf("%s-%s", Name, ver)
 	files := map[string][]byte{}
@@ -123,25 +132,42 @@ func Sdist(root, dir, goCmd string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, rel := range names {
+	needed, err := buildPackages(root, goCmd)
+	if err != nil {
+		return "", err
+	}
+	for _, rel := range slimmed(names, needed) {
 		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
 			return "", err
 		}
 		files[rel] = b
 	}
-	// Vendor into a scratch directory: the tree itself stays without vendor/,
-	// so developers keep using the module cache.
+	// Vendor from a scratch copy of exactly those files, whose go.mod names
+	// no tools (the go command vendors tools too): the tree itself stays
+	// without vendor/, so developers keep using the module cache.
 	scratch, err := os.MkdirTemp("", "metalplug-vendor-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(scratch)
-	if goCmd == "" {
-		goCmd = "go"
+	for rel, b := range files {
+		p := filepath.Join(scratch, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return "", err
+		}
 	}
-	cmd := exec.Command(goCmd, "mod", "vendor", "-o", filepath.Join(scratch, "vendor"))
-	cmd.Dir = root
+	if err := dropTools(scratch, goCmd); err != nil {
+		return "", err
+	}
+	if files["go.mod"], err = os.ReadFile(filepath.Join(scratch, "go.mod")); err != nil {
+		return "", err
+	}
+	cmd := exec.Command(goCmd, "mod", "vendor")
+	cmd.Dir = scratch
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go mod vendor: %v\n%s", err, out)
 	}
@@ -189,4 +215,101 @@ func Sdist(root, dir, goCmd string) (string, error) {
 	}
 	name := prefix + ".tar.gz"
 	return name, writeAtomic(filepath.Join(dir, name), buf.Bytes())
+}
+
+// BuildEntryPoints are the packages an install from the sdist builds: the
+// PEP 517 backend's command and the library.
+var BuildEntryPoints = []string{"./setup/cmd/pep517", "./plugin/libmetalplug"}
+
+// buildPlatforms are the platforms whose imports the sdist must carry: the
+// library's own and the Linux build the tests install.
+var buildPlatforms = [][2]string{{"darwin", "arm64"}, {"linux", "amd64"}, {"linux", "arm64"}}
+
+// buildPackages lists the directories (relative to root, forward slashes)
+// of the main module's packages that BuildEntryPoints import on any build
+// platform.
+func buildPackages(root, goCmd string) (map[string]bool, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	dirs := map[string]bool{}
+	for _, pl := range buildPlatforms {
+		args := append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{end}}"}, BuildEntryPoints...)
+		cmd := exec.Command(goCmd, args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOOS="+pl[0], "GOARCH="+pl[1], "CGO_ENABLED=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("go list %s for %s/%s: %v\n%s", strings.Join(BuildEntryPoints, " "), pl[0], pl[1], err, stderr.String())
+		}
+		for _, d := range strings.Fields(string(out)) {
+			if rel, err := filepath.Rel(abs, d); err == nil && !strings.HasPrefix(rel, "..") {
+				dirs[filepath.ToSlash(rel)] = true
+			}
+		}
+	}
+	return dirs, nil
+}
+
+// slimmed keeps the files a build needs: every file outside Go package
+// directories (pyproject.toml, the Python backend, the pin), and the
+// directories of the needed packages with what lies below them. A Go package
+// the build does not import, and whatever lies below it, stays out.
+func slimmed(names []string, needed map[string]bool) []string {
+	pkgDirs := map[string]bool{}
+	for _, rel := range names {
+		if strings.HasSuffix(rel, ".go") {
+			pkgDirs[path.Dir(rel)] = true
+		}
+	}
+	var keep []string
+	for _, rel := range names {
+		if owner := ownerPackage(path.Dir(rel), pkgDirs); owner == "" || needed[owner] {
+			if !(path.Dir(rel) == "." && strings.HasSuffix(rel, ".go")) { // the magefile
+				keep = append(keep, rel)
+			}
+		}
+	}
+	return keep
+}
+
+// ownerPackage is the nearest package directory at or above dir, below the
+// root, or "".
+func ownerPackage(dir string, pkgDirs map[string]bool) string {
+	for ; dir != "." && dir != "/" && dir != ""; dir = path.Dir(dir) {
+		if pkgDirs[dir] {
+			return dir
+		}
+	}
+	return ""
+}
+
+// dropTools removes the tool directives from dir/go.mod.
+func dropTools(dir, goCmd string) error {
+	cmd := exec.Command(goCmd, "mod", "edit", "-json")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go mod edit -json: %w", err)
+	}
+	var mod struct{ Tool []struct{ Path string } }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return fmt.Errorf("go mod edit -json: %w", err)
+	}
+	if len(mod.Tool) == 0 {
+		return nil
+	}
+	args := []string{"mod", "edit"}
+	for _, t := range mod.Tool {
+		args = append(args, "-droptool="+t.Path)
+	}
+	cmd = exec.Command(goCmd, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go mod edit: %v\n%s", err, out)
+	}
+	return nil
 }

@@ -18,9 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
-	"github.com/metalplug/metalplug/plugin/version"
 )
 
 // Name is the Python distribution.

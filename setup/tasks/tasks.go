@@ -89,7 +89,7 @@ func Test(logf Logf) error {
 		return err
 	}
 	env := build.Env(r)
-	out, err := exec.Command("gofmt", "-l", "backend", "plugin", "setup", "tests", "wheels", "ci", "matrix", "bench", "magefile.go").CombinedOutput()
+	out, err := exec.Command("gofmt", "-l", "backend", "plugin", "setup", "sweep", "tests", "wheels", "ci", "matrix", "bench", "magefile.go").CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
 		return fmt.Errorf("gofmt would change these files (run gofmt -w):\n%s%v", out, err)
 	}

@@ -422,9 +422,32 @@ func TestSdistCarriesWhatTheInstallBuildNeeds(t *testing.T) {
 			t.Errorf("the sdist lacks %s", want)
 		}
 	}
+	// Only what building needs: no tooling, and none of its modules vendored.
+	tooling := []string{"tests/", "build/", "dist/", "matrix/", "bench/", "sweep/", "ci/", "setup/tasks/", "setup/darwincheck/", "setup/docs/",
+		"vendor/github.com/google/go-github", "vendor/github.com/magefile", "vendor/gonum.org", "vendor/github.com/rhysd"}
 	for name := range have {
-		if strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, "tests/") || strings.HasPrefix(name, "build/") || strings.HasPrefix(name, "dist/") || strings.HasSuffix(name, ".test") {
+		bad := strings.HasSuffix(name, "_test.go") || strings.HasSuffix(name, ".test") || name == "magefile.go"
+		for _, p := range tooling {
+			bad = bad || strings.HasPrefix(name, p)
+		}
+		if bad {
 			t.Errorf("the sdist holds %s", name)
 		}
 	}
+	if !have["vendor/github.com/progrium/darwinkit/macos/mps/mps.go"] && !hasPrefix(have, "vendor/github.com/progrium/darwinkit/macos/mps/") {
+		t.Error("the sdist does not vendor darwinkit's mps package, which the Metal driver imports on macOS")
+	}
+	t.Logf("sdist: %d files, %d bytes", len(have), len(a))
+	if len(a) > 3<<20 {
+		t.Errorf("the sdist is %d bytes; what building needs is under 3 MiB", len(a))
+	}
+}
+
+func hasPrefix(set map[string]bool, prefix string) bool {
+	for k := range set {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }

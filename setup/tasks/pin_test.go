@@ -10,7 +10,9 @@ import (
 
 func TestMovePin(t *testing.T) {
 	dir := t.TempDir()
-	for in, want := range map[string]string{"2.22.0": "2.22", "2.23.0.dev20261026": "2.23", "2.19": "2.19", "2.24.0rc1": "2.24"} {
+	// In order: the last accepted pin is the one a refused pin must leave.
+	for _, c := range [][2]string{{"2.22.0", "2.22"}, {"2.23.0.dev20261026", "2.23"}, {"2.19", "2.19"}, {"2.24.0rc1", "2.24"}} {
+		in, want := c[0], c[1]
 		got, err := MovePin(dir, in)
 		if err != nil || got != want {
 			t.Fatalf("MovePin(%q) = %q, %v", in, got, err)

@@ -80,31 +80,6 @@ const (
 	numOps
 )
 
-var opNames = [...]string{
-	OpInvalid: "invalid", OpParameter: "parameter", OpConstant: "constant", OpIota: "iota",
-	OpNeg: "negate", OpAbs: "abs", OpExp: "exponential", OpLog: "log", OpSqrt: "sqrt",
-	OpRsqrt: "rsqrt", OpTanh: "tanh", OpLogistic: "logistic", OpFloor: "floor", OpCeil: "ceil",
-	OpSign: "sign", OpErf: "erf", OpLog1p: "log_plus_one", OpExpm1: "exponential_minus_one",
-	OpRound: "round_nearest_even", OpSin: "sine", OpCos: "cosine", OpNot: "not",
-	OpAdd: "add", OpSub: "subtract", OpMul: "multiply", OpDiv: "divide", OpRem: "remainder",
-	OpMax: "maximum", OpMin: "minimum", OpPow: "power", OpAnd: "and", OpOr: "or",
-	OpCompare: "compare", OpSelect: "select", OpConvert: "convert",
-	OpBroadcastInDim: "broadcast_in_dim", OpReshape: "reshape", OpTranspose: "transpose",
-	OpSlice: "slice", OpConcat: "concatenate", OpPad: "pad",
-	OpDotGeneral: "dot_general", OpConvolution: "convolution", OpReduce: "reduce",
-	OpReduceWindow: "reduce_window",
-	OpReverse:      "reverse", OpGather: "gather", OpScatter: "scatter", OpSort: "sort", OpArgSort: "arg_sort",
-	OpArgReduce: "arg_reduce", OpSelectAndScatter: "select_and_scatter", OpRng: "rng", OpFFT: "fft",
-}
-
-// String is the op's StableHLO-style name.
-func (o Op) String() string {
-	if int(o) < len(opNames) && opNames[o] != "" {
-		return opNames[o]
-	}
-	return fmt.Sprintf("op(%d)", uint16(o))
-}
-
 // Ops lists every IR op, for drivers and tests that must cover them all.
 func Ops() []Op {
 	ops := make([]Op, 0, numOps-1)

@@ -51,8 +51,8 @@ func (p *Program) ResultTypes() []TensorType {
 // Type is the type of value v.
 func (p *Program) Type(v Value) TensorType { return p.Instrs[v].Type }
 
-// String prints the program one instruction per line, in a form stable enough
-// to key caches on: two programs with the same text compute the same thing.
+// String prints the program one instruction per line: two programs with the
+// same text and parameters compute the same thing (Key hashes both).
 func (p *Program) String() string {
 	var b strings.Builder
 	for i, in := range p.Instrs {
@@ -65,9 +65,14 @@ func (p *Program) String() string {
 			fmt.Fprintf(&b, " #%d", in.Param)
 		case OpConstant:
 			fmt.Fprintf(&b, " 0x%x", in.Literal)
-		case OpReduce, OpReduceWindow, OpArgReduce:
+		}
+		// Every field that can change what an instruction computes is
+		// printed when set, whatever the op, so that the text (and Key)
+		// tells apart any two programs that differ.
+		if in.Reduce != 0 {
 			fmt.Fprintf(&b, " %s", in.Reduce)
-		case OpCompare, OpSelectAndScatter:
+		}
+		if in.Compare != 0 {
 			fmt.Fprintf(&b, " %s", in.Compare)
 		}
 		if in.Axes != nil {

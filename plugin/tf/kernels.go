@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"runtime/cgo"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/metalplug/metalplug/backend/cache"
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
 	"github.com/metalplug/metalplug/backend/status"
@@ -97,9 +97,14 @@ type instance struct {
 	runs  *atomic.Int64 // this op's execution counter (metalplug_op_counts)
 	rng   rngState
 
-	mu    sync.RWMutex
-	cache map[string]*compiled // input signature (see compute) -> program
+	cache cache.Bytes[*compiled] // input signature (see compute) -> program, bounded
 }
+
+// programCacheSize bounds each kernel instance's programs (one per input
+// signature it has seen) and the variable kernels' programs: a model whose
+// shapes keep changing compiles again what it has not seen lately, rather
+// than hold every shape it ever saw.
+const programCacheSize = 64
 
 type compiled struct {
 	prog *ir.Program
@@ -124,7 +129,7 @@ func goKernelCreate(ctx *C.TF_OpKernelConstruction, slot C.int) (h C.uintptr_t) 
 		failConstruction(ctx, status.Invalidf("%s: %v", k.Op, err))
 		return 0
 	}
-	return C.uintptr_t(cgo.NewHandle(&instance{k: k, attrs: attrs, runs: opCounter(k.Op), cache: map[string]*compiled{}}))
+	return C.uintptr_t(cgo.NewHandle(&instance{k: k, attrs: attrs, runs: opCounter(k.Op), cache: cache.NewBytes[*compiled](programCacheSize)}))
 }
 
 //export goKernelDelete
@@ -443,10 +448,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 
 // program finds or builds the compiled program for one input signature.
 func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw map[int][]byte) (*compiled, error) {
-	inst.mu.RLock()
-	c, ok := inst.cache[string(key)] // no allocation: the compiler looks up by the bytes
-	inst.mu.RUnlock()
-	if ok {
+	if c, ok := inst.cache.Get(key); ok {
 		return c, nil
 	}
 	types := make([]ir.TensorType, len(ins))
@@ -460,7 +462,7 @@ func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw
 		return nil, status.Or(err, status.InvalidArgument)
 	}
 	p := l.Program
-	c = &compiled{prog: p, rng: l.Rng, outs: p.ResultTypes(), forward: make([]int, len(p.Results))}
+	c := &compiled{prog: p, rng: l.Rng, outs: p.ResultTypes(), forward: make([]int, len(p.Results))}
 	compute := false
 	for i, r := range p.Results {
 		c.forward[i] = -1
@@ -482,9 +484,7 @@ func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw
 		}
 	}
 	if len(raw) == 0 { // programs that depend on input data are built per call
-		inst.mu.Lock()
-		inst.cache[string(key)] = c
-		inst.mu.Unlock()
+		c = inst.cache.Add(key, c)
 	}
 	return c, nil
 }

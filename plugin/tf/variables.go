@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/metalplug/metalplug/backend/cache"
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
 	"github.com/metalplug/metalplug/backend/status"
@@ -717,12 +718,14 @@ type compiledVar struct {
 	outs []ir.TensorType
 }
 
-var varPrograms sync.Map // key -> *compiledVar
+// varPrograms holds the variable kernels' programs by op, types and
+// attributes; bounded like every program cache.
+var varPrograms = cache.New[string, *compiledVar](programCacheSize)
 
 // varProgram finds or builds and compiles the program for key.
 func varProgram(key string, build func() (*ir.Program, error)) (*compiledVar, error) {
-	if c, ok := varPrograms.Load(key); ok {
-		return c.(*compiledVar), nil
+	if c, ok := varPrograms.Get(key); ok {
+		return c, nil
 	}
 	p, err := build()
 	if err != nil {
@@ -732,9 +735,7 @@ func varProgram(key string, build func() (*ir.Program, error)) (*compiledVar, er
 	if err != nil {
 		return nil, err
 	}
-	c := &compiledVar{exe: exe, outs: p.ResultTypes()}
-	varPrograms.Store(key, c)
-	return c, nil
+	return varPrograms.Add(key, &compiledVar{exe: exe, outs: p.ResultTypes()}), nil
 }
 
 // tempAlign keeps each result in the temporary buffer aligned for any dtype

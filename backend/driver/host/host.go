@@ -8,11 +8,11 @@ package host
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
 
+	"github.com/metalplug/metalplug/backend/cache"
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -37,9 +37,13 @@ type Driver struct {
 	used   int64
 	allocs []allocation // sorted by base, so Lookup can binary-search interior pointers
 
-	cacheMu sync.Mutex
-	cache   map[string]*executable
+	cache *cache.LRU[ir.Key, *executable] // by program key, bounded (ExecutableCacheSize)
 }
+
+// ExecutableCacheSize bounds the compiled programs a driver keeps: enough for
+// every op of a large model at a few shapes each; the least recently used
+// is compiled again when it comes back.
+const ExecutableCacheSize = 4096
 
 // allocation is one live mapping. mem keeps the mapping's pointer as a real
 // pointer (never a uintptr) and is what Munmap needs back.
@@ -57,7 +61,7 @@ func New(opts Options) *Driver {
 	if c <= 0 {
 		c = DefaultMemoryBytes
 	}
-	return &Driver{capacity: c, pageSize: syscall.Getpagesize(), cache: map[string]*executable{}}
+	return &Driver{capacity: c, pageSize: syscall.Getpagesize(), cache: cache.New[ir.Key, *executable](ExecutableCacheSize)}
 }
 
 // Name implements driver.Driver.
@@ -169,16 +173,13 @@ func (d *Driver) NewStream() (driver.Stream, error) { return newStream(d), nil }
 func (d *Driver) NewEvent() driver.Event { return &event{} }
 
 // Compile validates p and prepares it for execution. Executables are cached by
-// the program's text, so lowering the same op twice costs one map lookup.
+// the program's key, so lowering the same op twice costs one lookup.
 func (d *Driver) Compile(p *ir.Program) (driver.Executable, error) {
 	if p == nil {
 		return nil, fmt.Errorf("host: compile: nil program")
 	}
-	key := cacheKey(p)
-	d.cacheMu.Lock()
-	e, ok := d.cache[key]
-	d.cacheMu.Unlock()
-	if ok {
+	key := p.Key()
+	if e, ok := d.cache.Get(key); ok {
 		return e, nil
 	}
 	// Compile outside the lock so that threads compiling different programs
@@ -187,31 +188,11 @@ func (d *Driver) Compile(p *ir.Program) (driver.Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.cacheMu.Lock()
-	defer d.cacheMu.Unlock()
-	if prev, ok := d.cache[key]; ok {
-		return prev, nil // keep one executable per program text
-	}
-	d.cache[key] = e
-	return e, nil
+	return d.cache.Add(key, e), nil // one executable per program
 }
 
-// cacheKey is p.String() plus the parameter list, which the text only shows
-// through parameter instructions: a hand-built program may declare inputs it
-// never reads, and those change how many arguments Execute expects. It also
-// spells out every instruction's reduction and comparison, because the text
-// prints them only for reduce, reduce_window and compare, while arg_reduce
-// (max or min) and select_and_scatter (GE or LE) depend on them too.
-func cacheKey(p *ir.Program) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nparams %v\nattrs", p.String(), p.Params)
-	for i, in := range p.Instrs {
-		if in.Reduce != 0 || in.Compare != 0 {
-			fmt.Fprintf(&b, " %%%d:%v/%v", i, in.Reduce, in.Compare)
-		}
-	}
-	return b.String()
-}
+// CachedExecutables is how many compiled programs the driver holds.
+func (d *Driver) CachedExecutables() int { return d.cache.Len() }
 
 // Run executes exe synchronously on the calling goroutine, for tests and for a
 // frontend's synchronous mode. Pointers follow Stream.Execute's rules.

@@ -46,13 +46,24 @@ func (e *executable) Program() *ir.Program { return e.prog }
 // OnCPU reports whether the program runs on the CPU, and why.
 func (e *executable) OnCPU() (bool, string) { return e.cpu != nil, e.fallback }
 
-func (e *executable) release() {
+// objects are the Objective-C objects an executable retains; they hold no
+// pointer to the executable, so a cleanup can release them after it is gone.
+type objects struct {
+	graph mpsgraph.Graph
+	exe   mpsgraph.Executable
+}
+
+func (e *executable) objects() objects { return objects{graph: e.graph, exe: e.exe} }
+
+func (e *executable) release() { e.objects().release() }
+
+func (o objects) release() {
 	withPool(func() error {
-		if e.exe.Ptr() != nil {
-			e.exe.Release()
+		if o.exe.Ptr() != nil {
+			o.exe.Release()
 		}
-		if e.graph.Ptr() != nil {
-			e.graph.Release()
+		if o.graph.Ptr() != nil {
+			o.graph.Release()
 		}
 		return nil
 	})
@@ -62,13 +73,10 @@ func (e *executable) release() {
 // not lowered runs on the CPU through the host driver unless the options
 // forbid it.
 func (d *Driver) compile(p *ir.Program) (*executable, error) {
-	// The host driver's compile rebuilds the program with ir.Builder, which
-	// checks every operand count, type and attribute the way the frontends'
-	// lowerings did; a hand-made program gets the same scrutiny here, before
-	// anything reaches MPSGraph (whose Objective-C exceptions on a bad graph
-	// cannot be recovered). Its executable is the CPU fallback.
-	hostExe, err := d.cpu.Compile(p)
-	if err != nil {
+	// The IR's verifier checks every operand count, type and attribute the
+	// way the frontends' lowerings did, before anything reaches MPSGraph
+	// (whose Objective-C exceptions on a bad graph cannot be recovered).
+	if err := ir.Verify(p); err != nil {
 		return nil, fmt.Errorf("metal: compile: %w", err)
 	}
 	// Metal has no float64 at all, so neither does this driver (the CPU
@@ -84,12 +92,16 @@ func (d *Driver) compile(p *ir.Program) (*executable, error) {
 		}
 	}
 	e := &executable{prog: p, params: p.Params, results: p.ResultTypes()}
-	err = withPool(func() error { return d.lower(p, e) })
+	err := withPool(func() error { return d.lower(p, e) })
 	if err == nil {
 		return e, nil
 	}
 	e.release()
 	if isFallback(err) && !d.opts.NoCPUFallback {
+		hostExe, herr := d.cpu.Compile(p)
+		if herr != nil {
+			return nil, fmt.Errorf("metal: compile: %v; and on the CPU: %w", err, herr)
+		}
 		return &executable{prog: p, params: p.Params, results: p.ResultTypes(), cpu: hostExe, fallback: err.Error()}, nil
 	}
 	return nil, fmt.Errorf("metal: compile: %w", err)

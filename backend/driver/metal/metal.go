@@ -19,7 +19,7 @@
 // flight. Events are Go-side marks completed from command-buffer completion
 // handlers, for the reasons given on type event.
 //
-// Programs compile to MPSGraphExecutables, cached by program text. Each IR op
+// Programs compile to MPSGraphExecutables, cached by program key (bounded). Each IR op
 // lowers to MPSGraph operations in the file of its family; ops or cases that
 // MPSGraph cannot express exactly (see NotLowered and Fallbacks) run on the
 // CPU through the pure-Go host driver, over the same unified memory. Metal has
@@ -46,13 +46,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
+	"runtime"
 	"unsafe"
 
 	"github.com/progrium/darwinkit/macos/metal"
 	"github.com/progrium/darwinkit/macos/mpsgraph"
 	"github.com/progrium/darwinkit/objc"
 
+	"github.com/metalplug/metalplug/backend/cache"
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/host"
 	"github.com/metalplug/metalplug/backend/ir"
@@ -81,8 +82,7 @@ type Driver struct {
 
 	mem memory
 
-	cacheMu sync.Mutex
-	cache   map[string]*executable
+	cache *cache.LRU[ir.Key, *executable] // by program key, bounded (host.ExecutableCacheSize)
 
 	// cpu runs the programs MPSGraph cannot, on the same unified memory.
 	cpu *host.Driver
@@ -103,7 +103,7 @@ func Open(opts Options) (*Driver, error) {
 		device:   metal.DeviceObject{Object: objc.ObjectFrom(unsafe.Pointer(p))},
 		pageSize: os.Getpagesize(),
 		opts:     opts,
-		cache:    map[string]*executable{},
+		cache:    cache.New[ir.Key, *executable](host.ExecutableCacheSize),
 		cpu:      host.New(host.Options{MemoryBytes: 1 << 62}),
 	}
 	err := withPool(func() error {
@@ -171,39 +171,28 @@ func (d *Driver) NewStream() (driver.Stream, error) { return newStream(d) }
 
 // Compile lowers p to an MPSGraph executable, or prepares it for the CPU when
 // it needs something not lowered. Executables are cached by the program's
-// text and parameter types (which carry every shape and dtype), so compiling
-// an identical program again costs one map lookup.
+// key, so compiling an identical program again costs one lookup. An
+// executable the bounded cache drops releases its Objective-C objects once
+// nothing in Go (a stream's queue, a kernel's program cache) still holds it.
 func (d *Driver) Compile(p *ir.Program) (driver.Executable, error) {
 	if p == nil {
 		return nil, fmt.Errorf("metal: compile: nil program")
 	}
-	key := cacheKey(p)
-	d.cacheMu.Lock()
-	e, ok := d.cache[key]
-	d.cacheMu.Unlock()
-	if ok {
+	key := p.Key()
+	if e, ok := d.cache.Get(key); ok {
 		return e, nil
 	}
 	e, err := d.compile(p)
 	if err != nil {
 		return nil, err
 	}
-	d.cacheMu.Lock()
-	defer d.cacheMu.Unlock()
-	if prev, ok := d.cache[key]; ok {
-		e.release()
-		return prev, nil
+	held := d.cache.Add(key, e)
+	if held != e {
+		e.release() // another thread compiled the same program first
+		return held, nil
 	}
-	d.cache[key] = e
+	runtime.AddCleanup(e, func(o objects) { o.release() }, e.objects())
 	return e, nil
-}
-
-// cacheKey is the program text plus the parameter list, which the text shows
-// only through parameter instructions (a program may declare inputs it never
-// reads, and those change what Execute expects). The text prints every
-// instruction's result type, so shapes and dtypes are part of the key.
-func cacheKey(p *ir.Program) string {
-	return fmt.Sprintf("%s\nparams %v", p.String(), p.Params)
 }
 
 // Lookup maps a pointer anywhere inside a live allocation to the

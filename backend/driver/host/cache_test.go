@@ -1,0 +1,36 @@
+package host
+
+import (
+	"testing"
+
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// TestExecutableCacheIsBounded: a run whose shapes never repeat (a new
+// sequence length every step, say) compiles a new program each time; the
+// driver keeps at most ExecutableCacheSize of them.
+func TestExecutableCacheIsBounded(t *testing.T) {
+	d := New(Options{})
+	n := ExecutableCacheSize + 300
+	for i := 1; i <= n; i++ {
+		b := ir.NewBuilder()
+		x := b.Parameter(ir.TensorType{DType: ir.F32, Shape: ir.Shape{i}})
+		p, err := b.Build(b.Unary(ir.OpExp, x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e1, err := d.Compile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == n {
+			// The same program again is the cached executable.
+			if e2, _ := d.Compile(p); e2 != e1 {
+				t.Error("compiling a program twice made two executables")
+			}
+		}
+	}
+	if got := d.CachedExecutables(); got != ExecutableCacheSize {
+		t.Fatalf("after %d distinct programs the driver holds %d executables, want %d", n, got, ExecutableCacheSize)
+	}
+}

@@ -3,9 +3,7 @@
 package metal
 
 import (
-	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"unsafe"
@@ -18,15 +16,7 @@ import (
 )
 
 // ErrStreamClosed is what a stream reports once Close has been called.
-var ErrStreamClosed = errors.New("metal: stream closed")
-
-// task is one unit of stream work. Exactly one field is set.
-type task struct {
-	cpu    func() error        // runs on the stream's goroutine after the GPU work before it
-	gpu    func(*stream) error // encodes and commits command buffers, without waiting
-	record *mark               // completes the mark once everything before it has run
-	wait   *mark               // holds later work until the mark completes
-}
+var ErrStreamClosed = driver.ErrStreamClosed
 
 // flight is one committed command buffer that has not completed yet.
 type flight struct {
@@ -34,102 +24,53 @@ type flight struct {
 	err  error // set before done closes
 }
 
-// stream is an in-order queue drained by one goroutine, like the host
-// driver's, feeding one MTLCommandQueue. Command buffers of one queue run in
-// commit order, so GPU tasks are committed without waiting and pipeline;
-// a CPU task waits for the flights before it, since it may read what they
-// write or overwrite what they read. The queue is an unbounded slice: a
-// stream blocked in Wait must never make enqueueing block.
+// stream is the shared in-order queue (driver.Queue) feeding one
+// MTLCommandQueue. Command buffers of one queue run in commit order, so GPU
+// tasks are committed without waiting and pipeline; a CPU task waits for the
+// flights before it, since it may read what they write or overwrite what
+// they read; a record completes when the flights before it have.
 type stream struct {
 	d     *Driver
 	queue metal.CommandQueueObject
+	q     *driver.Queue
 
-	mu       sync.Mutex
-	work     sync.Cond // tasks arrived or the stream closed
-	progress sync.Cond // a task finished
-	tasks    []task
-	enqueued uint64
-	done     uint64
-	err      error // first failure
-	closed   bool
-	exited   bool
-	flights  []*flight // committed, not completed, in commit order
+	mu      sync.Mutex
+	flights []*flight // committed, not completed, in commit order
 }
 
 var _ driver.Stream = (*stream)(nil)
 
 func newStream(d *Driver) (*stream, error) {
 	s := &stream{d: d}
-	s.work.L = &s.mu
-	s.progress.L = &s.mu
 	withPool(func() error { s.queue = d.device.NewCommandQueue(); return nil })
 	if s.queue.Ptr() == nil {
 		return nil, fmt.Errorf("metal: the device refused a new command queue")
 	}
-	go s.loop()
+	s.q = driver.NewQueue("metal", driver.QueueHooks{
+		Record: s.record,
+		Synced: func() { s.waitFlights() },
+		Exit: func() {
+			s.waitFlights() // Close returns only after the GPU is done too
+			s.queue.Release()
+		},
+	})
 	return s, nil
 }
 
-func (s *stream) loop() {
-	// Copies read and write the frontend's raw pointers; a bad one should
-	// fail the stream, not kill the process.
-	debug.SetPanicOnFault(true)
-	s.mu.Lock()
-	for {
-		for len(s.tasks) == 0 && !s.closed {
-			s.work.Wait()
+// cpu enqueues work for the stream's goroutine, after the GPU work before it.
+func (s *stream) cpu(fn func() error) {
+	s.q.Run(func() error {
+		if err := s.waitFlights(); err != nil {
+			return err // the stream failed in the GPU work before this task
 		}
-		if len(s.tasks) == 0 {
-			s.mu.Unlock()
-			s.waitFlights() // Close returns only after the GPU is done too
-			s.mu.Lock()
-			s.exited = true
-			s.progress.Broadcast()
-			s.mu.Unlock()
-			s.queue.Release()
-			return
-		}
-		batch := s.tasks
-		s.tasks = nil
-		s.mu.Unlock()
-		for i := range batch {
-			s.runTask(&batch[i])
-			batch[i] = task{}
-			s.mu.Lock()
-			s.done++
-			s.progress.Broadcast()
-			s.mu.Unlock()
-		}
-		s.mu.Lock()
-	}
+		return fn()
+	})
 }
 
-func (s *stream) runTask(t *task) {
-	failed := s.Err()
-	if errors.Is(failed, ErrStreamClosed) {
-		failed = nil // closing drains the queue normally
-	}
-	switch {
-	case t.record != nil:
-		s.record(t.record, failed)
-	case failed != nil:
-		// Skip data work and waits after a failure; records still complete.
-	case t.wait != nil:
-		if err := t.wait.Wait(); err != nil {
-			s.fail(fmt.Errorf("metal: stream waited on an event whose stream failed: %w", err))
-		}
-	case t.cpu != nil:
-		if s.waitFlights() != nil {
-			return // the stream failed in the GPU work before this task
-		}
-		if err := safeCall(t.cpu); err != nil {
-			s.fail(err)
-		}
-	case t.gpu != nil:
-		if err := withPool(func() error { return t.gpu(s) }); err != nil {
-			s.fail(err)
-		}
-	}
+// gpu enqueues work that encodes and commits command buffers without
+// waiting for them.
+func (s *stream) gpu(fn func(*stream) error) {
+	s.q.Run(func() error { return withPool(func() error { return fn(s) }) })
 }
 
 // record completes m once the GPU work committed so far has completed, from
@@ -198,12 +139,12 @@ func (s *stream) commit(cb mps.CommandBuffer, after func(error) error) {
 			err = fmt.Errorf("metal: command buffer failed: %s", errorText(c.Error(), "no error description"))
 		}
 		if after != nil {
-			if e := safeCall(func() error { return after(err) }); err == nil {
+			if e := s.q.SafeCall(func() error { return after(err) }); err == nil {
 				err = e
 			}
 		}
 		if err != nil {
-			s.fail(err)
+			s.q.Fail(err)
 		}
 		f.err = err
 		s.mu.Lock()
@@ -216,37 +157,6 @@ func (s *stream) commit(cb mps.CommandBuffer, after func(error) error) {
 	mcb.Commit()
 }
 
-func (s *stream) fail(err error) {
-	s.mu.Lock()
-	if s.err == nil {
-		s.err = err
-	}
-	s.mu.Unlock()
-}
-
-// safeCall turns a panic into an error, so that neither a lowering bug, a
-// bad frontend pointer nor a host callback takes the process down.
-func safeCall(fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("metal: stream task panicked: %v", r)
-		}
-	}()
-	return fn()
-}
-
-func (s *stream) enqueue(t task) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.tasks = append(s.tasks, t)
-	s.enqueued++
-	s.work.Signal()
-	return true
-}
-
 // Execute runs exe: on the GPU, or on the CPU through the host driver for a
 // program that needs something not lowered (the pointers are unified memory,
 // so the host driver reads and writes them as they are).
@@ -256,18 +166,18 @@ func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) 
 	e, ok := exe.(*executable)
 	switch {
 	case !ok:
-		s.enqueue(task{cpu: func() error {
+		s.cpu(func() error {
 			return fmt.Errorf("metal: execute: executable %T was not compiled by the Metal driver", exe)
-		}})
+		})
 	case e.cpu != nil:
-		s.enqueue(task{cpu: func() error {
+		s.cpu(func() error {
 			if err := s.d.cpu.Run(e.cpu, args, results); err != nil {
 				return fmt.Errorf("metal: execute on the CPU (%s): %w", e.fallback, err)
 			}
 			return nil
-		}})
+		})
 	default:
-		s.enqueue(task{gpu: func(s *stream) error { return s.encodeRun(e, args, results) }})
+		s.gpu(func(s *stream) error { return s.encodeRun(e, args, results) })
 	}
 }
 
@@ -280,7 +190,7 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 		sa, soff, sok := s.d.mem.lookup(src)
 		if dok && sok && doff%4 == 0 && soff%4 == 0 && n%4 == 0 &&
 			doff+n <= len(da.mem) && soff+n <= len(sa.mem) {
-			s.enqueue(task{gpu: func(s *stream) error {
+			s.gpu(func(s *stream) error {
 				cb, err := s.newCommandBuffer()
 				if err != nil {
 					return err
@@ -293,11 +203,11 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 				msg[objc.Void](blit, "endEncoding")
 				s.commit(cb, nil)
 				return nil
-			}})
+			})
 			return
 		}
 	}
-	s.enqueue(task{cpu: func() error {
+	s.cpu(func() error {
 		if n < 0 || (n > 0 && (dst == nil || src == nil)) {
 			return fmt.Errorf("metal: memcpy %d bytes from %p to %p: invalid arguments", n, src, dst)
 		}
@@ -305,15 +215,15 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 			copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
 		}
 		return nil
-	}})
+	})
 }
 
 func (s *stream) Memset(dst unsafe.Pointer, b byte, n int) {
-	s.enqueue(task{cpu: func() error { return prefix("metal", driver.Fill(dst, b, n)) }})
+	s.cpu(func() error { return prefix("metal", driver.Fill(dst, b, n)) })
 }
 
 func (s *stream) Memset32(dst unsafe.Pointer, v uint32, n int) {
-	s.enqueue(task{cpu: func() error { return prefix("metal", driver.Fill32(dst, v, n)) }})
+	s.cpu(func() error { return prefix("metal", driver.Fill32(dst, v, n)) })
 }
 
 // prefix names the driver in an error from the shared helpers.
@@ -327,80 +237,45 @@ func prefix(name string, err error) error {
 func (s *stream) Record(ev driver.Event) {
 	e, ok := ev.(*event)
 	if !ok {
-		s.enqueue(task{cpu: func() error {
+		s.cpu(func() error {
 			return fmt.Errorf("metal: record: event %T was not made by the Metal driver", ev)
-		}})
+		})
 		return
 	}
 	m := driver.NewMark()
 	e.Set(m) // the mark moves at enqueue time, as cudaEventRecord's does
-	if !s.enqueue(task{record: m}) {
-		m.Complete(ErrStreamClosed)
-	}
+	s.q.RecordMark(m)
 }
 
 func (s *stream) Wait(ev driver.Event) {
 	e, ok := ev.(*event)
 	if !ok {
-		s.enqueue(task{cpu: func() error {
+		s.cpu(func() error {
 			return fmt.Errorf("metal: wait: event %T was not made by the Metal driver", ev)
-		}})
+		})
 		return
 	}
-	if m := e.Current(); m != nil { // captured now: a later Record does not move this Wait
-		s.enqueue(task{wait: m})
-	}
+	s.q.WaitMark(e.Current()) // captured now: a later Record does not move this Wait
 }
 
 func (s *stream) HostCallback(fn func() error) {
-	s.enqueue(task{cpu: func() error {
+	s.cpu(func() error {
 		if err := fn(); err != nil {
 			return fmt.Errorf("metal: host callback: %w", err)
 		}
 		return nil
-	}})
+	})
 }
 
 // Synchronize waits for the tasks enqueued before the call and for the
 // command buffers they committed.
-func (s *stream) Synchronize() error {
-	s.mu.Lock()
-	target := s.enqueued
-	for s.done < target {
-		s.progress.Wait()
-	}
-	s.mu.Unlock()
-	s.waitFlights()
-	return s.Err()
-}
+func (s *stream) Synchronize() error { return s.q.Synchronize() }
 
-func (s *stream) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err == nil && s.closed {
-		return ErrStreamClosed
-	}
-	return s.err
-}
+func (s *stream) Err() error { return s.q.Err() }
 
 // Close drains the queue and the GPU, stops the goroutine and returns the
 // stream's first error. Closing twice reports ErrStreamClosed.
-func (s *stream) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		if s.err == nil {
-			return ErrStreamClosed
-		}
-		return s.err
-	}
-	s.closed = true
-	s.work.Signal()
-	for !s.exited {
-		s.progress.Wait()
-	}
-	return s.err
-}
+func (s *stream) Close() error { return s.q.Close() }
 
 // mark and event are the shared implementation of CUDA-style events
 // (backend/driver/event.go).

@@ -1,12 +1,12 @@
 package tf
 
 import (
-	"github.com/metalplug/metalplug/plugin/cenv"
 	"strconv"
 	"time"
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/host"
+	"github.com/metalplug/metalplug/plugin/cenv"
 )
 
 // Names of the host reference driver's device. TensorFlow requires
@@ -26,18 +26,18 @@ func hostDriver() (d driver.Driver, deviceType, platform, why string) {
 		}
 		mem = mb << 20
 	}
-	d = host.New(host.Options{MemoryBytes: mem})
-	// Test hook (see delayDriver in variables.go): every stream operation
-	// waits this long before it runs, so that work finishes long after the
-	// kernel that enqueued it returned.
+	// Test hook: every host stream operation waits this long before it
+	// runs (host.Options.StreamDelay).
+	var delay time.Duration
 	if s := cenv.Get("METALPLUG_HOST_STREAM_DELAY_US"); s != "" {
 		us, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || us < 0 {
 			return nil, "", "", "METALPLUG_HOST_STREAM_DELAY_US=" + s + " is not a non-negative number of microseconds: offering no device"
 		}
 		logf("test hook: each host stream operation waits %d µs first (METALPLUG_HOST_STREAM_DELAY_US)", us)
-		d = &delayDriver{Driver: d, delay: time.Duration(us) * time.Microsecond}
+		delay = time.Duration(us) * time.Microsecond
 	}
+	d = host.New(host.Options{MemoryBytes: mem, StreamDelay: delay})
 	return d, hostDeviceType, hostPlatform, ""
 }
 

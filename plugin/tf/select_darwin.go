@@ -3,10 +3,9 @@
 package tf
 
 import (
-	"github.com/metalplug/metalplug/plugin/cenv"
-
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/metal"
+	"github.com/metalplug/metalplug/plugin/cenv"
 )
 
 // On macOS the device is the GPU: TensorFlow's macOS wheels carry no GPU

@@ -3,9 +3,8 @@
 package tf
 
 import (
-	"github.com/metalplug/metalplug/plugin/cenv"
-
 	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/plugin/cenv"
 )
 
 // selectDriver picks the driver that backs the device. Off macOS there is no

@@ -10,7 +10,6 @@ import (
 	"runtime/cgo"
 	"strings"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/cache"
@@ -79,15 +78,15 @@ var varOps = [numVarKinds]varOp{
 	varAssignAdd: {op: "AssignAddVariableOp", typeAttr: "dtype", dtypes: arithmeticDTypes, inputs: []string{"resource", "value"}},
 	varAssignSub: {op: "AssignSubVariableOp", typeAttr: "dtype", dtypes: arithmeticDTypes, inputs: []string{"resource", "value"}},
 	varApplyGradientDescent: {op: "ResourceApplyGradientDescent", typeAttr: "T", dtypes: lower.Floats,
-		inputs: []string{"var", "alpha", "delta"}, vars: 1, full: []string{"delta"}},
+		inputs: lower.OptimizerInputs["ResourceApplyGradientDescent"], vars: 1, full: []string{"delta"}},
 	varApplyMomentum: {op: "ResourceApplyMomentum", typeAttr: "T", dtypes: lower.Floats,
-		inputs: []string{"var", "accum", "lr", "grad", "momentum"}, vars: 2, full: []string{"grad"}},
+		inputs: lower.OptimizerInputs["ResourceApplyMomentum"], vars: 2, full: []string{"grad"}},
 	varApplyKerasMomentum: {op: "ResourceApplyKerasMomentum", typeAttr: "T", dtypes: lower.Floats,
-		inputs: []string{"var", "accum", "lr", "grad", "momentum"}, vars: 2, full: []string{"grad"}},
+		inputs: lower.OptimizerInputs["ResourceApplyKerasMomentum"], vars: 2, full: []string{"grad"}},
 	varApplyAdam: {op: "ResourceApplyAdam", typeAttr: "T", dtypes: lower.Floats,
-		inputs: []string{"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"}, vars: 3, full: []string{"grad"}},
+		inputs: lower.OptimizerInputs["ResourceApplyAdam"], vars: 3, full: []string{"grad"}},
 	varApplyRMSProp: {op: "ResourceApplyRMSProp", typeAttr: "T", dtypes: lower.Floats,
-		inputs: []string{"var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"}, vars: 3, full: []string{"grad"}},
+		inputs: lower.OptimizerInputs["ResourceApplyRMSProp"], vars: 3, full: []string{"grad"}},
 	varGather:        {op: "ResourceGather", typeAttr: "dtype", dtypes: variableDTypes, indexed: true, inputs: []string{"resource", "indices"}},
 	varScatterUpdate: {op: "ResourceScatterUpdate", typeAttr: "dtype", dtypes: variableDTypes, indexed: true, inputs: []string{"resource", "indices", "updates"}},
 }
@@ -454,7 +453,7 @@ func (k *varKernel) applyOptimizer(ctx *C.TF_OpKernelContext, st *C.TF_Status, c
 		types[i], args[i] = in.typ, in.data
 	}
 	key := fmt.Sprintf("%s|%v|%t", o.op, types, k.nesterov)
-	c, err := varProgram(key, func() (*ir.Program, error) { return optimizerProgram(k.kind, types, k.nesterov) })
+	c, err := varProgram(key, func() (*ir.Program, error) { return lower.Optimizer(o.op, types, k.nesterov) })
 	if err != nil {
 		return fmt.Errorf("%s: inputs %s: %v", o.op, ins.describe(), err)
 	}
@@ -770,119 +769,4 @@ func runInPlace(s driver.Stream, c *compiledVar, args, dsts []unsafe.Pointer, op
 	}
 	s.HostCallback(func() error { return state.drv.Free(tmp) })
 	return nil
-}
-
-// optimizerProgram builds a dense optimizer update from the op's inputs (in
-// op order: the variable and its slots, then the rest) to the new variable
-// and slots. It computes in float32 and rounds once to the variable's dtype.
-// The math follows TensorFlow's GPU functors (training_ops_gpu.cu.cc).
-func optimizerProgram(kind varKind, in []ir.TensorType, nesterov bool) (*ir.Program, error) {
-	b := ir.NewBuilder()
-	p := make([]ir.Value, len(in))
-	for i, t := range in {
-		p[i] = b.Parameter(t)
-	}
-	shape := in[0].Shape
-	f := func(v ir.Value) ir.Value { return b.Convert(v, ir.F32) }
-	bc := func(scalar ir.Value) ir.Value { return b.BroadcastInDim(scalar, shape, nil) }
-	add := func(x, y ir.Value) ir.Value { return b.Binary(ir.OpAdd, x, y) }
-	sub := func(x, y ir.Value) ir.Value { return b.Binary(ir.OpSub, x, y) }
-	mul := func(x, y ir.Value) ir.Value { return b.Binary(ir.OpMul, x, y) }
-	div := func(x, y ir.Value) ir.Value { return b.Binary(ir.OpDiv, x, y) }
-	sqrt := func(x ir.Value) ir.Value { return b.Unary(ir.OpSqrt, x) }
-	one := b.Scalar(ir.F32, 1)
-	var outs []ir.Value
-	switch kind {
-	case varApplyGradientDescent: // var, alpha, delta
-		outs = []ir.Value{sub(f(p[0]), mul(bc(f(p[1])), f(p[2])))}
-	case varApplyMomentum: // var, accum, lr, grad, momentum
-		lr, g, m := bc(f(p[2])), f(p[3]), bc(f(p[4]))
-		accum := add(mul(f(p[1]), m), g)
-		step := mul(lr, accum)
-		if nesterov {
-			step = add(mul(g, lr), mul(mul(accum, m), lr))
-		}
-		outs = []ir.Value{sub(f(p[0]), step), accum}
-	case varApplyKerasMomentum: // var, accum, lr, grad, momentum
-		lr, g, m := bc(f(p[2])), f(p[3]), bc(f(p[4]))
-		accum := sub(mul(f(p[1]), m), mul(g, lr))
-		step := accum
-		if nesterov {
-			step = sub(mul(accum, m), mul(g, lr))
-		}
-		outs = []ir.Value{add(f(p[0]), step), accum}
-	case varApplyAdam: // var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad
-		b1p, b2p, lr, b1, b2, eps := f(p[3]), f(p[4]), f(p[5]), f(p[6]), f(p[7]), f(p[8])
-		g := f(p[9])
-		lrT := div(mul(lr, sqrt(sub(one, b2p))), sub(one, b1p))
-		oneMinusB1 := bc(sub(one, b1))
-		m := add(f(p[1]), mul(oneMinusB1, sub(g, f(p[1]))))
-		v := add(f(p[2]), mul(bc(sub(one, b2)), sub(mul(g, g), f(p[2]))))
-		num := m
-		if nesterov {
-			num = add(mul(m, bc(b1)), mul(oneMinusB1, g))
-		}
-		outs = []ir.Value{sub(f(p[0]), div(mul(bc(lrT), num), add(bc(eps), sqrt(v)))), m, v}
-	case varApplyRMSProp: // var, ms, mom, lr, rho, momentum, epsilon, grad
-		lr, rho, momentum, eps, g := f(p[3]), f(p[4]), f(p[5]), f(p[6]), f(p[7])
-		ms := add(f(p[1]), mul(bc(sub(one, rho)), sub(mul(g, g), f(p[1]))))
-		mom := add(mul(f(p[2]), bc(momentum)), div(mul(bc(lr), g), sqrt(add(bc(eps), ms))))
-		outs = []ir.Value{sub(f(p[0]), mom), ms, mom}
-	default:
-		return nil, fmt.Errorf("kind %d is not an optimizer", kind)
-	}
-	for i := range outs {
-		outs[i] = b.Convert(outs[i], in[0].DType)
-	}
-	return b.Build(outs...)
-}
-
-// Test hook: METALPLUG_HOST_STREAM_DELAY_US delays every copy, fill and
-// program execution on the host driver's streams by that many microseconds,
-// without blocking the thread that enqueues it. Work then completes long
-// after the kernel that enqueued it has returned, so anything that reads
-// device memory without ordering itself behind the stream reads it too early.
-
-// delayDriver wraps a driver so that its streams delay their work.
-type delayDriver struct {
-	driver.Driver
-	delay time.Duration
-}
-
-func (d *delayDriver) NewStream() (driver.Stream, error) {
-	s, err := d.Driver.NewStream()
-	if err != nil {
-		return nil, err
-	}
-	return &delayStream{Stream: s, delay: d.delay}, nil
-}
-
-// delayStream enqueues a sleeping host callback before each piece of work.
-type delayStream struct {
-	driver.Stream
-	delay time.Duration
-}
-
-func (s *delayStream) wait() {
-	s.Stream.HostCallback(func() error { time.Sleep(s.delay); return nil })
-}
-
-func (s *delayStream) Execute(exe driver.Executable, args, results []unsafe.Pointer) {
-	s.wait()
-	s.Stream.Execute(exe, args, results)
-}
-
-func (s *delayStream) Memcpy(dst, src unsafe.Pointer, n int) {
-	s.wait()
-	s.Stream.Memcpy(dst, src, n)
-}
-
-func (s *delayStream) Memset(dst unsafe.Pointer, b byte, n int) {
-	s.wait()
-	s.Stream.Memset(dst, b, n)
-}
-
-func (s *delayStream) Memset32(dst unsafe.Pointer, v uint32, n int) {
-	s.wait()
-	s.Stream.Memset32(dst, v, n)
 }

@@ -2,6 +2,8 @@ package host
 
 import (
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -32,5 +34,27 @@ func TestExecutableCacheIsBounded(t *testing.T) {
 	}
 	if got := d.CachedExecutables(); got != ExecutableCacheSize {
 		t.Fatalf("after %d distinct programs the driver holds %d executables, want %d", n, got, ExecutableCacheSize)
+	}
+}
+
+// TestStreamDelay: with Options.StreamDelay a copy returns to the caller
+// before it has happened, and Synchronize waits for it.
+func TestStreamDelay(t *testing.T) {
+	d := New(Options{StreamDelay: 50 * time.Millisecond})
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	src, dst := []byte{1, 2, 3, 4}, make([]byte, 4)
+	s.Memcpy(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), 4)
+	if dst[0] != 0 {
+		t.Fatal("a delayed copy ran on the caller's thread")
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if dst[3] != 4 {
+		t.Fatalf("after Synchronize the copy has not happened: %v", dst)
 	}
 }

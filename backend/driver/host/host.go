@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/cache"
@@ -26,12 +27,19 @@ type Options struct {
 	// DefaultMemoryBytes. It is a budget, not a reservation: nothing is mapped
 	// until Allocate.
 	MemoryBytes int64
+	// StreamDelay, a test setting, makes every copy, fill and program
+	// execution on the driver's streams wait this long first, without
+	// blocking the thread that enqueues it: work then completes long after
+	// the kernel that enqueued it returned, so anything that reads device
+	// memory without ordering itself behind the stream reads it too early.
+	StreamDelay time.Duration
 }
 
 // Driver is the host driver. It is safe for concurrent use.
 type Driver struct {
 	capacity int64
 	pageSize int
+	delay    time.Duration // Options.StreamDelay
 
 	mu     sync.Mutex
 	used   int64
@@ -61,7 +69,7 @@ func New(opts Options) *Driver {
 	if c <= 0 {
 		c = DefaultMemoryBytes
 	}
-	return &Driver{capacity: c, pageSize: syscall.Getpagesize(), cache: cache.New[ir.Key, *executable](ExecutableCacheSize)}
+	return &Driver{capacity: c, pageSize: syscall.Getpagesize(), delay: opts.StreamDelay, cache: cache.New[ir.Key, *executable](ExecutableCacheSize)}
 }
 
 // Name implements driver.Driver.

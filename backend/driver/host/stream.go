@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"runtime/debug"
+	"time"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
@@ -42,7 +43,15 @@ func runInline(e *executable, args, results []unsafe.Pointer) (err error) {
 	return e.run(args, results)
 }
 
+// delay enqueues the wait of Options.StreamDelay before a piece of work.
+func (s *stream) delay() {
+	if d := s.d.delay; d > 0 {
+		s.q.Run(func() error { time.Sleep(d); return nil })
+	}
+}
+
 func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) {
+	s.delay()
 	// A small program on an idle stream runs right here: the order is the
 	// same (nothing is ahead of it), and it returns about as soon.
 	if e, ok := exe.(*executable); ok && e.work <= inlineWork {
@@ -94,6 +103,7 @@ func memcpyInline(dst, src unsafe.Pointer, n int) (err error) {
 }
 
 func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
+	s.delay()
 	if n <= inlineCopy {
 		if ok, failed := s.q.BeginInline(); ok {
 			var err error
@@ -108,10 +118,12 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 }
 
 func (s *stream) Memset(dst unsafe.Pointer, b byte, n int) {
+	s.delay()
 	s.q.Run(func() error { return prefix("host", driver.Fill(dst, b, n)) })
 }
 
 func (s *stream) Memset32(dst unsafe.Pointer, v uint32, n int) {
+	s.delay()
 	s.q.Run(func() error { return prefix("host", driver.Fill32(dst, v, n)) })
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/eval"
 )
 
 // Gradient ops checked against their forward ops: for an op linear in an
@@ -14,21 +15,21 @@ import (
 // differences.
 
 // dot is sum(a*b).
-func dot(a, b tval) float64 {
+func dot(a, b eval.Tensor) float64 {
 	s := 0.0
-	for k := range a.t.Shape.Size() {
-		s += a.get(k) * b.get(k)
+	for k := range a.Type.Shape.Size() {
+		s += a.At(k) * b.At(k)
 	}
 	return s
 }
 
-func oneHot(t ir.TensorType, i int) tval {
-	v := newVal(t)
-	v.setF(i, 1)
+func oneHot(t ir.TensorType, i int) eval.Tensor {
+	v := eval.New(t)
+	v.Set(i, 1)
 	return v
 }
 
-func shapeVal(s ir.Shape) tval {
+func shapeVal(s ir.Shape) eval.Tensor {
 	f := make([]float64, len(s))
 	for i, d := range s {
 		f[i] = float64(d)
@@ -69,19 +70,19 @@ func TestConvolutionGradients(t *testing.T) {
 		x := randVal(r, ir.F32, c.x, 2)
 		w := randVal(r, ir.F32, c.w, 2)
 		y := run(t, c.fwd, c.a, x, w)[0]
-		dy := randVal(r, ir.F32, y.t.Shape, 2)
+		dy := randVal(r, ir.F32, y.Type.Shape, 2)
 		dx := run(t, c.gin, c.a, shapeVal(c.x), w, dy)[0]
-		expectShape(t, c.name+" input grad", dx, x.t)
+		expectShape(t, c.name+" input grad", dx, x.Type)
 		want := make([]float64, c.x.Size())
 		for i := range want {
-			want[i] = dot(run(t, c.fwd, c.a, oneHot(x.t, i), w)[0], dy)
+			want[i] = dot(run(t, c.fwd, c.a, oneHot(x.Type, i), w)[0], dy)
 		}
 		expectClose(t, c.name+" input grad", dx, want, 0)
 		dw := run(t, c.gfl, c.a, x, shapeVal(c.w), dy)[0]
-		expectShape(t, c.name+" filter grad", dw, w.t)
+		expectShape(t, c.name+" filter grad", dw, w.Type)
 		want = make([]float64, c.w.Size())
 		for i := range want {
-			want[i] = dot(run(t, c.fwd, c.a, x, oneHot(w.t, i))[0], dy)
+			want[i] = dot(run(t, c.fwd, c.a, x, oneHot(w.Type, i))[0], dy)
 		}
 		expectClose(t, c.name+" filter grad", dw, want, 0)
 	}
@@ -91,7 +92,7 @@ func TestConvolutionGradients(t *testing.T) {
 	dy := randVal(r, ir.F32, ir.Shape{2, 4, 5, 4}, 2)
 	full := run(t, "Conv2DBackpropInput", a, shapeVal(ir.Shape{2, 4, 5, 2}), w, dy)[0]
 	short := run(t, "Conv2DBackpropInput", a, shapeVal(ir.Shape{4, 5}), w, dy)[0]
-	expectClose(t, "spatial input_sizes", short, full.floats(), 0)
+	expectClose(t, "spatial input_sizes", short, full.Floats(), 0)
 }
 
 func TestPoolGradients(t *testing.T) {
@@ -124,23 +125,23 @@ func TestPoolGradients(t *testing.T) {
 		}
 		x := fv(c.x, xs...)
 		y := run(t, c.fwd, c.a, x)[0]
-		dy := randVal(r, ir.F32, y.t.Shape, 3)
-		var dx tval
+		dy := randVal(r, ir.F32, y.Type.Shape, 3)
+		var dx eval.Tensor
 		if c.fwd == "MaxPool" || c.fwd == "MaxPool3D" {
 			dx = run(t, c.grd, c.a, x, y, dy)[0]
 		} else {
 			dx = run(t, c.grd, c.a, shapeVal(c.x), dy)[0]
 		}
-		expectShape(t, c.name, dx, x.t)
+		expectShape(t, c.name, dx, x.Type)
 		want := make([]float64, n)
 		base := dot(y, dy)
 		for i := range want {
 			if c.fwd == "AvgPool" || c.fwd == "AvgPool3D" {
-				want[i] = dot(run(t, c.fwd, c.a, oneHot(x.t, i))[0], dy)
+				want[i] = dot(run(t, c.fwd, c.a, oneHot(x.Type, i))[0], dy)
 				continue
 			}
 			xp := fv(c.x, xs...)
-			xp.f[i] += 0.25
+			xp.F[i] += 0.25
 			want[i] = (dot(run(t, c.fwd, c.a, xp)[0], dy) - base) / 0.25
 		}
 		expectClose(t, c.name, dx, want, 1e-5)
@@ -169,22 +170,22 @@ func TestFusedBatchNorm(t *testing.T) {
 		n := shape.Size() / C
 		mean, variance := make([]float64, C), make([]float64, C)
 		for k := range shape.Size() {
-			mean[unravel(k, shape)[ch]] += x.get(k) / float64(n)
+			mean[eval.Unravel(k, shape)[ch]] += x.At(k) / float64(n)
 		}
 		for k := range shape.Size() {
-			c := unravel(k, shape)[ch]
-			d := x.get(k) - mean[c]
+			c := eval.Unravel(k, shape)[ch]
+			d := x.At(k) - mean[c]
 			variance[c] += d * d / float64(n)
 		}
 		y := make([]float64, shape.Size())
 		for k := range y {
-			c := unravel(k, shape)[ch]
-			y[k] = (x.get(k)-mean[c])/math.Sqrt(variance[c]+0.01)*scale.get(c) + offset.get(c)
+			c := eval.Unravel(k, shape)[ch]
+			y[k] = (x.At(k)-mean[c])/math.Sqrt(variance[c]+0.01)*scale.At(c) + offset.At(c)
 		}
 		runMean, runVar := make([]float64, C), make([]float64, C)
 		for c := range C {
-			runMean[c] = 0.75*oldMean.get(c) + 0.25*mean[c]
-			runVar[c] = 0.75*oldVar.get(c) + 0.25*variance[c]*float64(n)/float64(n-1)
+			runMean[c] = 0.75*oldMean.At(c) + 0.25*mean[c]
+			runVar[c] = 0.75*oldVar.At(c) + 0.25*variance[c]*float64(n)/float64(n-1)
 		}
 		expectClose(t, format+" y", out[0], y, 1e-5)
 		expectClose(t, format+" running mean", out[1], runMean, 1e-6)
@@ -203,26 +204,26 @@ func TestFusedBatchNorm(t *testing.T) {
 		// The gradient against finite differences of sum(y * dy).
 		dy := randVal(r, ir.F32, shape, 3)
 		g := run(t, "FusedBatchNormGradV3", a1, dy, x, scale, out1[3], out1[4], out1[5])
-		loss := func(xv, sv, ov tval) float64 {
+		loss := func(xv, sv, ov eval.Tensor) float64 {
 			return dot(run(t, "FusedBatchNormV3", a1, xv, sv, ov, fv(ir.Shape{0}), fv(ir.Shape{0}))[0], dy)
 		}
 		const eps = 1e-2
-		fd := func(v tval, i int, f func(tval) float64) float64 {
+		fd := func(v eval.Tensor, i int, f func(eval.Tensor) float64) float64 {
 			p, m := v, v
-			p.f, m.f = append([]float64(nil), v.f...), append([]float64(nil), v.f...)
-			p.f[i] += eps
-			m.f[i] -= eps
+			p.F, m.F = append([]float64(nil), v.F...), append([]float64(nil), v.F...)
+			p.F[i] += eps
+			m.F[i] -= eps
 			return (f(p) - f(m)) / (2 * eps)
 		}
 		wx := make([]float64, shape.Size())
 		for i := range wx {
-			wx[i] = fd(x, i, func(v tval) float64 { return loss(v, scale, offset) })
+			wx[i] = fd(x, i, func(v eval.Tensor) float64 { return loss(v, scale, offset) })
 		}
 		expectClose(t, format+" x grad", g[0], wx, 2e-2)
 		ws, wo := make([]float64, C), make([]float64, C)
 		for i := range C {
-			ws[i] = fd(scale, i, func(v tval) float64 { return loss(x, v, offset) })
-			wo[i] = fd(offset, i, func(v tval) float64 { return loss(x, scale, v) })
+			ws[i] = fd(scale, i, func(v eval.Tensor) float64 { return loss(x, v, offset) })
+			wo[i] = fd(offset, i, func(v eval.Tensor) float64 { return loss(x, scale, v) })
 		}
 		expectClose(t, format+" scale grad", g[1], ws, 2e-2)
 		expectClose(t, format+" offset grad", g[2], wo, 2e-2)
@@ -232,21 +233,21 @@ func TestFusedBatchNorm(t *testing.T) {
 		ai := A().S("data_format", format).F("epsilon", 0.01).B("is_training", false)
 		outi := run(t, "FusedBatchNormV3", ai, x, scale, offset, oldMean, oldVar)
 		for k := range y {
-			c := unravel(k, shape)[ch]
-			y[k] = (x.get(k)-oldMean.get(c))/math.Sqrt(oldVar.get(c)+0.01)*scale.get(c) + offset.get(c)
+			c := eval.Unravel(k, shape)[ch]
+			y[k] = (x.At(k)-oldMean.At(c))/math.Sqrt(oldVar.At(c)+0.01)*scale.At(c) + offset.At(c)
 		}
 		expectClose(t, format+" inference y", outi[0], y, 1e-5)
-		expectClose(t, format+" inference mean", outi[1], oldMean.floats(), 0)
+		expectClose(t, format+" inference mean", outi[1], oldMean.Floats(), 0)
 		gi := run(t, "FusedBatchNormGradV3", ai, dy, x, scale, oldMean, oldVar, fv(nil, 0))
-		lossi := func(xv, sv tval) float64 {
+		lossi := func(xv, sv eval.Tensor) float64 {
 			return dot(run(t, "FusedBatchNormV3", ai, xv, sv, offset, oldMean, oldVar)[0], dy)
 		}
 		for i := range wx {
-			wx[i] = fd(x, i, func(v tval) float64 { return lossi(v, scale) })
+			wx[i] = fd(x, i, func(v eval.Tensor) float64 { return lossi(v, scale) })
 		}
 		expectClose(t, format+" inference x grad", gi[0], wx, 2e-2)
 		for i := range C {
-			ws[i] = fd(scale, i, func(v tval) float64 { return lossi(x, v) })
+			ws[i] = fd(scale, i, func(v eval.Tensor) float64 { return lossi(x, v) })
 		}
 		expectClose(t, format+" inference scale grad", gi[1], ws, 2e-2)
 	}

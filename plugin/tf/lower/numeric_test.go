@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/eval"
 )
 
 // Numerical checks of lowerings through the reference interpreter
@@ -15,14 +16,14 @@ import (
 // conventions or computed by independent naive code.
 
 // val makes a value of dtype d and shape s.
-func val(d ir.DType, s ir.Shape, xs ...float64) tval {
-	return fromFloats(ir.TensorType{DType: d, Shape: s}, xs...)
+func val(d ir.DType, s ir.Shape, xs ...float64) eval.Tensor {
+	return eval.FromFloats(ir.TensorType{DType: d, Shape: s}, xs...)
 }
 
-func fv(s ir.Shape, xs ...float64) tval { return val(ir.F32, s, xs...) }
+func fv(s ir.Shape, xs ...float64) eval.Tensor { return val(ir.F32, s, xs...) }
 
 // randVal is a value of small integers in [-k, k], exact in every float type.
-func randVal(r *rand.Rand, d ir.DType, s ir.Shape, k int) tval {
+func randVal(r *rand.Rand, d ir.DType, s ir.Shape, k int) eval.Tensor {
 	xs := make([]float64, s.Size())
 	for i := range xs {
 		xs[i] = float64(r.IntN(2*k+1) - k)
@@ -32,7 +33,7 @@ func randVal(r *rand.Rand, d ir.DType, s ir.Shape, k int) tval {
 
 // run lowers op for the given inputs and evaluates it; host inputs take
 // their values from the integer inputs.
-func run(t *testing.T, op string, a attrs, ins ...tval) []tval {
+func run(t *testing.T, op string, a attrs, ins ...eval.Tensor) []eval.Tensor {
 	t.Helper()
 	out, err := tryRun(t, op, a, ins...)
 	if err != nil {
@@ -41,7 +42,7 @@ func run(t *testing.T, op string, a attrs, ins ...tval) []tval {
 	return out
 }
 
-func tryRun(t *testing.T, op string, a attrs, ins ...tval) ([]tval, error) {
+func tryRun(t *testing.T, op string, a attrs, ins ...eval.Tensor) ([]eval.Tensor, error) {
 	t.Helper()
 	k, ok := Lookup(op)
 	if !ok {
@@ -49,11 +50,11 @@ func tryRun(t *testing.T, op string, a attrs, ins ...tval) ([]tval, error) {
 	}
 	types := make([]ir.TensorType, len(ins))
 	host := map[int][]int64{}
-	var args []tval
+	var args []eval.Tensor
 	for i, in := range ins {
-		types[i] = in.t
+		types[i] = in.Type
 		if k.IsHostInput(i, len(ins)) {
-			host[i] = slices.Clone(in.i)
+			host[i] = slices.Clone(in.I)
 			continue
 		}
 		args = append(args, in)
@@ -65,7 +66,7 @@ func tryRun(t *testing.T, op string, a attrs, ins ...tval) ([]tval, error) {
 	if err != nil {
 		return nil, err
 	}
-	return evaluate(l.Program, args)
+	return eval.Run(l.Program, args)
 }
 
 func near(a, b, tol float64) bool {
@@ -78,9 +79,9 @@ func near(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*(1+math.Abs(b))
 }
 
-func expectClose(t *testing.T, what string, got tval, want []float64, tol float64) {
+func expectClose(t *testing.T, what string, got eval.Tensor, want []float64, tol float64) {
 	t.Helper()
-	g := got.floats()
+	g := got.Floats()
 	if len(g) != len(want) {
 		t.Errorf("%s: %d values %v, want %d %v", what, len(g), g, len(want), want)
 		return
@@ -93,10 +94,10 @@ func expectClose(t *testing.T, what string, got tval, want []float64, tol float6
 	}
 }
 
-func expectShape(t *testing.T, what string, got tval, want ir.TensorType) {
+func expectShape(t *testing.T, what string, got eval.Tensor, want ir.TensorType) {
 	t.Helper()
-	if got.t.DType != want.DType || !got.t.Shape.Equal(want.Shape) {
-		t.Errorf("%s: %v, want %v", what, got.t, want)
+	if got.Type.DType != want.DType || !got.Type.Shape.Equal(want.Shape) {
+		t.Errorf("%s: %v, want %v", what, got.Type, want)
 	}
 }
 
@@ -165,7 +166,7 @@ func TestComparisonsAndSelect(t *testing.T) {
 
 func TestReductions(t *testing.T) {
 	x := fv(ir.Shape{2, 3}, 1, 2, 3, 4, 5, 6)
-	ax := func(a ...float64) tval { return val(ir.I32, ir.Shape{len(a)}, a...) }
+	ax := func(a ...float64) eval.Tensor { return val(ir.I32, ir.Shape{len(a)}, a...) }
 	expectClose(t, "Sum", run(t, "Sum", A(), x, ax(-1))[0], []float64{6, 15}, 0)
 	expectClose(t, "Mean", run(t, "Mean", A(), x, ax(0))[0], []float64{2.5, 3.5, 4.5}, 0)
 	expectClose(t, "Prod", run(t, "Prod", A(), x, ax(0, 1))[0], []float64{720}, 0)
@@ -190,7 +191,7 @@ func TestReductions(t *testing.T) {
 func TestMatMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	a, b := randVal(r, ir.F32, ir.Shape{3, 4}, 3), randVal(r, ir.F32, ir.Shape{4, 5}, 3)
-	want := naiveMatMul(a.floats(), b.floats(), 3, 4, 5)
+	want := naiveMatMul(a.Floats(), b.Floats(), 3, 4, 5)
 	expectClose(t, "MatMul", run(t, "MatMul", A(), a, b)[0], want, 0)
 	at := transpose2(a, 3, 4)
 	bt := transpose2(b, 4, 5)
@@ -203,8 +204,8 @@ func TestMatMul(t *testing.T) {
 	var w []float64
 	for i := range 2 {
 		for j := range 3 {
-			xm := x.floats()[i*12 : i*12+12]
-			ym := transposeF(y.floats()[j*20:j*20+20], 5, 4)
+			xm := x.Floats()[i*12 : i*12+12]
+			ym := transposeF(y.Floats()[j*20:j*20+20], 5, 4)
 			w = append(w, naiveMatMul(xm, ym, 3, 4, 5)...)
 		}
 	}
@@ -235,13 +236,13 @@ func transposeF(a []float64, m, n int) []float64 {
 	return out
 }
 
-func transpose2(v tval, m, n int) tval {
-	return val(v.t.DType, ir.Shape{n, m}, transposeF(v.floats(), m, n)...)
+func transpose2(v eval.Tensor, m, n int) eval.Tensor {
+	return val(v.Type.DType, ir.Shape{n, m}, transposeF(v.Floats(), m, n)...)
 }
 
 // naiveEinsum evaluates an explicit equation without ellipsis by looping
 // over every assignment of the labels.
-func naiveEinsum(eq string, ins []tval) ([]float64, ir.Shape) {
+func naiveEinsum(eq string, ins []eval.Tensor) ([]float64, ir.Shape) {
 	lhs, rhs, _ := strings.Cut(eq, "->")
 	terms := strings.Split(lhs, ",")
 	size := map[byte]int{}
@@ -251,7 +252,7 @@ func naiveEinsum(eq string, ins []tval) ([]float64, ir.Shape) {
 			if _, ok := size[term[i]]; !ok {
 				labels = append(labels, term[i])
 			}
-			size[term[i]] = ins[j].t.Shape[i]
+			size[term[i]] = ins[j].Type.Shape[i]
 		}
 	}
 	var outShape ir.Shape
@@ -264,7 +265,7 @@ func naiveEinsum(eq string, ins []tval) ([]float64, ir.Shape) {
 	}
 	out := make([]float64, outShape.Size())
 	for k := range all.Size() {
-		asg := unravel(k, all)
+		asg := eval.Unravel(k, all)
 		at := func(l byte) int { return asg[slices.Index(labels, l)] }
 		p := 1.0
 		for j, term := range terms {
@@ -272,13 +273,13 @@ func naiveEinsum(eq string, ins []tval) ([]float64, ir.Shape) {
 			for i := range len(term) {
 				idx[i] = at(term[i])
 			}
-			p *= ins[j].get(ravel(idx, ins[j].t.Shape))
+			p *= ins[j].At(eval.Ravel(idx, ins[j].Type.Shape))
 		}
 		oi := make([]int, len(rhs))
 		for i := range len(rhs) {
 			oi[i] = at(rhs[i])
 		}
-		out[ravel(oi, outShape)] += p
+		out[eval.Ravel(oi, outShape)] += p
 	}
 	return out, outShape
 }
@@ -309,7 +310,7 @@ func TestEinsum(t *testing.T) {
 		{"ba", []ir.Shape{{3, 4}}},
 		{"ab,ab", []ir.Shape{{3, 4}, {3, 4}}},
 	} {
-		ins := make([]tval, len(c.shapes))
+		ins := make([]eval.Tensor, len(c.shapes))
 		for i, s := range c.shapes {
 			ins[i] = randVal(r, ir.F32, s, 3)
 		}
@@ -332,8 +333,8 @@ func TestEinsum(t *testing.T) {
 	y := randVal(r, ir.F32, ir.Shape{5, 4, 6}, 3)
 	want := run(t, "BatchMatMulV2", A(), x, y)[0]
 	got := run(t, "Einsum", A().S("equation", "...ij,...jk->...ik"), x, y)[0]
-	expectShape(t, "ellipsis", got, want.t)
-	expectClose(t, "ellipsis", got, want.floats(), 0)
+	expectShape(t, "ellipsis", got, want.Type)
+	expectClose(t, "ellipsis", got, want.Floats(), 0)
 	got = run(t, "Einsum", A().S("equation", "...ij,jk->...ik"), x, randVal(r, ir.F32, ir.Shape{4, 6}, 3))[0]
 	expectShape(t, "ellipsis one side", got, f32(2, 1, 3, 6))
 	for _, bad := range []struct {
@@ -381,7 +382,7 @@ func TestActivations(t *testing.T) {
 	expectClose(t, "Softplus", run(t, "Softplus", A(), x)[0], apply(func(v float64) float64 { return math.Log1p(math.Exp(v)) }), 1e-6)
 	expectClose(t, "Softsign", run(t, "Softsign", A(), x)[0], apply(func(v float64) float64 { return v / (1 + math.Abs(v)) }), 1e-6)
 	g := fv(ir.Shape{len(xs)}, 1, 2, 3, 4, 5, 6, 7)
-	gs := g.floats()
+	gs := g.Floats()
 	grad := func(f func(g, v float64) float64) []float64 {
 		out := make([]float64, len(xs))
 		for i, v := range xs {
@@ -431,8 +432,8 @@ func TestSoftmaxAndCrossEntropy(t *testing.T) {
 	expectClose(t, "LogSoftmax", ls, []float64{-2 - math.Log(s), -1 - math.Log(s), -math.Log(s), -math.Log(3), -math.Log(3), -math.Log(3)}, 1e-6)
 	labels := fv(ir.Shape{2, 3}, 0, 0, 1, 0.5, 0.25, 0.25)
 	out := run(t, "SoftmaxCrossEntropyWithLogits", A(), logits, labels)
-	lsv := ls.floats()
-	lab := labels.floats()
+	lsv := ls.Floats()
+	lab := labels.Floats()
 	var loss []float64
 	for i := range 2 {
 		l := 0.0
@@ -442,7 +443,7 @@ func TestSoftmaxAndCrossEntropy(t *testing.T) {
 		loss = append(loss, l)
 	}
 	expectClose(t, "xent loss", out[0], loss, 1e-6)
-	smv := sm.floats()
+	smv := sm.Floats()
 	back := make([]float64, 6)
 	for i := range back {
 		back[i] = smv[i] - lab[i]
@@ -504,7 +505,7 @@ func ip(v int) *int { return &v }
 
 func TestStridedSlice(t *testing.T) {
 	in := ir.Shape{4, 5, 6}
-	x := iotaVal(f32(in...))
+	x := eval.Iota(f32(in...))
 	type dimSpec struct {
 		start, stop *int
 		step        int
@@ -541,7 +542,7 @@ func TestStridedSlice(t *testing.T) {
 	} {
 		a := A().I("begin_mask", c.bm).I("end_mask", c.em).I("ellipsis_mask", c.ell).I("new_axis_mask", c.nam).I("shrink_axis_mask", c.shrk)
 		n := len(c.begin)
-		hv := func(xs []int64) tval {
+		hv := func(xs []int64) eval.Tensor {
 			f := make([]float64, len(xs))
 			for i, x := range xs {
 				f[i] = float64(x)
@@ -565,16 +566,16 @@ func TestStridedSlice(t *testing.T) {
 		for _, i := range lists[0] {
 			for _, j := range lists[1] {
 				for _, k := range lists[2] {
-					want = append(want, float64(ravel([]int{i, j, k}, in)))
-					pos = append(pos, ravel([]int{i, j, k}, in))
+					want = append(want, float64(eval.Ravel([]int{i, j, k}, in)))
+					pos = append(pos, eval.Ravel([]int{i, j, k}, in))
 				}
 			}
 		}
 		expectClose(t, c.name, got, want, 0)
 		// The gradient scatters dy back to those positions.
-		dy := iotaVal(got.t)
-		for k := range dy.f {
-			dy.f[k]++
+		dy := eval.Iota(got.Type)
+		for k := range dy.F {
+			dy.F[k]++
 		}
 		g := run(t, "StridedSliceGrad", a, val(ir.I32, ir.Shape{3}, 4, 5, 6), hv(c.begin), hv(c.end), hv(c.strides), dy)[0]
 		gw := make([]float64, in.Size())
@@ -603,12 +604,12 @@ func TestStridedSlice(t *testing.T) {
 }
 
 func TestMovement(t *testing.T) {
-	x := iotaVal(f32(2, 3))
-	i32v := func(xs ...float64) tval { return val(ir.I32, ir.Shape{len(xs)}, xs...) }
-	mat := func(xs ...float64) tval { return val(ir.I32, ir.Shape{len(xs) / 2, 2}, xs...) }
+	x := eval.Iota(f32(2, 3))
+	i32v := func(xs ...float64) eval.Tensor { return val(ir.I32, ir.Shape{len(xs)}, xs...) }
+	mat := func(xs ...float64) eval.Tensor { return val(ir.I32, ir.Shape{len(xs) / 2, 2}, xs...) }
 	expectClose(t, "Pad", run(t, "Pad", A(), x, mat(1, 0, 0, 1))[0], []float64{0, 0, 0, 0, 0, 1, 2, 0, 3, 4, 5, 0}, 0)
 	expectClose(t, "PadV2", run(t, "PadV2", A(), x, mat(0, 0, 1, 1), fv(nil, 9))[0], []float64{9, 0, 1, 2, 9, 9, 3, 4, 5, 9}, 0)
-	r := iotaVal(f32(3))
+	r := eval.Iota(f32(3))
 	expectClose(t, "MirrorPad REFLECT", run(t, "MirrorPad", A().S("mode", "REFLECT"), r, mat(2, 2))[0], []float64{2, 1, 0, 1, 2, 1, 0}, 0)
 	expectClose(t, "MirrorPad SYMMETRIC", run(t, "MirrorPad", A().S("mode", "SYMMETRIC"), r, mat(2, 3))[0], []float64{1, 0, 0, 1, 2, 2, 1, 0}, 0)
 	if _, err := tryRun(t, "MirrorPad", A().S("mode", "REFLECT"), r, mat(3, 0)); err == nil {
@@ -629,7 +630,7 @@ func TestMovement(t *testing.T) {
 	expectClose(t, "Pack", pk, []float64{1, 3, 2, 4}, 0)
 	up := run(t, "Unpack", A().I("num", 3).I("axis", 1), x)
 	expectClose(t, "Unpack 1", up[1], []float64{1, 4}, 0)
-	cc := run(t, "ConcatV2", A(), x, iotaVal(f32(2, 1)), val(ir.I64, nil, -1))[0]
+	cc := run(t, "ConcatV2", A(), x, eval.Iota(f32(2, 1)), val(ir.I64, nil, -1))[0]
 	expectClose(t, "ConcatV2", cc, []float64{0, 1, 2, 0, 3, 4, 5, 1}, 0)
 	expectClose(t, "Range", run(t, "Range", A().T("Tidx", ir.I32), val(ir.I32, nil, 3), val(ir.I32, nil, 10), val(ir.I32, nil, 3))[0], []float64{3, 6, 9}, 0)
 	expectClose(t, "Range down", run(t, "Range", A().T("Tidx", ir.I64), val(ir.I64, nil, 5), val(ir.I64, nil, 0), val(ir.I64, nil, -2))[0], []float64{5, 3, 1}, 0)
@@ -637,15 +638,15 @@ func TestMovement(t *testing.T) {
 	expectClose(t, "OnesLike bool", run(t, "OnesLike", A(), val(ir.Bool, ir.Shape{2}, 0, 1))[0], []float64{1, 1}, 0)
 	expectClose(t, "BroadcastTo", run(t, "BroadcastTo", A(), fv(ir.Shape{2, 1}, 1, 2), i32v(2, 3))[0], []float64{1, 1, 1, 2, 2, 2}, 0)
 	expectClose(t, "ReverseV2", run(t, "ReverseV2", A(), x, i32v(-1, 0))[0], []float64{5, 4, 3, 2, 1, 0}, 0)
-	sq := run(t, "Squeeze", A().Is("squeeze_dims", 0), iotaVal(f32(1, 2, 1)))[0]
+	sq := run(t, "Squeeze", A().Is("squeeze_dims", 0), eval.Iota(f32(1, 2, 1)))[0]
 	expectShape(t, "Squeeze", sq, f32(2, 1))
-	if _, err := tryRun(t, "Squeeze", A().Is("squeeze_dims", 1), iotaVal(f32(1, 2, 1))); err == nil {
+	if _, err := tryRun(t, "Squeeze", A().Is("squeeze_dims", 1), eval.Iota(f32(1, 2, 1))); err == nil {
 		t.Error("squeezing a dim of 2 did not fail")
 	}
 }
 
 func TestIndexing(t *testing.T) {
-	params := iotaVal(f32(3, 4))
+	params := eval.Iota(f32(3, 4))
 	ids := val(ir.I32, ir.Shape{2, 2}, 2, 0, 5, -1)
 	g := run(t, "GatherV2", A(), params, ids, val(ir.I32, nil, 0))[0]
 	expectShape(t, "GatherV2", g, f32(2, 2, 4))
@@ -653,7 +654,7 @@ func TestIndexing(t *testing.T) {
 	g = run(t, "GatherV2", A(), params, val(ir.I64, ir.Shape{3}, 3, 0, 3), val(ir.I32, nil, -1))[0]
 	expectClose(t, "GatherV2 axis 1", g, []float64{3, 0, 3, 7, 4, 7, 11, 8, 11}, 0)
 	// batch_dims 1: out[b, i, ...] = params[b, idx[b, i], ...].
-	p3 := iotaVal(f32(2, 3, 2))
+	p3 := eval.Iota(f32(2, 3, 2))
 	g = run(t, "GatherV2", A().I("batch_dims", 1), p3, val(ir.I32, ir.Shape{2, 2}, 2, 0, 1, 1), val(ir.I32, nil, 1))[0]
 	expectShape(t, "GatherV2 batch_dims", g, f32(2, 2, 2))
 	expectClose(t, "GatherV2 batch_dims", g, []float64{4, 5, 0, 1, 8, 9, 8, 9}, 0)
@@ -667,9 +668,9 @@ func TestIndexing(t *testing.T) {
 	expectClose(t, "GatherNd rows", rows, []float64{8, 9, 10, 11, 4, 5, 6, 7}, 0)
 	sc := run(t, "ScatterNd", A(), val(ir.I32, ir.Shape{3, 1}, 1, 3, 1), fv(ir.Shape{3}, 5, 6, 7), val(ir.I32, ir.Shape{1}, 5))[0]
 	expectClose(t, "ScatterNd sums duplicates", sc, []float64{0, 12, 0, 6, 0}, 0)
-	tu := run(t, "TensorScatterUpdate", A(), iotaVal(f32(2, 3)), val(ir.I32, ir.Shape{1, 2}, 1, 0), fv(ir.Shape{1}, 9))[0]
+	tu := run(t, "TensorScatterUpdate", A(), eval.Iota(f32(2, 3)), val(ir.I32, ir.Shape{1, 2}, 1, 0), fv(ir.Shape{1}, 9))[0]
 	expectClose(t, "TensorScatterUpdate", tu, []float64{0, 1, 2, 9, 4, 5}, 0)
-	ta := run(t, "TensorScatterAdd", A(), iotaVal(f32(2, 3)), val(ir.I32, ir.Shape{2, 1}, 1, 1), fv(ir.Shape{2, 3}, 1, 1, 1, 2, 2, 2))[0]
+	ta := run(t, "TensorScatterAdd", A(), eval.Iota(f32(2, 3)), val(ir.I32, ir.Shape{2, 1}, 1, 1), fv(ir.Shape{2, 3}, 1, 1, 1, 2, 2, 2))[0]
 	expectClose(t, "TensorScatterAdd", ta, []float64{0, 1, 2, 6, 7, 8}, 0)
 	oh := run(t, "OneHot", A(), val(ir.I32, ir.Shape{3}, 0, 2, 5), val(ir.I32, nil, 3), fv(nil, 1), fv(nil, -1))[0]
 	expectClose(t, "OneHot", oh, []float64{1, -1, -1, -1, -1, 1, -1, -1, -1}, 0)
@@ -700,7 +701,7 @@ func TestWhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := evaluate(l.Program, []tval{newVal(in)})
+	out, err := eval.Run(l.Program, []eval.Tensor{eval.New(in)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -729,17 +730,17 @@ func TestBoundedRandomIntegers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		arg := newVal(i64(len(bits64)))
-		copy(arg.i, bits64)
-		out, err := evaluate(prog, []tval{arg})
+		arg := eval.New(i64(len(bits64)))
+		copy(arg.I, bits64)
+		out, err := eval.Run(prog, []eval.Tensor{arg})
 		if err != nil {
 			t.Fatal(err)
 		}
 		span := uint64(c.hi) - uint64(c.lo)
 		for i, x := range bits64 {
 			want := c.lo + int64(uint64(x)%span)
-			if out[0].i[i] != want {
-				t.Errorf("[%d, %d) bits %d: got %d, want %d", c.lo, c.hi, x, out[0].i[i], want)
+			if out[0].I[i] != want {
+				t.Errorf("[%d, %d) bits %d: got %d, want %d", c.lo, c.hi, x, out[0].I[i], want)
 			}
 		}
 	}
@@ -751,17 +752,17 @@ func TestBoundedRandomIntegers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		arg := newVal(i32(len(bits32)))
-		copy(arg.i, bits32)
-		out, err := evaluate(prog, []tval{arg})
+		arg := eval.New(i32(len(bits32)))
+		copy(arg.I, bits32)
+		out, err := eval.Run(prog, []eval.Tensor{arg})
 		if err != nil {
 			t.Fatal(err)
 		}
 		span := uint32(c.hi) - uint32(c.lo)
 		for i, x := range bits32 {
 			want := int64(int32(c.lo) + int32(uint32(x)%span))
-			if out[0].i[i] != want {
-				t.Errorf("int32 [%d, %d) bits %d: got %d, want %d", c.lo, c.hi, x, out[0].i[i], want)
+			if out[0].I[i] != want {
+				t.Errorf("int32 [%d, %d) bits %d: got %d, want %d", c.lo, c.hi, x, out[0].I[i], want)
 			}
 		}
 	}

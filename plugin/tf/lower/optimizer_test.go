@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/eval"
 )
 
 // The optimizers' reference: TensorFlow's update rules (training_ops.cc and
@@ -72,7 +73,7 @@ func TestOptimizersMatchTensorFlowsRules(t *testing.T) {
 		for _, nesterov := range []bool{false, true} {
 			for _, dt := range Floats {
 				types := make([]ir.TensorType, len(inputs))
-				args := make([]tval, len(inputs))
+				args := make([]eval.Tensor, len(inputs))
 				var slots [][]float64
 				var v, g []float64
 				for i, name := range inputs {
@@ -82,10 +83,10 @@ func TestOptimizersMatchTensorFlowsRules(t *testing.T) {
 						t.Shape = ir.Shape{}
 					}
 					types[i] = t
-					args[i] = newVal(t)
+					args[i] = eval.New(t)
 					switch {
 					case !full:
-						args[i].f[0] = roundTo(dt, scalars[name])
+						args[i].F[0] = eval.Round(dt, scalars[name])
 					case name == "grad" || name == "delta":
 						g = fill(args[i], series(3))
 					case i == 0:
@@ -102,14 +103,14 @@ func TestOptimizersMatchTensorFlowsRules(t *testing.T) {
 				sc := map[string]float64{}
 				for i, name := range inputs {
 					if types[i].Shape.Rank() == 0 {
-						sc[name] = args[i].f[0]
+						sc[name] = args[i].F[0]
 					}
 				}
 				p, err := Optimizer(op, types, nesterov)
 				if err != nil {
 					t.Fatalf("%s %v: %v", op, dt, err)
 				}
-				got, err := evaluate(p, args)
+				got, err := eval.Run(p, args)
 				if err != nil {
 					t.Fatalf("%s %v: %v", op, dt, err)
 				}
@@ -121,8 +122,8 @@ func TestOptimizersMatchTensorFlowsRules(t *testing.T) {
 				tol := map[ir.DType]float64{ir.F32: 1e-5, ir.F16: 2e-3, ir.BF16: 1.6e-2}[dt]
 				for o := range want {
 					for k := range want[o] {
-						if d := math.Abs(got[o].f[k] - want[o][k]); d > tol*math.Max(1, math.Abs(want[o][k])) {
-							t.Errorf("%s nesterov=%v %v: output %d element %d = %g, want %g", op, nesterov, dt, o, k, got[o].f[k], want[o][k])
+						if d := math.Abs(got[o].F[k] - want[o][k]); d > tol*math.Max(1, math.Abs(want[o][k])) {
+							t.Errorf("%s nesterov=%v %v: output %d element %d = %g, want %g", op, nesterov, dt, o, k, got[o].F[k], want[o][k])
 						}
 					}
 				}
@@ -138,11 +139,11 @@ func varSlots(op string) int {
 }
 
 // fill sets v's elements from x rounded to its dtype and returns what it set.
-func fill(v tval, x []float64) []float64 {
+func fill(v eval.Tensor, x []float64) []float64 {
 	for k := range x {
-		v.f[k] = roundTo(v.t.DType, x[k])
+		v.F[k] = eval.Round(v.Type.DType, x[k])
 	}
-	return v.f
+	return v.F
 }
 
 func TestOptimizerRefusesWhatItIsNot(t *testing.T) {

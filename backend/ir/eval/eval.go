@@ -1,4 +1,10 @@
-package lower
+// Package eval is the reference semantics of the IR: a slow, plain
+// interpreter of programs, written from the IR's documented rules and
+// independently of any driver, that the IR's tests and the lowering tests
+// share. Floats are held as float64 (rounded
+// to the dtype after each op), integers as int64 (wrapped to the dtype),
+// bools as 0/1 in the integer slice.
+package eval
 
 import (
 	"fmt"
@@ -9,38 +15,33 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
-// A slow reference interpreter of IR programs, for checking lowerings
-// numerically in tests. Floats are held as float64 (rounded to the dtype
-// after each op), integers as int64 (wrapped to the dtype), bools as 0/1 in
-// the integer slice. It follows the IR's documented semantics, written
-// independently of the lowerings.
-
-type tval struct {
-	t ir.TensorType
-	f []float64 // float dtypes
-	i []int64   // integer dtypes and bool
+// Tensor is a value of the interpreter.
+type Tensor struct {
+	Type ir.TensorType
+	F    []float64 // float dtypes
+	I    []int64   // integer dtypes and bool
 }
 
 func isIntLike(d ir.DType) bool { return d.IsInt() || d == ir.Bool }
 
-func newVal(t ir.TensorType) tval {
-	v := tval{t: ir.TensorType{DType: t.DType, Shape: t.Shape.Clone()}}
+func New(t ir.TensorType) Tensor {
+	v := Tensor{Type: ir.TensorType{DType: t.DType, Shape: t.Shape.Clone()}}
 	if isIntLike(t.DType) {
-		v.i = make([]int64, t.Shape.Size())
+		v.I = make([]int64, t.Shape.Size())
 	} else {
-		v.f = make([]float64, t.Shape.Size())
+		v.F = make([]float64, t.Shape.Size())
 	}
 	return v
 }
 
-func (v tval) get(k int) float64 {
-	if v.i != nil || isIntLike(v.t.DType) {
-		return float64(v.i[k])
+func (v Tensor) At(k int) float64 {
+	if v.I != nil || isIntLike(v.Type.DType) {
+		return float64(v.I[k])
 	}
-	return v.f[k]
+	return v.F[k]
 }
 
-func roundTo(d ir.DType, x float64) float64 {
+func Round(d ir.DType, x float64) float64 {
 	switch d {
 	case ir.F32:
 		return float64(float32(x))
@@ -71,20 +72,21 @@ func wrapInt(d ir.DType, x int64) int64 {
 }
 
 // setF stores a float result (float dtypes) or converts (integer dtypes).
-func (v tval) setF(k int, x float64) {
-	if isIntLike(v.t.DType) {
-		if v.t.DType == ir.Bool {
-			v.i[k] = wrapInt(ir.Bool, int64(boolFloat(x != 0)))
+func (v Tensor) Set(k int, x float64) {
+	if isIntLike(v.Type.DType) {
+		if v.Type.DType == ir.Bool {
+			v.I[k] = wrapInt(ir.Bool, int64(boolFloat(x != 0)))
 		} else {
-			v.i[k] = wrapInt(v.t.DType, int64(x))
+			v.I[k] = wrapInt(v.Type.DType, int64(x))
 		}
 		return
 	}
-	v.f[k] = roundTo(v.t.DType, x)
+	v.F[k] = Round(v.Type.DType, x)
 }
 
 // index helpers
-func unravel(k int, s ir.Shape) []int {
+// Unravel is the row-major index of element k of shape s.
+func Unravel(k int, s ir.Shape) []int {
 	idx := make([]int, len(s))
 	for d := len(s) - 1; d >= 0; d-- {
 		if s[d] > 0 {
@@ -95,7 +97,8 @@ func unravel(k int, s ir.Shape) []int {
 	return idx
 }
 
-func ravel(idx []int, s ir.Shape) int {
+// Ravel is the element number of index idx in shape s, row-major.
+func Ravel(idx []int, s ir.Shape) int {
 	k := 0
 	for d := range s {
 		k = k*s[d] + idx[d]
@@ -187,217 +190,217 @@ func identityInt(kind ir.ReduceKind) int64 {
 	return 0
 }
 
-// evaluate runs p on the given arguments.
-func evaluate(p *ir.Program, args []tval) ([]tval, error) {
+// Run runs p on the given arguments.
+func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 	if len(args) != len(p.Params) {
 		return nil, fmt.Errorf("%d args for %d params", len(args), len(p.Params))
 	}
-	vals := make([]tval, len(p.Instrs))
+	vals := make([]Tensor, len(p.Instrs))
 	for n, in := range p.Instrs {
-		out := newVal(in.Type)
-		arg := func(j int) tval { return vals[in.Args[j]] }
+		out := New(in.Type)
+		arg := func(j int) Tensor { return vals[in.Args[j]] }
 		switch in.Op {
 		case ir.OpParameter:
 			a := args[in.Param]
-			if a.t.DType != in.Type.DType || !a.t.Shape.Equal(in.Type.Shape) {
-				return nil, fmt.Errorf("arg %d is %v, param is %v", in.Param, a.t, in.Type)
+			if a.Type.DType != in.Type.DType || !a.Type.Shape.Equal(in.Type.Shape) {
+				return nil, fmt.Errorf("arg %d is %v, param is %v", in.Param, a.Type, in.Type)
 			}
 			out = a
 		case ir.OpConstant:
 			out = decodeLiteral(in.Type, in.Literal)
 		case ir.OpIota:
-			for k := range out.t.Shape.Size() {
-				out.setF(k, float64(unravel(k, out.t.Shape)[in.Axes[0]]))
+			for k := range out.Type.Shape.Size() {
+				out.Set(k, float64(Unravel(k, out.Type.Shape)[in.Axes[0]]))
 			}
 		case ir.OpCompare:
 			x, y := arg(0), arg(1)
-			for k := range out.i {
+			for k := range out.I {
 				var a, b float64
-				if x.i != nil {
-					ai, bi := x.i[k], y.i[k]
-					out.i[k] = int64(boolFloat(cmpInt(in.Compare, ai, bi)))
+				if x.I != nil {
+					ai, bi := x.I[k], y.I[k]
+					out.I[k] = int64(boolFloat(cmpInt(in.Compare, ai, bi)))
 					continue
 				}
-				a, b = x.f[k], y.f[k]
-				out.i[k] = int64(boolFloat(cmpFloat(in.Compare, a, b)))
+				a, b = x.F[k], y.F[k]
+				out.I[k] = int64(boolFloat(cmpFloat(in.Compare, a, b)))
 			}
 		case ir.OpSelect:
 			pr, x, y := arg(0), arg(1), arg(2)
-			for k := range out.t.Shape.Size() {
+			for k := range out.Type.Shape.Size() {
 				src := y
-				if pr.i[k] != 0 {
+				if pr.I[k] != 0 {
 					src = x
 				}
-				if out.i != nil {
-					out.i[k] = src.i[k]
+				if out.I != nil {
+					out.I[k] = src.I[k]
 				} else {
-					out.f[k] = src.f[k]
+					out.F[k] = src.F[k]
 				}
 			}
 		case ir.OpConvert:
 			x := arg(0)
-			for k := range out.t.Shape.Size() {
-				if x.i != nil && out.i != nil {
-					out.i[k] = wrapInt(out.t.DType, x.i[k])
+			for k := range out.Type.Shape.Size() {
+				if x.I != nil && out.I != nil {
+					out.I[k] = wrapInt(out.Type.DType, x.I[k])
 					continue
 				}
-				f := x.get(k)
-				if out.i != nil && out.t.DType != ir.Bool {
+				f := x.At(k)
+				if out.I != nil && out.Type.DType != ir.Bool {
 					f = math.Trunc(f)
 				}
-				out.setF(k, f)
+				out.Set(k, f)
 			}
 		case ir.OpBroadcastInDim:
 			x := arg(0)
-			for k := range out.t.Shape.Size() {
-				idx := unravel(k, out.t.Shape)
+			for k := range out.Type.Shape.Size() {
+				idx := Unravel(k, out.Type.Shape)
 				src := make([]int, len(in.Axes))
 				for i, d := range in.Axes {
-					if x.t.Shape[i] != 1 {
+					if x.Type.Shape[i] != 1 {
 						src[i] = idx[d]
 					}
 				}
-				copyElem(out, k, x, ravel(src, x.t.Shape))
+				copyElem(out, k, x, Ravel(src, x.Type.Shape))
 			}
 		case ir.OpReshape:
 			x := arg(0)
-			out.f, out.i = x.f, x.i
+			out.F, out.I = x.F, x.I
 		case ir.OpTranspose:
 			x := arg(0)
-			for k := range out.t.Shape.Size() {
-				idx := unravel(k, out.t.Shape)
+			for k := range out.Type.Shape.Size() {
+				idx := Unravel(k, out.Type.Shape)
 				src := make([]int, len(idx))
 				for i, p := range in.Axes {
 					src[p] = idx[i]
 				}
-				copyElem(out, k, x, ravel(src, x.t.Shape))
+				copyElem(out, k, x, Ravel(src, x.Type.Shape))
 			}
 		case ir.OpSlice:
 			x := arg(0)
-			for k := range out.t.Shape.Size() {
-				idx := unravel(k, out.t.Shape)
+			for k := range out.Type.Shape.Size() {
+				idx := Unravel(k, out.Type.Shape)
 				for d := range idx {
 					idx[d] = in.Slice.Start[d] + idx[d]*in.Slice.Strides[d]
 				}
-				copyElem(out, k, x, ravel(idx, x.t.Shape))
+				copyElem(out, k, x, Ravel(idx, x.Type.Shape))
 			}
 		case ir.OpConcat:
 			ax := in.Axes[0]
-			for k := range out.t.Shape.Size() {
-				idx := unravel(k, out.t.Shape)
+			for k := range out.Type.Shape.Size() {
+				idx := Unravel(k, out.Type.Shape)
 				j := idx[ax]
 				for _, a := range in.Args {
 					x := vals[a]
-					if j < x.t.Shape[ax] {
+					if j < x.Type.Shape[ax] {
 						idx[ax] = j
-						copyElem(out, k, x, ravel(idx, x.t.Shape))
+						copyElem(out, k, x, Ravel(idx, x.Type.Shape))
 						break
 					}
-					j -= x.t.Shape[ax]
+					j -= x.Type.Shape[ax]
 				}
 			}
 		case ir.OpPad:
 			x, pv := arg(0), arg(1)
-			for k := range out.t.Shape.Size() {
-				idx := unravel(k, out.t.Shape)
+			for k := range out.Type.Shape.Size() {
+				idx := Unravel(k, out.Type.Shape)
 				src := make([]int, len(idx))
 				ok := true
 				for d := range idx {
 					j := idx[d] - in.Pad.Low[d]
 					step := in.Pad.Interior[d] + 1
-					if j < 0 || j%step != 0 || j/step >= x.t.Shape[d] {
+					if j < 0 || j%step != 0 || j/step >= x.Type.Shape[d] {
 						ok = false
 						break
 					}
 					src[d] = j / step
 				}
 				if ok {
-					copyElem(out, k, x, ravel(src, x.t.Shape))
+					copyElem(out, k, x, Ravel(src, x.Type.Shape))
 				} else {
 					copyElem(out, k, pv, 0)
 				}
 			}
 		case ir.OpReverse:
 			x := arg(0)
-			for k := range out.t.Shape.Size() {
-				idx := unravel(k, out.t.Shape)
+			for k := range out.Type.Shape.Size() {
+				idx := Unravel(k, out.Type.Shape)
 				for _, d := range in.Axes {
-					idx[d] = out.t.Shape[d] - 1 - idx[d]
+					idx[d] = out.Type.Shape[d] - 1 - idx[d]
 				}
-				copyElem(out, k, x, ravel(idx, x.t.Shape))
+				copyElem(out, k, x, Ravel(idx, x.Type.Shape))
 			}
 		case ir.OpReduce:
 			x := arg(0)
-			acc := make([]float64, out.t.Shape.Size())
-			acci := make([]int64, out.t.Shape.Size())
+			acc := make([]float64, out.Type.Shape.Size())
+			acci := make([]int64, out.Type.Shape.Size())
 			for k := range acc {
-				acc[k] = identityOf(in.Reduce, x.t.DType)
+				acc[k] = identityOf(in.Reduce, x.Type.DType)
 				acci[k] = identityInt(in.Reduce)
 			}
-			for k := range x.t.Shape.Size() {
-				idx := unravel(k, x.t.Shape)
+			for k := range x.Type.Shape.Size() {
+				idx := Unravel(k, x.Type.Shape)
 				var o []int
 				for d, v := range idx {
 					if !slices.Contains(in.Axes, d) {
 						o = append(o, v)
 					}
 				}
-				j := ravel(o, out.t.Shape)
-				if x.i != nil {
-					acci[j] = foldInt(in.Reduce, acci[j], x.i[k])
+				j := Ravel(o, out.Type.Shape)
+				if x.I != nil {
+					acci[j] = foldInt(in.Reduce, acci[j], x.I[k])
 				} else {
-					acc[j] = fold(in.Reduce, acc[j], x.f[k])
+					acc[j] = fold(in.Reduce, acc[j], x.F[k])
 				}
 			}
 			for k := range acc {
-				if out.i != nil {
-					out.i[k] = wrapInt(out.t.DType, acci[k])
+				if out.I != nil {
+					out.I[k] = wrapInt(out.Type.DType, acci[k])
 				} else {
-					out.setF(k, acc[k])
+					out.Set(k, acc[k])
 				}
 			}
 		case ir.OpReduceWindow:
 			x := arg(0)
 			w := in.Window
 			wshape := ir.Shape(w.Dims)
-			for k := range out.t.Shape.Size() {
-				idx := unravel(k, out.t.Shape)
-				acc := identityOf(in.Reduce, x.t.DType)
+			for k := range out.Type.Shape.Size() {
+				idx := Unravel(k, out.Type.Shape)
+				acc := identityOf(in.Reduce, x.Type.DType)
 				for m := range wshape.Size() {
-					off := unravel(m, wshape)
+					off := Unravel(m, wshape)
 					src := make([]int, len(idx))
 					for d := range idx {
 						src[d] = idx[d]*w.Strides[d] + off[d] - w.Padding[d][0]
 					}
-					if inBounds(src, x.t.Shape) {
-						acc = fold(in.Reduce, acc, x.get(ravel(src, x.t.Shape)))
+					if inBounds(src, x.Type.Shape) {
+						acc = fold(in.Reduce, acc, x.At(Ravel(src, x.Type.Shape)))
 					}
 				}
-				out.setF(k, acc)
+				out.Set(k, acc)
 			}
 		case ir.OpSelectAndScatter:
 			x, src := arg(0), arg(1)
 			w := in.Window
 			wshape := ir.Shape(w.Dims)
-			for k := range src.t.Shape.Size() {
-				idx := unravel(k, src.t.Shape)
+			for k := range src.Type.Shape.Size() {
+				idx := Unravel(k, src.Type.Shape)
 				best, bestAt := 0.0, -1
 				for m := range wshape.Size() {
-					off := unravel(m, wshape)
+					off := Unravel(m, wshape)
 					p := make([]int, len(idx))
 					for d := range idx {
 						p[d] = idx[d]*w.Strides[d] + off[d] - w.Padding[d][0]
 					}
-					if !inBounds(p, x.t.Shape) {
+					if !inBounds(p, x.Type.Shape) {
 						continue
 					}
-					v := x.get(ravel(p, x.t.Shape))
+					v := x.At(Ravel(p, x.Type.Shape))
 					if bestAt < 0 || (in.Compare == ir.CmpGE && v > best) || (in.Compare == ir.CmpLE && v < best) {
-						best, bestAt = v, ravel(p, x.t.Shape)
+						best, bestAt = v, Ravel(p, x.Type.Shape)
 					}
 				}
 				if bestAt >= 0 {
-					out.setF(bestAt, out.get(bestAt)+src.get(k))
+					out.Set(bestAt, out.At(bestAt)+src.At(k))
 				}
 			}
 		case ir.OpDotGeneral:
@@ -413,18 +416,18 @@ func evaluate(p *ir.Program, args []tval) ([]tval, error) {
 		case ir.OpArgReduce:
 			x := arg(0)
 			ax := in.Axes[0]
-			for k := range out.t.Shape.Size() {
-				o := unravel(k, out.t.Shape)
+			for k := range out.Type.Shape.Size() {
+				o := Unravel(k, out.Type.Shape)
 				idx := append(append(slices.Clone(o[:ax]), 0), o[ax:]...)
 				best, at := 0.0, -1
-				for j := range x.t.Shape[ax] {
+				for j := range x.Type.Shape[ax] {
 					idx[ax] = j
-					v := x.get(ravel(idx, x.t.Shape))
+					v := x.At(Ravel(idx, x.Type.Shape))
 					if at < 0 || (in.Reduce == ir.ReduceMax && v > best) || (in.Reduce == ir.ReduceMin && v < best) {
 						best, at = v, j
 					}
 				}
-				out.i[k] = int64(at)
+				out.I[k] = int64(at)
 			}
 		default:
 			if in.Op.IsUnary() {
@@ -434,23 +437,23 @@ func evaluate(p *ir.Program, args []tval) ([]tval, error) {
 					return nil, err
 				}
 			} else {
-				return nil, fmt.Errorf("evaluate: %v is not supported", in.Op)
+				return nil, fmt.Errorf("Run: %v is not supported", in.Op)
 			}
 		}
 		vals[n] = out
 	}
-	res := make([]tval, len(p.Results))
+	res := make([]Tensor, len(p.Results))
 	for i, r := range p.Results {
 		res[i] = vals[r]
 	}
 	return res, nil
 }
 
-func copyElem(dst tval, k int, src tval, j int) {
-	if dst.i != nil {
-		dst.i[k] = src.i[j]
+func copyElem(dst Tensor, k int, src Tensor, j int) {
+	if dst.I != nil {
+		dst.I[k] = src.I[j]
 	} else {
-		dst.f[k] = src.f[j]
+		dst.F[k] = src.F[j]
 	}
 }
 
@@ -486,31 +489,31 @@ func cmpFloat(dir ir.CompareDir, a, b float64) bool {
 	return a >= b
 }
 
-func decodeLiteral(t ir.TensorType, lit []byte) tval {
-	v := newVal(t)
+func decodeLiteral(t ir.TensorType, lit []byte) Tensor {
+	v := New(t)
 	n := t.Shape.Size()
 	for k := range n {
 		switch t.DType {
 		case ir.F32:
-			v.f[k] = float64(math.Float32frombits(le32(lit[4*k:])))
+			v.F[k] = float64(math.Float32frombits(le32(lit[4*k:])))
 		case ir.F16:
-			v.f[k] = float64(ir.F16ToF32(le16(lit[2*k:])))
+			v.F[k] = float64(ir.F16ToF32(le16(lit[2*k:])))
 		case ir.BF16:
-			v.f[k] = float64(ir.BF16ToF32(le16(lit[2*k:])))
+			v.F[k] = float64(ir.BF16ToF32(le16(lit[2*k:])))
 		case ir.F64:
-			v.f[k] = math.Float64frombits(le64(lit[8*k:]))
+			v.F[k] = math.Float64frombits(le64(lit[8*k:]))
 		case ir.I32:
-			v.i[k] = int64(int32(le32(lit[4*k:])))
+			v.I[k] = int64(int32(le32(lit[4*k:])))
 		case ir.I64:
-			v.i[k] = int64(le64(lit[8*k:]))
+			v.I[k] = int64(le64(lit[8*k:]))
 		case ir.U8, ir.Bool:
-			v.i[k] = int64(lit[k])
+			v.I[k] = int64(lit[k])
 		case ir.I8:
-			v.i[k] = int64(int8(lit[k]))
+			v.I[k] = int64(int8(lit[k]))
 		case ir.I16:
-			v.i[k] = int64(int16(le16(lit[2*k:])))
+			v.I[k] = int64(int16(le16(lit[2*k:])))
 		case ir.C64:
-			v.f[k] = float64(math.Float32frombits(le32(lit[8*k:]))) // real part only
+			v.F[k] = float64(math.Float32frombits(le32(lit[8*k:]))) // real part only
 		}
 	}
 	return v
@@ -520,10 +523,10 @@ func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
 func le32(b []byte) uint32 { return uint32(le16(b)) | uint32(le16(b[2:]))<<16 }
 func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
 
-func evalUnary(op ir.Op, x, out tval) {
-	for k := range out.t.Shape.Size() {
-		if x.i != nil {
-			a := x.i[k]
+func evalUnary(op ir.Op, x, out Tensor) {
+	for k := range out.Type.Shape.Size() {
+		if x.I != nil {
+			a := x.I[k]
 			var r int64
 			switch op {
 			case ir.OpNeg:
@@ -537,14 +540,14 @@ func evalUnary(op ir.Op, x, out tval) {
 				r = int64(boolFloat(a > 0)) - int64(boolFloat(a < 0))
 			case ir.OpNot:
 				r = ^a
-				if x.t.DType == ir.Bool {
+				if x.Type.DType == ir.Bool {
 					r = 1 - a
 				}
 			}
-			out.i[k] = wrapInt(out.t.DType, r)
+			out.I[k] = wrapInt(out.Type.DType, r)
 			continue
 		}
-		a := x.f[k]
+		a := x.F[k]
 		var r float64
 		switch op {
 		case ir.OpNeg:
@@ -589,14 +592,14 @@ func evalUnary(op ir.Op, x, out tval) {
 		case ir.OpCos:
 			r = math.Cos(a)
 		}
-		out.setF(k, r)
+		out.Set(k, r)
 	}
 }
 
-func evalBinary(op ir.Op, x, y, out tval) error {
-	for k := range out.t.Shape.Size() {
-		if x.i != nil {
-			a, b := x.i[k], y.i[k]
+func evalBinary(op ir.Op, x, y, out Tensor) error {
+	for k := range out.Type.Shape.Size() {
+		if x.I != nil {
+			a, b := x.I[k], y.I[k]
 			var r int64
 			switch op {
 			case ir.OpAdd:
@@ -626,10 +629,10 @@ func evalBinary(op ir.Op, x, y, out tval) error {
 			case ir.OpOr:
 				r = a | b
 			}
-			out.i[k] = wrapInt(out.t.DType, r)
+			out.I[k] = wrapInt(out.Type.DType, r)
 			continue
 		}
-		a, b := x.f[k], y.f[k]
+		a, b := x.F[k], y.F[k]
 		var r float64
 		switch op {
 		case ir.OpAdd:
@@ -651,22 +654,22 @@ func evalBinary(op ir.Op, x, y, out tval) error {
 		default:
 			return fmt.Errorf("%v on floats", op)
 		}
-		out.setF(k, r)
+		out.Set(k, r)
 	}
 	return nil
 }
 
-func evalDot(in ir.Instr, x, y, out tval) {
+func evalDot(in ir.Instr, x, y, out Tensor) {
 	d := in.Dot
-	tx, ty := x.t.Shape, y.t.Shape
+	tx, ty := x.Type.Shape, y.Type.Shape
 	xfree := freeOf(tx, d.LhsBatch, d.LhsContract)
 	yfree := freeOf(ty, d.RhsBatch, d.RhsContract)
 	cshape := make(ir.Shape, len(d.LhsContract))
 	for i, a := range d.LhsContract {
 		cshape[i] = tx[a]
 	}
-	for k := range out.t.Shape.Size() {
-		o := unravel(k, out.t.Shape)
+	for k := range out.Type.Shape.Size() {
+		o := Unravel(k, out.Type.Shape)
 		xi, yi := make([]int, len(tx)), make([]int, len(ty))
 		p := 0
 		for i := range d.LhsBatch {
@@ -683,13 +686,13 @@ func evalDot(in ir.Instr, x, y, out tval) {
 		}
 		sum := 0.0
 		for m := range cshape.Size() {
-			ci := unravel(m, cshape)
+			ci := Unravel(m, cshape)
 			for i := range ci {
 				xi[d.LhsContract[i]], yi[d.RhsContract[i]] = ci[i], ci[i]
 			}
-			sum += x.get(ravel(xi, tx)) * y.get(ravel(yi, ty))
+			sum += x.At(Ravel(xi, tx)) * y.At(Ravel(yi, ty))
 		}
-		out.setF(k, sum)
+		out.Set(k, sum)
 	}
 }
 
@@ -703,9 +706,9 @@ func freeOf(s ir.Shape, batch, contract []int) []int {
 	return f
 }
 
-func evalConv(in ir.Instr, x, k, out tval) {
+func evalConv(in ir.Instr, x, k, out Tensor) {
 	a := in.Conv
-	xs, ks, os := x.t.Shape, k.t.Shape, out.t.Shape
+	xs, ks, os := x.Type.Shape, k.Type.Shape, out.Type.Shape
 	ns := len(xs) - 2
 	strides, pad, ld, rd := ones(a.Strides, ns), a.Padding, ones(a.LhsDilation, ns), ones(a.RhsDilation, ns)
 	if pad == nil {
@@ -716,12 +719,12 @@ func evalConv(in ir.Instr, x, k, out tval) {
 	og := ks[ns+1] / g
 	win := ks[:ns]
 	for n := range os.Size() {
-		o := unravel(n, os)
+		o := Unravel(n, os)
 		oc := o[ns+1]
 		grp := oc / og
 		sum := 0.0
 		for m := range win.Size() {
-			w := unravel(m, win)
+			w := Unravel(m, win)
 			xi := make([]int, ns+2)
 			xi[0] = o[0]
 			ok := true
@@ -739,10 +742,10 @@ func evalConv(in ir.Instr, x, k, out tval) {
 			for ci := range cg {
 				xi[ns+1] = grp*cg + ci
 				ki := append(slices.Clone(w), ci, oc)
-				sum += x.get(ravel(xi, xs)) * k.get(ravel(ki, ks))
+				sum += x.At(Ravel(xi, xs)) * k.At(Ravel(ki, ks))
 			}
 		}
-		out.setF(n, sum)
+		out.Set(n, sum)
 	}
 }
 
@@ -767,8 +770,8 @@ func batchIndexShape(ti ir.Shape, ivd int) (ir.Shape, int) {
 }
 
 // indexVector reads the index vector of indices at batch position bi.
-func indexVector(ind tval, ivd int, bi []int) []int {
-	ti := ind.t.Shape
+func indexVector(ind Tensor, ivd int, bi []int) []int {
+	ti := ind.Type.Shape
 	_, vec := batchIndexShape(ti, ivd)
 	out := make([]int, vec)
 	for v := range vec {
@@ -778,16 +781,16 @@ func indexVector(ind tval, ivd int, bi []int) []int {
 			full = append(full, v)
 		}
 		full = append(full, bi[min(ivd, len(bi)):]...)
-		out[v] = int(ind.i[ravel(full, ti)])
+		out[v] = int(ind.I[Ravel(full, ti)])
 	}
 	return out
 }
 
-func evalGather(in ir.Instr, x, ind, out tval) {
+func evalGather(in ir.Instr, x, ind, out Tensor) {
 	g := in.Gather
-	xs := x.t.Shape
-	for k := range out.t.Shape.Size() {
-		o := unravel(k, out.t.Shape)
+	xs := x.Type.Shape
+	for k := range out.Type.Shape.Size() {
+		o := Unravel(k, out.Type.Shape)
 		var bi, off []int
 		for i, v := range o {
 			if slices.Contains(g.OffsetDims, i) {
@@ -810,15 +813,15 @@ func evalGather(in ir.Instr, x, ind, out tval) {
 			full[d] += off[oi]
 			oi++
 		}
-		copyElem(out, k, x, ravel(full, xs))
+		copyElem(out, k, x, Ravel(full, xs))
 	}
 }
 
-func evalScatter(in ir.Instr, x, ind, upd, out tval) {
+func evalScatter(in ir.Instr, x, ind, upd, out Tensor) {
 	s := in.Scatter
-	xs, us := x.t.Shape, upd.t.Shape
-	copy(out.f, x.f)
-	copy(out.i, x.i)
+	xs, us := x.Type.Shape, upd.Type.Shape
+	copy(out.F, x.F)
+	copy(out.I, x.I)
 	var winOperand []int
 	for d := range xs {
 		if !slices.Contains(s.InsertedWindowDims, d) {
@@ -826,7 +829,7 @@ func evalScatter(in ir.Instr, x, ind, upd, out tval) {
 		}
 	}
 	for k := range us.Size() {
-		u := unravel(k, us)
+		u := Unravel(k, us)
 		var bi, wi []int
 		for i, v := range u {
 			if slices.Contains(s.UpdateWindowDims, i) {
@@ -858,34 +861,34 @@ func evalScatter(in ir.Instr, x, ind, upd, out tval) {
 		for j, d := range winOperand {
 			full[d] += wi[j]
 		}
-		p := ravel(full, xs)
-		v := upd.get(k)
+		p := Ravel(full, xs)
+		v := upd.At(k)
 		switch s.Kind {
 		case ir.ScatterReplace:
 			copyElem(out, p, upd, k)
 		case ir.ScatterAdd:
-			if out.i != nil {
-				out.i[p] = wrapInt(out.t.DType, out.i[p]+upd.i[k])
+			if out.I != nil {
+				out.I[p] = wrapInt(out.Type.DType, out.I[p]+upd.I[k])
 			} else {
-				out.setF(p, out.f[p]+v)
+				out.Set(p, out.F[p]+v)
 			}
 		}
 	}
 }
 
-func evalSort(in ir.Instr, x, out tval) {
+func evalSort(in ir.Instr, x, out Tensor) {
 	dim := in.Sort.Dim
-	s := x.t.Shape
+	s := x.Type.Shape
 	n := s[dim]
 	for k := range s.Size() {
-		idx := unravel(k, s)
+		idx := Unravel(k, s)
 		if idx[dim] != 0 {
 			continue
 		}
 		pos := make([]int, n)
 		for j := range n {
 			idx[dim] = j
-			pos[j] = ravel(idx, s)
+			pos[j] = Ravel(idx, s)
 		}
 		order := seq(n)
 		less := func(a, b float64) bool {
@@ -895,7 +898,7 @@ func evalSort(in ir.Instr, x, out tval) {
 			return a < b
 		}
 		sort.SliceStable(order, func(a, b int) bool {
-			va, vb := x.get(pos[order[a]]), x.get(pos[order[b]])
+			va, vb := x.At(pos[order[a]]), x.At(pos[order[b]])
 			if in.Sort.Descending {
 				return less(vb, va)
 			}
@@ -903,7 +906,7 @@ func evalSort(in ir.Instr, x, out tval) {
 		})
 		for j := range n {
 			if in.Op == ir.OpArgSort {
-				out.i[pos[j]] = int64(order[j])
+				out.I[pos[j]] = int64(order[j])
 			} else {
 				copyElem(out, pos[j], x, pos[order[j]])
 			}
@@ -911,32 +914,56 @@ func evalSort(in ir.Instr, x, out tval) {
 	}
 }
 
-// fromFloats makes a value of type t from float64s (rounded or truncated).
-func fromFloats(t ir.TensorType, xs ...float64) tval {
-	v := newVal(t)
+// FromFloats makes a value of type t from float64s (rounded or truncated).
+func FromFloats(t ir.TensorType, xs ...float64) Tensor {
+	v := New(t)
 	if len(xs) != t.Shape.Size() {
 		panic(fmt.Sprintf("%d values for %v", len(xs), t))
 	}
 	for k, x := range xs {
-		v.setF(k, x)
+		v.Set(k, x)
 	}
 	return v
 }
 
-// iotaVal is 0, 1, 2, ... of type t.
-func iotaVal(t ir.TensorType) tval {
+// Iota is 0, 1, 2, ... of type t.
+func Iota(t ir.TensorType) Tensor {
 	xs := make([]float64, t.Shape.Size())
 	for i := range xs {
 		xs[i] = float64(i)
 	}
-	return fromFloats(t, xs...)
+	return FromFloats(t, xs...)
 }
 
 // floats reads a value as float64s.
-func (v tval) floats() []float64 {
-	out := make([]float64, v.t.Shape.Size())
+func (v Tensor) Floats() []float64 {
+	out := make([]float64, v.Type.Shape.Size())
 	for k := range out {
-		out[k] = v.get(k)
+		out[k] = v.At(k)
 	}
 	return out
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// seq is 0, 1, ..., n-1.
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+func filled(n, v int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
 }

@@ -89,6 +89,22 @@ func Ops() []Op {
 	return ops
 }
 
+// UnaryOps lists the elementwise ops of one operand.
+func UnaryOps() []Op { return opsWhere(Op.IsUnary) }
+
+// BinaryOps lists the elementwise ops of two operands of one type.
+func BinaryOps() []Op { return opsWhere(Op.IsBinary) }
+
+func opsWhere(pred func(Op) bool) []Op {
+	var ops []Op
+	for _, o := range Ops() {
+		if pred(o) {
+			ops = append(ops, o)
+		}
+	}
+	return ops
+}
+
 // IsUnary reports whether o is an elementwise op of one operand.
 func (o Op) IsUnary() bool { return o >= OpNeg && o <= OpNot }
 

@@ -17,28 +17,95 @@ import (
 const DriversPath = "docs/drivers.md"
 
 // MetalCoverage is what the Metal driver says of each IR op, read from its
-// source (backend/driver/metal/ops.go): the package builds only on darwin,
-// so a Linux machine cannot import it, but it can read the tables.
+// source: the package builds only on darwin, so a Linux machine cannot
+// import it, but it can read its registrations and tables.
 type MetalCoverage struct {
 	Lowered    map[string]bool   // op names with an MPSGraph lowering
 	NotLowered map[string]string // op name -> why it has none
 	Fallbacks  map[string]string // op name -> the cases that run on the CPU
 }
 
-// ReadMetalCoverage parses the Metal driver's lowerings, NotLowered and
-// Fallbacks tables from root/backend/driver/metal/ops.go.
+// ReadMetalCoverage reads the Metal driver's lowerings (the
+// registerLowering calls of every file of root/backend/driver/metal) and
+// its NotLowered and Fallbacks tables (ops.go).
 func ReadMetalCoverage(root string) (*MetalCoverage, error) {
-	path := filepath.Join(root, "backend", "driver", "metal", "ops.go")
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := parser.ParseFile(token.NewFileSet(), path, src, 0)
+	dir := filepath.Join(root, "backend", "driver", "metal")
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
 	}
 	c := &MetalCoverage{Lowered: map[string]bool{}, NotLowered: map[string]string{}, Fallbacks: map[string]string{}}
 	found := map[string]bool{}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		if err := readRegistrations(path, f, c, found); err != nil {
+			return nil, err
+		}
+		if err := readTables(path, f, c, found); err != nil {
+			return nil, err
+		}
+	}
+	for _, want := range []string{"registerLowering", "NotLowered", "Fallbacks"} {
+		if !found[want] {
+			return nil, fmt.Errorf("%s: found no %s", dir, want)
+		}
+	}
+	// compile lowers parameters itself, as placeholders.
+	c.Lowered[ir.OpParameter.String()] = true
+	return c, nil
+}
+
+// readRegistrations finds registerLowering(f, ops...) calls, whose ops are
+// ir.OpX selectors or ir.UnaryOps()... / ir.BinaryOps()....
+func readRegistrations(path string, f *ast.File, c *MetalCoverage, found map[string]bool) error {
+	var err error
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || err != nil {
+			return err == nil
+		}
+		if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "registerLowering" || len(call.Args) < 2 {
+			return true
+		}
+		found["registerLowering"] = true
+		for _, a := range call.Args[1:] {
+			if inner, ok := a.(*ast.CallExpr); ok && call.Ellipsis.IsValid() {
+				sel, _ := inner.Fun.(*ast.SelectorExpr)
+				var ops []ir.Op
+				switch {
+				case sel != nil && sel.Sel.Name == "UnaryOps":
+					ops = ir.UnaryOps()
+				case sel != nil && sel.Sel.Name == "BinaryOps":
+					ops = ir.BinaryOps()
+				default:
+					err = fmt.Errorf("%s: registerLowering with ops it cannot read", path)
+					return false
+				}
+				for _, op := range ops {
+					c.Lowered[op.String()] = true
+				}
+				continue
+			}
+			op, e := opName(a)
+			if e != nil {
+				err = fmt.Errorf("%s: registerLowering: %v", path, e)
+				return false
+			}
+			c.Lowered[op] = true
+		}
+		return true
+	})
+	return err
+}
+
+// readTables reads the NotLowered and Fallbacks map literals.
+func readTables(path string, f *ast.File, c *MetalCoverage, found map[string]bool) error {
 	for _, d := range f.Decls {
 		g, ok := d.(*ast.GenDecl)
 		if !ok || g.Tok != token.VAR {
@@ -49,46 +116,37 @@ func ReadMetalCoverage(root string) (*MetalCoverage, error) {
 			if len(vs.Names) != 1 || len(vs.Values) != 1 {
 				continue
 			}
-			lit, ok := vs.Values[0].(*ast.CompositeLit)
-			if !ok {
+			name := vs.Names[0].Name
+			if name != "NotLowered" && name != "Fallbacks" {
 				continue
 			}
-			name := vs.Names[0].Name
+			lit, ok := vs.Values[0].(*ast.CompositeLit)
+			if !ok {
+				return fmt.Errorf("%s: %s is not a map literal", path, name)
+			}
 			for _, e := range lit.Elts {
 				kv, ok := e.(*ast.KeyValueExpr)
 				if !ok {
-					return nil, fmt.Errorf("%s: %s has an element that is not key: value", path, name)
+					return fmt.Errorf("%s: %s has an element that is not key: value", path, name)
 				}
 				op, err := opName(kv.Key)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %v", path, name, err)
+					return fmt.Errorf("%s: %s: %v", path, name, err)
 				}
-				switch name {
-				case "lowerings":
-					c.Lowered[op] = true
-				case "NotLowered", "Fallbacks":
-					why, err := stringValue(kv.Value)
-					if err != nil {
-						return nil, fmt.Errorf("%s: %s[%s]: %v", path, name, op, err)
-					}
-					if name == "NotLowered" {
-						c.NotLowered[op] = why
-					} else {
-						c.Fallbacks[op] = why
-					}
+				why, err := stringValue(kv.Value)
+				if err != nil {
+					return fmt.Errorf("%s: %s[%s]: %v", path, name, op, err)
+				}
+				if name == "NotLowered" {
+					c.NotLowered[op] = why
+				} else {
+					c.Fallbacks[op] = why
 				}
 			}
 			found[name] = true
 		}
 	}
-	for _, want := range []string{"lowerings", "NotLowered", "Fallbacks"} {
-		if !found[want] {
-			return nil, fmt.Errorf("%s: no map literal named %s", path, want)
-		}
-	}
-	// compile lowers parameters itself, as placeholders.
-	c.Lowered[ir.OpParameter.String()] = true
-	return c, nil
+	return nil
 }
 
 // opName turns the selector ir.OpAdd into the op's name, "add".
@@ -184,7 +242,7 @@ func Drivers(root string) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# IR ops by driver\n\n")
-	fmt.Fprintf(&b, "Generated by `go tool mage kernels` from `backend/ir` and the Metal driver's tables (`backend/driver/metal/ops.go`); CI fails when this file is stale.\n\n")
+	fmt.Fprintf(&b, "Generated by `go tool mage kernels` from `backend/ir` and the Metal driver's registrations and tables (`backend/driver/metal`); CI fails when this file is stale.\n\n")
 	fmt.Fprintf(&b, "The host driver runs every op and is tested against reference loops by `backend/driver/drivertest`. ")
 	fmt.Fprintf(&b, "The Metal driver is **type-checked only** (`go tool mage darwincheck`): none of it has run here, and the same conformance suite runs against it on a Mac (`go test ./backend/driver/metal`).\n\n")
 	lowered, fallback := 0, 0

@@ -7,6 +7,12 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	register(opKernel{make: compareKernel}, ir.OpCompare)
+	register(opKernel{make: selectKernel}, ir.OpSelect)
+	register(opKernel{make: convertKernel}, ir.OpConvert)
+}
+
 func compareKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 	dir := in.Compare
 	switch at[0].DType {

@@ -143,27 +143,49 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 	return e, nil
 }
 
+// opKernel is the host driver's entry for one IR op, registered from the
+// file of its op family (register, in an init function): how to make the
+// kernel of an instruction, and, where the default (the largest operand or
+// result) is wrong, what one run costs in element operations.
+type opKernel struct {
+	make func(in ir.Instr, argTypes []ir.TensorType) (kernel, error)
+	work func(in ir.Instr, argTypes []ir.TensorType) int
+}
+
+// opKernels holds every registered op. Parameters, constants and reshapes
+// are steps of their own (plan), not kernels.
+var opKernels = map[ir.Op]opKernel{}
+
+// register adds the kernels of ops; it runs from init functions only.
+func register(k opKernel, ops ...ir.Op) {
+	for _, op := range ops {
+		if _, dup := opKernels[op]; dup {
+			panic("host: " + op.String() + " registered twice")
+		}
+		opKernels[op] = k
+	}
+}
+
+// heavyWork is the cost of the ops whose kernels do much more than one
+// operation per element (sorts, FFTs, indexing, windows).
+func heavyWork(in ir.Instr, argTypes []ir.TensorType) int {
+	n := in.Type.Shape.Size()
+	for _, t := range argTypes {
+		n += t.Shape.Size()
+	}
+	return 16 * n
+}
+
 // stepWork estimates one instruction's cost in element operations.
 func stepWork(in ir.Instr, argTypes []ir.TensorType) int {
-	n := in.Type.Shape.Size()
 	switch in.Op {
 	case ir.OpParameter, ir.OpConstant, ir.OpReshape:
 		return 0
-	case ir.OpDotGeneral:
-		k := 1
-		for _, d := range in.Dot.LhsContract {
-			k *= argTypes[0].Shape[d]
-		}
-		return n * k
-	case ir.OpConvolution:
-		ks := argTypes[1].Shape
-		return n * max(1, ks.Size()/max(1, ks[len(ks)-1]))
-	case ir.OpSort, ir.OpArgSort, ir.OpFFT, ir.OpScatter, ir.OpGather, ir.OpSelectAndScatter, ir.OpReduceWindow:
-		for _, t := range argTypes {
-			n += t.Shape.Size()
-		}
-		return 16 * n
 	}
+	if k, ok := opKernels[in.Op]; ok && k.work != nil {
+		return k.work(in, argTypes)
+	}
+	n := in.Type.Shape.Size()
 	for _, t := range argTypes {
 		n = max(n, t.Shape.Size())
 	}
@@ -189,53 +211,8 @@ func errUnsupported(in ir.Instr, argTypes []ir.TensorType) error {
 
 // kernelFor picks the kernel of one instruction.
 func kernelFor(in ir.Instr, argTypes []ir.TensorType) (kernel, error) {
-	switch op := in.Op; {
-	case op == ir.OpIota:
-		return iotaKernel(in)
-	case op.IsUnary():
-		return unaryKernel(in, argTypes)
-	case op.IsBinary():
-		return binaryKernel(in, argTypes)
-	case op == ir.OpCompare:
-		return compareKernel(in, argTypes)
-	case op == ir.OpSelect:
-		return selectKernel(in, argTypes)
-	case op == ir.OpConvert:
-		return convertKernel(in, argTypes)
-	case op == ir.OpBroadcastInDim:
-		return broadcastKernel(in, argTypes)
-	case op == ir.OpTranspose:
-		return transposeKernel(in, argTypes)
-	case op == ir.OpSlice:
-		return sliceKernel(in, argTypes)
-	case op == ir.OpConcat:
-		return concatKernel(in, argTypes)
-	case op == ir.OpPad:
-		return padKernel(in, argTypes)
-	case op == ir.OpDotGeneral:
-		return dotKernel(in, argTypes)
-	case op == ir.OpConvolution:
-		return convKernel(in, argTypes)
-	case op == ir.OpReduce:
-		return reduceKernel(in, argTypes)
-	case op == ir.OpReduceWindow:
-		return reduceWindowKernel(in, argTypes)
-	case op == ir.OpReverse:
-		return reverseKernel(in, argTypes)
-	case op == ir.OpGather:
-		return gatherKernel(in, argTypes)
-	case op == ir.OpScatter:
-		return scatterKernel(in, argTypes)
-	case op == ir.OpSort, op == ir.OpArgSort:
-		return sortKernel(in, argTypes)
-	case op == ir.OpArgReduce:
-		return argReduceKernel(in, argTypes)
-	case op == ir.OpSelectAndScatter:
-		return selectAndScatterKernel(in, argTypes)
-	case op == ir.OpRng:
-		return rngKernel(in)
-	case op == ir.OpFFT:
-		return fftKernel(in, argTypes)
+	if k, ok := opKernels[in.Op]; ok {
+		return k.make(in, argTypes)
 	}
 	return nil, errUnsupported(in, argTypes)
 }

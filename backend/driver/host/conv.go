@@ -4,6 +4,14 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	// A convolution costs a multiply-add per result element and kernel tap.
+	register(opKernel{make: convKernel, work: func(in ir.Instr, argTypes []ir.TensorType) int {
+		ks := argTypes[1].Shape
+		return in.Type.Shape.Size() * max(1, ks.Size()/max(1, ks[len(ks)-1]))
+	}}, ir.OpConvolution)
+}
+
 // tap is one kernel position along one spatial dimension that lands on a
 // real input element (not padding, not an lhs-dilation hole), as element
 // offsets into the kernel and the input.

@@ -6,6 +6,17 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	// A dot costs a multiply-add per result element and contracted index.
+	register(opKernel{make: dotKernel, work: func(in ir.Instr, argTypes []ir.TensorType) int {
+		k := 1
+		for _, d := range in.Dot.LhsContract {
+			k *= argTypes[0].Shape[d]
+		}
+		return in.Type.Shape.Size() * k
+	}}, ir.OpDotGeneral)
+}
+
 // parallelWork is the number of multiply-adds below which contractions stay
 // on one goroutine.
 const parallelWork = 1 << 16

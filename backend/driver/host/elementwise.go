@@ -6,6 +6,11 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	register(opKernel{make: unaryKernel}, ir.UnaryOps()...)
+	register(opKernel{make: binaryKernel}, ir.BinaryOps()...)
+}
+
 // Chunk sizes for splitting elementwise loops across goroutines: below them
 // the goroutine hand-off costs more than the loop.
 const (

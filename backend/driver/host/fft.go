@@ -9,6 +9,8 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() { register(opKernel{make: fftKernel, work: heavyWork}, ir.OpFFT) }
+
 // OpFFT transforms in complex128 whatever the stored precision, so that a
 // float32 result carries only its final rounding. A multi-dimensional
 // transform is 1-D transforms along each axis in turn. Lengths that are

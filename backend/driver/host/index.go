@@ -7,6 +7,11 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	register(opKernel{make: gatherKernel, work: heavyWork}, ir.OpGather)
+	register(opKernel{make: scatterKernel, work: heavyWork}, ir.OpScatter)
+}
+
 // Gather and scatter walk the batch of index vectors; for each, the window
 // they address is one strided box of the operand, so the per-element work is
 // the same strided walk the movement kernels use, with bases that depend on

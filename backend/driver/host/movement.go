@@ -7,6 +7,16 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	register(opKernel{make: func(in ir.Instr, _ []ir.TensorType) (kernel, error) { return iotaKernel(in) }}, ir.OpIota)
+	register(opKernel{make: broadcastKernel}, ir.OpBroadcastInDim)
+	register(opKernel{make: transposeKernel}, ir.OpTranspose)
+	register(opKernel{make: sliceKernel}, ir.OpSlice)
+	register(opKernel{make: concatKernel}, ir.OpConcat)
+	register(opKernel{make: padKernel}, ir.OpPad)
+	register(opKernel{make: reverseKernel}, ir.OpReverse)
+}
+
 // Data movement never looks at values, so every kernel here works on
 // elements of the dtype's width, and one instantiation serves F16, BF16 and
 // I16 alike. Broadcast, transpose, slice, pad and iota are all one strided

@@ -6,6 +6,8 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() { register(opKernel{make: reduceKernel}, ir.OpReduce) }
+
 // bounds are a type's lowest and highest values: the identities of max and
 // min (-inf and +inf for floats, so that reducing nothing gives them, as
 // StableHLO says).

@@ -9,6 +9,10 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	register(opKernel{make: func(in ir.Instr, _ []ir.TensorType) (kernel, error) { return rngKernel(in) }}, ir.OpRng)
+}
+
 // OpRng reproduces TensorFlow's stateless random kernels
 // (StatelessRandomUniformV2, StatelessRandomUniformFullIntV2,
 // StatelessRandomNormalV2, StatelessTruncatedNormalV2 with the Philox

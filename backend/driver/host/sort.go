@@ -7,6 +7,11 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	register(opKernel{make: sortKernel, work: heavyWork}, ir.OpSort, ir.OpArgSort)
+	register(opKernel{make: argReduceKernel}, ir.OpArgReduce)
+}
+
 // Sort, arg_sort and arg_reduce see a tensor as [outer, n, inner] around
 // their dim: a row is the n elements at one (outer, inner) position, inner
 // apart in memory.

@@ -4,6 +4,11 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	register(opKernel{make: reduceWindowKernel, work: heavyWork}, ir.OpReduceWindow)
+	register(opKernel{make: selectAndScatterKernel, work: heavyWork}, ir.OpSelectAndScatter)
+}
+
 // windowPlan holds, per dimension and output coordinate, the input range the
 // window covers once clipped to the operand. Padding only ever contributes the
 // identity, so clipping it away is exact, and with no window dilation what is

@@ -10,6 +10,12 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	registerLowering(lowerCompare, ir.OpCompare)
+	registerLowering(lowerSelect, ir.OpSelect)
+	registerLowering(lowerConvert, ir.OpConvert)
+}
+
 // lowerCompare compares with IEEE semantics (with a NaN operand everything
 // but NE is false). Bools compare as their 0/1 bytes, so false < true.
 // complex64 compares for equality only, both parts at once.

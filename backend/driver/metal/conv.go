@@ -8,6 +8,8 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() { registerLowering(lowerConv, ir.OpConvolution) }
+
 // lowerConv lowers a channels-last convolution of one or two spatial dims
 // to MPSGraph's 2-D convolution (NHWC input, HWIO weights: exactly the IR's
 // layouts). Input dilation (transposed convolution) and the padding,

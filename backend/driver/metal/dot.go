@@ -8,6 +8,8 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() { registerLowering(lowerDot, ir.OpDotGeneral) }
+
 // maxIntDotElements bounds the broadcast product an integer dot_general
 // materializes; beyond it the program runs on the CPU.
 const maxIntDotElements = 1 << 27

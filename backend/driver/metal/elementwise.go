@@ -10,6 +10,11 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	registerLowering(lowerUnary, ir.UnaryOps()...)
+	registerLowering(lowerBinary, ir.BinaryOps()...)
+}
+
 // lowerUnary lowers the elementwise ops of one operand. Where MPSGraph's op
 // does not pin down the semantics the IR asks for (signed zeros and NaN in
 // sign, ties in round, integer wrap-around), the op is composed from ones

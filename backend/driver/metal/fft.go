@@ -12,6 +12,8 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() { registerLowering(lowerFFT, ir.OpFFT) }
+
 // maxDFTMatrix bounds the elements of one DFT matrix (16 MiB of float32).
 const maxDFTMatrix = 1 << 22
 

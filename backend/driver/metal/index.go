@@ -10,6 +10,11 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	registerLowering(lowerGather, ir.OpGather)
+	registerLowering(lowerScatter, ir.OpScatter)
+}
+
 // Gather and scatter are lowered to MPSGraph's one-dimensional gather and
 // scatterND over the flattened operand, with the operand position of every
 // element computed in the graph from the start indices: general StableHLO

@@ -13,6 +13,18 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	registerLowering(lowerConstant, ir.OpConstant)
+	registerLowering(lowerIota, ir.OpIota)
+	registerLowering(lowerBroadcast, ir.OpBroadcastInDim)
+	registerLowering(lowerReshape, ir.OpReshape)
+	registerLowering(lowerTranspose, ir.OpTranspose)
+	registerLowering(lowerSlice, ir.OpSlice)
+	registerLowering(lowerConcat, ir.OpConcat)
+	registerLowering(lowerPad, ir.OpPad)
+	registerLowering(lowerReverse, ir.OpReverse)
+}
+
 // lowerConstant converts the literal to physical form on the host: half
 // types are widened exactly to float32 and bools normalized to 0/1, so the
 // graph holds no half or bool constants.

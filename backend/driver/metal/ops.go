@@ -17,33 +17,21 @@ func Lowered() []ir.Op {
 	return ops
 }
 
-// lowerings maps every lowered op to its lowering, which lives in the file
-// of its family (elementwise.go, movement.go, dot.go, ...). OpParameter is
-// lowered by compile itself, as a placeholder.
-var lowerings = map[ir.Op]lowerFunc{
-	ir.OpConstant: lowerConstant, ir.OpIota: lowerIota,
+// lowerings maps every lowered op to its lowering; each file of an op
+// family (elementwise.go, movement.go, dot.go, ...) registers its own from
+// an init function. OpParameter is lowered by compile itself, as a
+// placeholder.
+var lowerings = map[ir.Op]lowerFunc{}
 
-	ir.OpNeg: lowerUnary, ir.OpAbs: lowerUnary, ir.OpExp: lowerUnary, ir.OpLog: lowerUnary,
-	ir.OpSqrt: lowerUnary, ir.OpRsqrt: lowerUnary, ir.OpTanh: lowerUnary, ir.OpLogistic: lowerUnary,
-	ir.OpFloor: lowerUnary, ir.OpCeil: lowerUnary, ir.OpSign: lowerUnary, ir.OpErf: lowerUnary,
-	ir.OpLog1p: lowerUnary, ir.OpExpm1: lowerUnary, ir.OpRound: lowerUnary, ir.OpSin: lowerUnary,
-	ir.OpCos: lowerUnary, ir.OpNot: lowerUnary,
-
-	ir.OpAdd: lowerBinary, ir.OpSub: lowerBinary, ir.OpMul: lowerBinary, ir.OpDiv: lowerBinary,
-	ir.OpRem: lowerBinary, ir.OpMax: lowerBinary, ir.OpMin: lowerBinary, ir.OpPow: lowerBinary,
-	ir.OpAnd: lowerBinary, ir.OpOr: lowerBinary,
-
-	ir.OpCompare: lowerCompare, ir.OpSelect: lowerSelect, ir.OpConvert: lowerConvert,
-
-	ir.OpBroadcastInDim: lowerBroadcast, ir.OpReshape: lowerReshape, ir.OpTranspose: lowerTranspose,
-	ir.OpSlice: lowerSlice, ir.OpConcat: lowerConcat, ir.OpPad: lowerPad, ir.OpReverse: lowerReverse,
-
-	ir.OpDotGeneral: lowerDot, ir.OpConvolution: lowerConv, ir.OpReduce: lowerReduce,
-	ir.OpReduceWindow: lowerReduceWindow, ir.OpSelectAndScatter: lowerSelectAndScatter,
-
-	ir.OpGather: lowerGather, ir.OpScatter: lowerScatter,
-	ir.OpSort: lowerSort, ir.OpArgSort: lowerSort, ir.OpArgReduce: lowerArgReduce,
-	ir.OpRng: lowerRng, ir.OpFFT: lowerFFT,
+// registerLowering adds f as the lowering of ops; it runs from init
+// functions only.
+func registerLowering(f lowerFunc, ops ...ir.Op) {
+	for _, op := range ops {
+		if _, dup := lowerings[op]; dup {
+			panic("metal: " + op.String() + " lowered twice")
+		}
+		lowerings[op] = f
+	}
 }
 
 // NotLowered lists the IR ops with no MPSGraph lowering at all, and why.

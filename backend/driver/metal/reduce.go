@@ -6,6 +6,8 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() { registerLowering(lowerReduce, ir.OpReduce) }
+
 // lowerReduce folds the axes away. Float max and min propagate NaN, as the
 // host driver's builtins do; and/or on 0/1 bytes are min/max.
 func lowerReduce(l *lowering, in ir.Instr, args []val) (tensor, error) {

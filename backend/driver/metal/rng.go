@@ -8,6 +8,8 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() { registerLowering(lowerRng, ir.OpRng) }
+
 // Philox4x32-10's constants (the host driver's rng.go cites their source).
 const (
 	philoxW32A   = 0x9E3779B9

@@ -8,6 +8,11 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	registerLowering(lowerSort, ir.OpSort, ir.OpArgSort)
+	registerLowering(lowerArgReduce, ir.OpArgReduce)
+}
+
 // maxStableSortRow is the longest row the stable argsort handles: its
 // tie-breaking key group*n + position must fit int32.
 const maxStableSortRow = 46340

@@ -8,6 +8,11 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	registerLowering(lowerReduceWindow, ir.OpReduceWindow)
+	registerLowering(lowerSelectAndScatter, ir.OpSelectAndScatter)
+}
+
 // maxWindowElements bounds the unrolled window positions; a larger window
 // runs on the CPU.
 const maxWindowElements = 1024

@@ -58,3 +58,17 @@ func TestStreamDelay(t *testing.T) {
 		t.Fatalf("after Synchronize the copy has not happened: %v", dst)
 	}
 }
+
+// TestEveryOpHasAKernel: every IR op is registered by the file of its
+// family, or is one of the steps plan handles itself.
+func TestEveryOpHasAKernel(t *testing.T) {
+	for _, op := range ir.Ops() {
+		switch op {
+		case ir.OpParameter, ir.OpConstant, ir.OpReshape:
+			continue
+		}
+		if _, ok := opKernels[op]; !ok {
+			t.Errorf("%s has no host kernel: register one in the file of its family", op)
+		}
+	}
+}

@@ -243,6 +243,11 @@ func (k *Kernel) Build(attrs *Attrs, in []ir.TensorType, host map[int][]int64, r
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", k.Op, err)
 	}
+	// The builder checked each instruction as it went; the verifier checks
+	// the program as a driver will see it. A failure here is a lowering bug.
+	if err := ir.Verify(p); err != nil {
+		return nil, status.InternalError(fmt.Errorf("%s: inputs %s: the lowering built an invalid program: %w", k.Op, c.Inputs(), err))
+	}
 	return &Lowered{Program: p, Rng: c.rng}, nil
 }
 

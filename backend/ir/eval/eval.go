@@ -1,7 +1,8 @@
 // Package eval is the reference semantics of the IR: a slow, plain
 // interpreter of programs, written from the IR's documented rules and
 // independently of any driver, that the IR's tests and the lowering tests
-// share. Floats are held as float64 (rounded
+// share, and that the host driver's programs are checked against
+// (backend/driver/host/reference_test.go). Floats are held as float64 (rounded
 // to the dtype after each op), integers as int64 (wrapped to the dtype),
 // bools as 0/1 in the integer slice.
 package eval

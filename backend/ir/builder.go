@@ -32,6 +32,9 @@ func (b *Builder) Build(results ...Value) (*Program, error) {
 		if int(r) < 0 || int(r) >= len(b.prog.Instrs) {
 			return nil, fmt.Errorf("ir: result %%%d does not exist", r)
 		}
+		if b.isTuple(r) {
+			return nil, fmt.Errorf("ir: result %%%d is a tuple: take it apart with GetResult", r)
+		}
 	}
 	p := b.prog
 	p.Results = slices.Clone(results)

@@ -77,6 +77,15 @@ const (
 	OpRng              // Args key I64[1], counter I64[2]: Philox4x32-10 numbers, Instr.Rng
 	OpFFT              // Instr.FFT over the innermost dims
 
+	// Control flow. Each holds sub-programs in Instr.Regions, which see
+	// only their own parameters (a frontend passes what a region uses as
+	// operands), and yields a tuple of results (Instr.Tuple) that
+	// OpGetResult takes apart.
+	OpWhile     // Args the initial values; Regions cond (values -> bool[]) and body (values -> values)
+	OpCase      // Args[0] the int32 branch index (out of range: the last branch), Args[1:] the branches' operands; Regions the branches
+	OpCall      // Args the operands of Regions[0], whose results it yields
+	OpGetResult // result Param of the tuple Args[0]
+
 	numOps
 )
 

@@ -30,6 +30,9 @@ type Instr struct {
 	Sort    *SortAttrs   // OpSort, OpArgSort
 	Rng     *RngAttrs    // OpRng
 	FFT     *FFTAttrs    // OpFFT
+
+	Regions []*Program    // OpWhile (cond, body), OpCase (branches), OpCall (callee)
+	Tuple   []TensorType // the results of OpWhile, OpCase, OpCall, whose own Type is unset
 }
 
 // Program is a straight-line computation: parameters in, results out.
@@ -61,7 +64,7 @@ func (p *Program) String() string {
 			fmt.Fprintf(&b, " %%%d", a)
 		}
 		switch in.Op {
-		case OpParameter:
+		case OpParameter, OpGetResult:
 			fmt.Fprintf(&b, " #%d", in.Param)
 		case OpConstant:
 			fmt.Fprintf(&b, " 0x%x", in.Literal)
@@ -108,7 +111,18 @@ func (p *Program) String() string {
 		if in.FFT != nil {
 			fmt.Fprintf(&b, " fft=%+v", *in.FFT)
 		}
-		fmt.Fprintf(&b, " : %s\n", in.Type)
+		if in.Tuple != nil {
+			fmt.Fprintf(&b, " : %v\n", in.Tuple)
+		} else {
+			fmt.Fprintf(&b, " : %s\n", in.Type)
+		}
+		for r, region := range in.Regions {
+			fmt.Fprintf(&b, "  region %d params %v {\n", r, region.Params)
+			for _, line := range strings.Split(region.String(), "\n") {
+				fmt.Fprintf(&b, "    %s\n", line)
+			}
+			b.WriteString("  }\n")
+		}
 	}
 	fmt.Fprintf(&b, "return")
 	for _, r := range p.Results {

@@ -58,140 +58,166 @@ func singleAxis(in Instr) int {
 	return in.Axes[0]
 }
 
-var opTable = [numOps]OpInfo{
-	OpParameter: {Name: "parameter", Arity: 0, Attrs: []string{"Param"}, infer: func(b *Builder, p *Program, in Instr, _ []Value) (Value, error) {
-		if in.Param < 0 || in.Param >= len(p.Params) {
-			return 0, fmt.Errorf("parameter #%d of a program with %d", in.Param, len(p.Params))
-		}
-		if pt := p.Params[in.Param]; pt.DType != in.Type.DType || !pt.Shape.Equal(in.Type.Shape) {
-			return 0, fmt.Errorf("parameter #%d is declared %v but typed %v", in.Param, pt, in.Type)
-		}
-		return b.Parameter(in.Type), nil
-	}},
-	OpConstant: {Name: "constant", Arity: 0, Attrs: []string{"Literal"}, infer: func(b *Builder, _ *Program, in Instr, _ []Value) (Value, error) {
-		return b.Constant(in.Type, in.Literal), nil
-	}},
-	OpIota: {Name: "iota", Arity: 0, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, _ []Value) (Value, error) {
-		return b.Iota(in.Type, singleAxis(in)), nil
-	}},
+// opTable is filled by init: the region ops' inference verifies their
+// regions, which reads the table.
+var opTable [numOps]OpInfo
 
-	OpNeg: unaryOp("negate"), OpAbs: unaryOp("abs"), OpExp: unaryOp("exponential"), OpLog: unaryOp("log"),
-	OpSqrt: unaryOp("sqrt"), OpRsqrt: unaryOp("rsqrt"), OpTanh: unaryOp("tanh"), OpLogistic: unaryOp("logistic"),
-	OpFloor: unaryOp("floor"), OpCeil: unaryOp("ceil"), OpSign: unaryOp("sign"), OpErf: unaryOp("erf"),
-	OpLog1p: unaryOp("log_plus_one"), OpExpm1: unaryOp("exponential_minus_one"), OpRound: unaryOp("round_nearest_even"),
-	OpSin: unaryOp("sine"), OpCos: unaryOp("cosine"), OpNot: unaryOp("not"),
+func init() { opTable = opEntries() }
 
-	OpAdd: binaryOp("add"), OpSub: binaryOp("subtract"), OpMul: binaryOp("multiply"), OpDiv: binaryOp("divide"),
-	OpRem: binaryOp("remainder"), OpMax: binaryOp("maximum"), OpMin: binaryOp("minimum"), OpPow: binaryOp("power"),
-	OpAnd: binaryOp("and"), OpOr: binaryOp("or"),
+func opEntries() [numOps]OpInfo {
+	return [numOps]OpInfo{
+		OpParameter: {Name: "parameter", Arity: 0, Attrs: []string{"Param"}, infer: func(b *Builder, p *Program, in Instr, _ []Value) (Value, error) {
+			if in.Param < 0 || in.Param >= len(p.Params) {
+				return 0, fmt.Errorf("parameter #%d of a program with %d", in.Param, len(p.Params))
+			}
+			if pt := p.Params[in.Param]; pt.DType != in.Type.DType || !pt.Shape.Equal(in.Type.Shape) {
+				return 0, fmt.Errorf("parameter #%d is declared %v but typed %v", in.Param, pt, in.Type)
+			}
+			return b.Parameter(in.Type), nil
+		}},
+		OpConstant: {Name: "constant", Arity: 0, Attrs: []string{"Literal"}, infer: func(b *Builder, _ *Program, in Instr, _ []Value) (Value, error) {
+			return b.Constant(in.Type, in.Literal), nil
+		}},
+		OpIota: {Name: "iota", Arity: 0, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, _ []Value) (Value, error) {
+			return b.Iota(in.Type, singleAxis(in)), nil
+		}},
 
-	OpCompare: {Name: "compare", Arity: 2, Attrs: []string{"Compare"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		return b.Compare(in.Compare, a[0], a[1]), nil
-	}},
-	OpSelect: {Name: "select", Arity: 3, infer: func(b *Builder, _ *Program, _ Instr, a []Value) (Value, error) {
-		return b.Select(a[0], a[1], a[2]), nil
-	}},
-	OpConvert: {Name: "convert", Arity: 1, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		return b.Convert(a[0], in.Type.DType), nil
-	}},
+		OpNeg: unaryOp("negate"), OpAbs: unaryOp("abs"), OpExp: unaryOp("exponential"), OpLog: unaryOp("log"),
+		OpSqrt: unaryOp("sqrt"), OpRsqrt: unaryOp("rsqrt"), OpTanh: unaryOp("tanh"), OpLogistic: unaryOp("logistic"),
+		OpFloor: unaryOp("floor"), OpCeil: unaryOp("ceil"), OpSign: unaryOp("sign"), OpErf: unaryOp("erf"),
+		OpLog1p: unaryOp("log_plus_one"), OpExpm1: unaryOp("exponential_minus_one"), OpRound: unaryOp("round_nearest_even"),
+		OpSin: unaryOp("sine"), OpCos: unaryOp("cosine"), OpNot: unaryOp("not"),
 
-	OpBroadcastInDim: {Name: "broadcast_in_dim", Arity: 1, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		dims := in.Axes
-		if dims == nil {
-			dims = []int{} // nil asks the builder for numpy alignment; an instruction means rank 0
-		}
-		return b.BroadcastInDim(a[0], in.Type.Shape, dims), nil
-	}},
-	OpReshape: {Name: "reshape", Arity: 1, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		return b.Reshape(a[0], in.Type.Shape), nil
-	}},
-	OpTranspose: {Name: "transpose", Arity: 1, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		return b.Transpose(a[0], in.Axes), nil
-	}},
-	OpSlice: {Name: "slice", Arity: 1, Attrs: []string{"Slice"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Slice == nil {
-			return 0, missing("slice attributes")
-		}
-		return b.Slice(a[0], in.Slice.Start, in.Slice.Limit, in.Slice.Strides), nil
-	}},
-	OpConcat: {Name: "concatenate", Arity: Variadic, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		return b.Concat(singleAxis(in), a...), nil
-	}},
-	OpPad: {Name: "pad", Arity: 2, Attrs: []string{"Pad"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Pad == nil {
-			return 0, missing("pad attributes")
-		}
-		return b.Pad(a[0], a[1], in.Pad.Low, in.Pad.High, in.Pad.Interior), nil
-	}},
+		OpAdd: binaryOp("add"), OpSub: binaryOp("subtract"), OpMul: binaryOp("multiply"), OpDiv: binaryOp("divide"),
+		OpRem: binaryOp("remainder"), OpMax: binaryOp("maximum"), OpMin: binaryOp("minimum"), OpPow: binaryOp("power"),
+		OpAnd: binaryOp("and"), OpOr: binaryOp("or"),
 
-	OpDotGeneral: {Name: "dot_general", Arity: 2, Attrs: []string{"Dot"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Dot == nil {
-			return 0, missing("dot dimension numbers")
-		}
-		return b.DotGeneral(a[0], a[1], *in.Dot), nil
-	}},
-	OpConvolution: {Name: "convolution", Arity: 2, Attrs: []string{"Conv"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Conv == nil {
-			return 0, missing("convolution attributes")
-		}
-		return b.Convolution(a[0], a[1], *in.Conv), nil
-	}},
-	OpReduce: {Name: "reduce", Arity: 1, Attrs: []string{"Reduce", "Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		return b.Reduce(a[0], in.Reduce, in.Axes), nil
-	}},
-	OpReduceWindow: {Name: "reduce_window", Arity: 1, Attrs: []string{"Reduce", "Window"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Window == nil {
-			return 0, missing("window attributes")
-		}
-		return b.ReduceWindow(a[0], in.Reduce, *in.Window), nil
-	}},
+		OpCompare: {Name: "compare", Arity: 2, Attrs: []string{"Compare"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Compare(in.Compare, a[0], a[1]), nil
+		}},
+		OpSelect: {Name: "select", Arity: 3, infer: func(b *Builder, _ *Program, _ Instr, a []Value) (Value, error) {
+			return b.Select(a[0], a[1], a[2]), nil
+		}},
+		OpConvert: {Name: "convert", Arity: 1, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Convert(a[0], in.Type.DType), nil
+		}},
 
-	OpReverse: {Name: "reverse", Arity: 1, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		return b.Reverse(a[0], in.Axes), nil
-	}},
-	OpGather: {Name: "gather", Arity: 2, Attrs: []string{"Gather"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Gather == nil {
-			return 0, missing("gather dimension numbers")
-		}
-		return b.Gather(a[0], a[1], *in.Gather), nil
-	}},
-	OpScatter: {Name: "scatter", Arity: 3, Attrs: []string{"Scatter"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Scatter == nil {
-			return 0, missing("scatter dimension numbers")
-		}
-		return b.Scatter(a[0], a[1], a[2], *in.Scatter), nil
-	}},
-	OpSort: {Name: "sort", Arity: 1, Attrs: []string{"Sort"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Sort == nil {
-			return 0, missing("sort attributes")
-		}
-		return b.Sort(a[0], *in.Sort), nil
-	}},
-	OpArgSort: {Name: "arg_sort", Arity: 1, Attrs: []string{"Sort"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Sort == nil {
-			return 0, missing("sort attributes")
-		}
-		return b.ArgSort(a[0], *in.Sort, in.Type.DType), nil
-	}},
-	OpArgReduce: {Name: "arg_reduce", Arity: 1, Attrs: []string{"Reduce", "Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		return b.ArgReduce(a[0], in.Reduce, singleAxis(in), in.Type.DType), nil
-	}},
-	OpSelectAndScatter: {Name: "select_and_scatter", Arity: 2, Attrs: []string{"Compare", "Window"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Window == nil {
-			return 0, missing("window attributes")
-		}
-		return b.SelectAndScatter(a[0], a[1], in.Compare, *in.Window), nil
-	}},
-	OpRng: {Name: "rng", Arity: 2, Attrs: []string{"Rng"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.Rng == nil {
-			return 0, missing("rng attributes")
-		}
-		return b.Rng(a[0], a[1], in.Rng.Distribution, in.Type), nil
-	}},
-	OpFFT: {Name: "fft", Arity: 1, Attrs: []string{"FFT"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if in.FFT == nil {
-			return 0, missing("fft attributes")
-		}
-		return b.FFT(a[0], in.FFT.Kind, in.FFT.Length), nil
-	}},
+		OpBroadcastInDim: {Name: "broadcast_in_dim", Arity: 1, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			dims := in.Axes
+			if dims == nil {
+				dims = []int{} // nil asks the builder for numpy alignment; an instruction means rank 0
+			}
+			return b.BroadcastInDim(a[0], in.Type.Shape, dims), nil
+		}},
+		OpReshape: {Name: "reshape", Arity: 1, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Reshape(a[0], in.Type.Shape), nil
+		}},
+		OpTranspose: {Name: "transpose", Arity: 1, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Transpose(a[0], in.Axes), nil
+		}},
+		OpSlice: {Name: "slice", Arity: 1, Attrs: []string{"Slice"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Slice == nil {
+				return 0, missing("slice attributes")
+			}
+			return b.Slice(a[0], in.Slice.Start, in.Slice.Limit, in.Slice.Strides), nil
+		}},
+		OpConcat: {Name: "concatenate", Arity: Variadic, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Concat(singleAxis(in), a...), nil
+		}},
+		OpPad: {Name: "pad", Arity: 2, Attrs: []string{"Pad"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Pad == nil {
+				return 0, missing("pad attributes")
+			}
+			return b.Pad(a[0], a[1], in.Pad.Low, in.Pad.High, in.Pad.Interior), nil
+		}},
+
+		OpDotGeneral: {Name: "dot_general", Arity: 2, Attrs: []string{"Dot"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Dot == nil {
+				return 0, missing("dot dimension numbers")
+			}
+			return b.DotGeneral(a[0], a[1], *in.Dot), nil
+		}},
+		OpConvolution: {Name: "convolution", Arity: 2, Attrs: []string{"Conv"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Conv == nil {
+				return 0, missing("convolution attributes")
+			}
+			return b.Convolution(a[0], a[1], *in.Conv), nil
+		}},
+		OpReduce: {Name: "reduce", Arity: 1, Attrs: []string{"Reduce", "Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Reduce(a[0], in.Reduce, in.Axes), nil
+		}},
+		OpReduceWindow: {Name: "reduce_window", Arity: 1, Attrs: []string{"Reduce", "Window"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Window == nil {
+				return 0, missing("window attributes")
+			}
+			return b.ReduceWindow(a[0], in.Reduce, *in.Window), nil
+		}},
+
+		OpReverse: {Name: "reverse", Arity: 1, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Reverse(a[0], in.Axes), nil
+		}},
+		OpGather: {Name: "gather", Arity: 2, Attrs: []string{"Gather"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Gather == nil {
+				return 0, missing("gather dimension numbers")
+			}
+			return b.Gather(a[0], a[1], *in.Gather), nil
+		}},
+		OpScatter: {Name: "scatter", Arity: 3, Attrs: []string{"Scatter"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Scatter == nil {
+				return 0, missing("scatter dimension numbers")
+			}
+			return b.Scatter(a[0], a[1], a[2], *in.Scatter), nil
+		}},
+		OpSort: {Name: "sort", Arity: 1, Attrs: []string{"Sort"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Sort == nil {
+				return 0, missing("sort attributes")
+			}
+			return b.Sort(a[0], *in.Sort), nil
+		}},
+		OpArgSort: {Name: "arg_sort", Arity: 1, Attrs: []string{"Sort"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Sort == nil {
+				return 0, missing("sort attributes")
+			}
+			return b.ArgSort(a[0], *in.Sort, in.Type.DType), nil
+		}},
+		OpArgReduce: {Name: "arg_reduce", Arity: 1, Attrs: []string{"Reduce", "Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.ArgReduce(a[0], in.Reduce, singleAxis(in), in.Type.DType), nil
+		}},
+		OpSelectAndScatter: {Name: "select_and_scatter", Arity: 2, Attrs: []string{"Compare", "Window"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Window == nil {
+				return 0, missing("window attributes")
+			}
+			return b.SelectAndScatter(a[0], a[1], in.Compare, *in.Window), nil
+		}},
+		OpRng: {Name: "rng", Arity: 2, Attrs: []string{"Rng"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Rng == nil {
+				return 0, missing("rng attributes")
+			}
+			return b.Rng(a[0], a[1], in.Rng.Distribution, in.Type), nil
+		}},
+		OpWhile: {Name: "while", Arity: Variadic, Attrs: []string{"Regions", "Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if len(in.Regions) != 2 {
+				return 0, fmt.Errorf("%d regions, want cond and body", len(in.Regions))
+			}
+			return b.While(in.Regions[0], in.Regions[1], a...), nil
+		}},
+		OpCase: {Name: "case", Arity: Variadic, Attrs: []string{"Regions", "Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Case(a[0], in.Regions, a[1:]...), nil
+		}},
+		OpCall: {Name: "call", Arity: Variadic, Attrs: []string{"Regions", "Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if len(in.Regions) != 1 {
+				return 0, fmt.Errorf("%d regions, want the callee", len(in.Regions))
+			}
+			return b.Call(in.Regions[0], a...), nil
+		}},
+		OpGetResult: {Name: "get_result", Arity: 1, Attrs: []string{"Param"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.GetResult(a[0], in.Param), nil
+		}},
+		OpFFT: {Name: "fft", Arity: 1, Attrs: []string{"FFT"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.FFT == nil {
+				return 0, missing("fft attributes")
+			}
+			return b.FFT(a[0], in.FFT.Kind, in.FFT.Length), nil
+		}},
+	}
 }

@@ -44,7 +44,12 @@ func Normalize(p *Program) (q *Program, origin []int, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("ir: instruction %%%d (%s %s): %w", i, in.Op, OperandTypes(p, in), err)
 		}
-		if got := b.Type(v); got.DType != in.Type.DType || !got.Shape.Equal(in.Type.Shape) {
+		if in.Tuple != nil || b.TupleTypes(v) != nil {
+			if got := b.TupleTypes(v); !sameTypes(got, in.Tuple) {
+				return nil, nil, fmt.Errorf("ir: instruction %%%d (%s %s) declares results %v, but its regions give %v",
+					i, in.Op, OperandTypes(p, in), in.Tuple, got)
+			}
+		} else if got := b.Type(v); got.DType != in.Type.DType || !got.Shape.Equal(in.Type.Shape) {
 			return nil, nil, fmt.Errorf("ir: instruction %%%d (%s %s) declares result %v, but its operands give %v",
 				i, in.Op, OperandTypes(p, in), in.Type, got)
 		}
@@ -57,6 +62,9 @@ func Normalize(p *Program) (q *Program, origin []int, err error) {
 	for i, r := range p.Results {
 		if int(r) < 0 || int(r) >= len(p.Instrs) {
 			return nil, nil, fmt.Errorf("ir: result %d names %%%d, which does not exist", i, r)
+		}
+		if p.Instrs[r].Tuple != nil {
+			return nil, nil, fmt.Errorf("ir: result %d names the tuple %%%d: take it apart with get_result", i, r)
 		}
 		results[i] = remap[r]
 	}
@@ -79,6 +87,14 @@ func checkInstr(p *Program, i int) (OpInfo, error) {
 	for _, a := range in.Args {
 		if int(a) < 0 || int(a) >= i {
 			return OpInfo{}, fmt.Errorf("ir: instruction %%%d (%s) uses %%%d, which is not an earlier instruction", i, in.Op, a)
+		}
+	}
+	for j, a := range in.Args {
+		if isTuple := p.Instrs[a].Tuple != nil; isTuple != (in.Op == OpGetResult) {
+			if isTuple {
+				return OpInfo{}, fmt.Errorf("ir: instruction %%%d (%s) takes the tuple %%%d as operand %d: take it apart with get_result", i, in.Op, a, j)
+			}
+			return OpInfo{}, fmt.Errorf("ir: instruction %%%d (get_result) takes %%%d, which is not a tuple", i, a)
 		}
 	}
 	info, ok := in.Op.Info()

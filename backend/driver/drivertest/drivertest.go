@@ -78,6 +78,10 @@ var opTests = map[ir.Op]func(t *testing.T, h *harness){
 	ir.OpArgSort:          testArgSort,
 	ir.OpArgReduce:        testArgReduce,
 	ir.OpSelectAndScatter: testSelectAndScatter,
+	ir.OpWhile:            testWhile,
+	ir.OpCase:             testCase,
+	ir.OpCall:             testCall,
+	ir.OpGetResult:        testGetResult,
 	ir.OpRng:              testRng,
 	ir.OpFFT:              testFFT,
 }

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -21,7 +23,9 @@ const (
 	stepKernel stepKind = iota
 	stepParam
 	stepConst
-	stepAlias // same bytes, new type (reshape): no copy unless bound to a result
+	stepAlias  // same bytes, new type (reshape): no copy unless bound to a result
+	stepRegion // while, case, call: runs sub-executables, yields a tuple
+	stepGet    // one result of a tuple: no copy unless bound to a result
 )
 
 type step struct {
@@ -33,8 +37,9 @@ type step struct {
 	param   int
 	literal []byte
 	k       kernel
-	result  int   // index of the program result this step writes in place, or -1
-	release []int // values whose last use is this step
+	regions []*executable // stepRegion: the compiled regions
+	result  int           // index of the program result this step writes in place, or -1
+	release []int         // values whose last use is this step
 	desc    string
 }
 
@@ -126,6 +131,17 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 			s.kind, s.literal = stepConst, in.Literal
 		case ir.OpReshape:
 			s.kind = stepAlias
+		case ir.OpWhile, ir.OpCase, ir.OpCall:
+			s.kind = stepRegion
+			for r, region := range in.Regions {
+				sub, err := compile(region)
+				if err != nil {
+					return nil, fmt.Errorf("host: compile: instruction %%%d: %s: region %d: %w", origin[i], s.desc, r, err)
+				}
+				s.regions = append(s.regions, sub)
+			}
+		case ir.OpGetResult:
+			s.kind, s.param = stepGet, in.Param
 		default:
 			k, err := kernelFor(in, argTypes)
 			if err != nil {
@@ -179,8 +195,10 @@ func heavyWork(in ir.Instr, argTypes []ir.TensorType) int {
 // stepWork estimates one instruction's cost in element operations.
 func stepWork(in ir.Instr, argTypes []ir.TensorType) int {
 	switch in.Op {
-	case ir.OpParameter, ir.OpConstant, ir.OpReshape:
+	case ir.OpParameter, ir.OpConstant, ir.OpReshape, ir.OpGetResult:
 		return 0
+	case ir.OpWhile, ir.OpCase, ir.OpCall:
+		return math.MaxInt32 // unknown (a loop): never small enough to run inline
 	}
 	if k, ok := opKernels[in.Op]; ok && k.work != nil {
 		return k.work(in, argTypes)
@@ -246,13 +264,33 @@ func (e *executable) run(args, results []unsafe.Pointer) (err error) {
 		}
 	}()
 	vals := make([][]byte, e.nvals)
+	var tuples map[int][][]byte // the results of region steps
 	for i := range e.steps {
 		s := &e.steps[i]
-		if err := e.runStep(s, i, vals, args, outs); err != nil {
-			return err
+		switch s.kind {
+		case stepRegion:
+			if tuples == nil {
+				tuples = map[int][][]byte{}
+			}
+			rs, err := e.runRegion(s, vals)
+			if err != nil {
+				return err
+			}
+			tuples[i] = rs
+		case stepGet:
+			vals[i] = tuples[s.args[0]][s.param]
+			if s.result >= 0 {
+				copy(outs[s.result], vals[i])
+				vals[i] = outs[s.result]
+			}
+		default:
+			if err := e.runStep(s, i, vals, args, outs); err != nil {
+				return err
+			}
 		}
 		for _, a := range s.release {
 			vals[a] = nil // let the collector have intermediates early
+			delete(tuples, a)
 		}
 	}
 	for i, v := range e.resultVals {
@@ -302,4 +340,66 @@ func (e *executable) runStep(s *step, i int, vals [][]byte, args []unsafe.Pointe
 		vals[i] = dst
 	}
 	return nil
+}
+
+// runRegion runs a while, case or call step and returns its results.
+func (e *executable) runRegion(s *step, vals [][]byte) ([][]byte, error) {
+	ins := make([][]byte, len(s.args))
+	for j, a := range s.args {
+		ins[j] = vals[a]
+	}
+	fail := func(err error) error {
+		return fmt.Errorf("host: execute: instruction %%%d: %s: %w", s.instr, s.desc, err)
+	}
+	switch s.op {
+	case ir.OpWhile:
+		cond, body := s.regions[0], s.regions[1]
+		for {
+			c, err := cond.runBytes(ins)
+			if err != nil {
+				return nil, fail(err)
+			}
+			if c[0][0] == 0 {
+				return ins, nil
+			}
+			if ins, err = body.runBytes(ins); err != nil {
+				return nil, fail(err)
+			}
+		}
+	case ir.OpCase:
+		k := int(int32(binary.LittleEndian.Uint32(ins[0])))
+		if k < 0 || k >= len(s.regions) {
+			k = len(s.regions) - 1 // out of range runs the last branch, as in StableHLO
+		}
+		rs, err := s.regions[k].runBytes(ins[1:])
+		if err != nil {
+			return nil, fail(err)
+		}
+		return rs, nil
+	case ir.OpCall:
+		rs, err := s.regions[0].runBytes(ins)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return rs, nil
+	}
+	return nil, fail(fmt.Errorf("%s is not a region op", s.op))
+}
+
+// runBytes runs e on Go buffers and returns new buffers of its results.
+func (e *executable) runBytes(ins [][]byte) ([][]byte, error) {
+	args := make([]unsafe.Pointer, len(ins))
+	for i, b := range ins {
+		args[i] = unsafe.Pointer(unsafe.SliceData(b))
+	}
+	outs := make([][]byte, len(e.results))
+	ptrs := make([]unsafe.Pointer, len(outs))
+	for i, t := range e.results {
+		outs[i] = newBuffer(t.Bytes())
+		ptrs[i] = unsafe.Pointer(unsafe.SliceData(outs[i]))
+	}
+	if err := e.run(args, ptrs); err != nil {
+		return nil, err
+	}
+	return outs, nil
 }

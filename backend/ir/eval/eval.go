@@ -197,10 +197,25 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 		return nil, fmt.Errorf("%d args for %d params", len(args), len(p.Params))
 	}
 	vals := make([]Tensor, len(p.Instrs))
+	tuples := map[int][]Tensor{} // the results of region instructions
 	for n, in := range p.Instrs {
-		out := New(in.Type)
 		arg := func(j int) Tensor { return vals[in.Args[j]] }
+		if in.Tuple != nil {
+			ins := make([]Tensor, len(in.Args))
+			for j := range ins {
+				ins[j] = arg(j)
+			}
+			rs, err := runRegions(in, ins)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", in.Op, err)
+			}
+			tuples[n] = rs
+			continue
+		}
+		out := New(in.Type)
 		switch in.Op {
+		case ir.OpGetResult:
+			out = tuples[int(in.Args[0])][in.Param]
 		case ir.OpParameter:
 			a := args[in.Param]
 			if a.Type.DType != in.Type.DType || !a.Type.Shape.Equal(in.Type.Shape) {
@@ -967,4 +982,33 @@ func filled(n, v int) []int {
 		s[i] = v
 	}
 	return s
+}
+
+// runRegions runs a region instruction (while, case, call) on its operands.
+func runRegions(in ir.Instr, ins []Tensor) ([]Tensor, error) {
+	switch in.Op {
+	case ir.OpWhile:
+		vals := ins
+		for {
+			c, err := Run(in.Regions[0], vals)
+			if err != nil {
+				return nil, fmt.Errorf("cond: %w", err)
+			}
+			if c[0].I[0] == 0 {
+				return vals, nil
+			}
+			if vals, err = Run(in.Regions[1], vals); err != nil {
+				return nil, fmt.Errorf("body: %w", err)
+			}
+		}
+	case ir.OpCase:
+		k := int(ins[0].I[0])
+		if k < 0 || k >= len(in.Regions) {
+			k = len(in.Regions) - 1 // StableHLO: out of range runs the last branch
+		}
+		return Run(in.Regions[k], ins[1:])
+	case ir.OpCall:
+		return Run(in.Regions[0], ins)
+	}
+	return nil, fmt.Errorf("Run: %v is not supported", in.Op)
 }

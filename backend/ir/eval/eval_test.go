@@ -59,3 +59,63 @@ func TestRunChecksArguments(t *testing.T) {
 		t.Error("a program ran on an argument of the wrong shape")
 	}
 }
+
+// TestControlFlow: a while that doubles a vector n times, a case on the
+// branch index (out of range picks the last), and a call.
+func TestControlFlow(t *testing.T) {
+	i32 := ir.TensorType{DType: ir.I32}
+	c := ir.NewBuilder()
+	n := c.Parameter(i32)
+	c.Parameter(f32(2))
+	cond, _ := c.Build(c.Compare(ir.CmpGT, n, c.Scalar(ir.I32, 0)))
+	bb := ir.NewBuilder()
+	n, acc := bb.Parameter(i32), bb.Parameter(f32(2))
+	body, _ := bb.Build(bb.Binary(ir.OpSub, n, bb.Scalar(ir.I32, 1)), bb.Binary(ir.OpAdd, acc, acc))
+	neg := ir.NewBuilder()
+	neg.Parameter(i32)
+	negp, _ := neg.Build(neg.Unary(ir.OpNeg, neg.Parameter(f32(2))))
+	id := ir.NewBuilder()
+	id.Parameter(i32)
+	idp, _ := id.Build(id.Parameter(f32(2)))
+
+	b := ir.NewBuilder()
+	times, x, which := b.Parameter(i32), b.Parameter(f32(2)), b.Parameter(i32)
+	doubled := b.Results(b.While(cond, body, times, x))[1]
+	picked := b.GetResult(b.Case(which, []*ir.Program{idp, negp}, times, doubled), 0)
+	called := b.GetResult(b.Call(negp, times, picked), 0)
+	p, err := b.Build(doubled, called)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ir.Verify(p); err != nil {
+		t.Fatal(err)
+	}
+	scalarI := func(v int64) Tensor { s := New(i32); s.I[0] = v; return s }
+	for _, c := range []struct {
+		which      int64
+		wantCalled []float64
+	}{
+		{0, []float64{-24, 40}}, // as it is, then negated
+		{1, []float64{24, -40}}, // negated, then negated back
+		{7, []float64{24, -40}}, // out of range: the last branch
+	} {
+		got, err := Run(p, []Tensor{scalarI(3), FromFloats(f32(2), 3, -5), scalarI(c.which)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got[0].Floats(), []float64{24, -40}) {
+			t.Errorf("while: %v, want [24 -40]", got[0].Floats())
+		}
+		if !slices.Equal(got[1].Floats(), c.wantCalled) {
+			t.Errorf("case %d then call: %v, want %v", c.which, got[1].Floats(), c.wantCalled)
+		}
+	}
+	// Branch 0 is the loop body: its results are (n-1, 2x) and the case
+	// takes result 0, an int32, which is not the float32 the call needs.
+	bad := ir.NewBuilder()
+	bt, bx, bw := bad.Parameter(i32), bad.Parameter(f32(2)), bad.Parameter(i32)
+	bad.Case(bw, []*ir.Program{body, negp}, bt, bx)
+	if bad.Err() == nil {
+		t.Error("a case whose branches return different types was built")
+	}
+}

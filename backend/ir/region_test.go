@@ -1,0 +1,128 @@
+package ir
+
+import (
+	"strings"
+	"testing"
+)
+
+func scalar(d DType) TensorType { return TensorType{DType: d} }
+
+// countdown is while (n > 0) { n = n - 1; acc = acc * 2 } over (int32 n,
+// float32[2] acc).
+func countdown(t *testing.T) (cond, body *Program) {
+	t.Helper()
+	c := NewBuilder()
+	n := c.Parameter(scalar(I32))
+	c.Parameter(f32(2))
+	cond, err := c.Build(c.Compare(CmpGT, n, c.Scalar(I32, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuilder()
+	n, acc := b.Parameter(scalar(I32)), b.Parameter(f32(2))
+	body, err = b.Build(b.Binary(OpSub, n, b.Scalar(I32, 1)), b.Binary(OpMul, acc, b.Full(f32(2), 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cond, body
+}
+
+func TestWhileBuildsAndVerifies(t *testing.T) {
+	cond, body := countdown(t)
+	b := NewBuilder()
+	n, acc := b.Parameter(scalar(I32)), b.Parameter(f32(2))
+	loop := b.While(cond, body, n, acc)
+	rs := b.Results(loop)
+	p, err := b.Build(rs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(p); err != nil {
+		t.Fatalf("a built while does not verify: %v\n%s", err, p)
+	}
+	if got := p.ResultTypes()[0]; !got.Shape.Equal(Shape{2}) || got.DType != F32 {
+		t.Errorf("result type %v", got)
+	}
+	text := p.String()
+	for _, want := range []string{"while", "region 0", "region 1", "get_result", "compare"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the program text lacks %q:\n%s", want, text)
+		}
+	}
+	// The key sees into regions: another body is another program.
+	_, body2 := countdown(t)
+	body2.Instrs[len(body2.Instrs)-1].Op = OpAdd
+	b2 := NewBuilder()
+	n2, acc2 := b2.Parameter(scalar(I32)), b2.Parameter(f32(2))
+	p2, err := b2.Build(b2.Results(b2.While(cond, body2, n2, acc2))[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.Key() == p.Key() {
+		t.Error("two whiles with different bodies have one key")
+	}
+}
+
+func TestRegionSignaturesAreChecked(t *testing.T) {
+	cond, body := countdown(t)
+	cases := map[string]func(b *Builder, n, acc Value){
+		"body of other types": func(b *Builder, n, acc Value) { b.While(cond, body, acc, n) },
+		"cond returning float": func(b *Builder, n, acc Value) {
+			b.While(body, body, n, acc)
+		},
+		"tuple operand": func(b *Builder, n, acc Value) {
+			loop := b.While(cond, body, n, acc)
+			b.Unary(OpNeg, loop)
+		},
+		"tuple result index": func(b *Builder, n, acc Value) { b.GetResult(b.While(cond, body, n, acc), 2) },
+		"case index type":    func(b *Builder, n, acc Value) { b.Case(acc, []*Program{body}, n, acc) },
+		"case branch types": func(b *Builder, n, acc Value) {
+			b.Case(n, []*Program{body, cond}, n, acc)
+		},
+		"call arguments": func(b *Builder, n, acc Value) { b.Call(body, acc) },
+	}
+	for name, build := range cases {
+		b := NewBuilder()
+		n, acc := b.Parameter(scalar(I32)), b.Parameter(f32(2))
+		build(b, n, acc)
+		if b.Err() == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestVerifyChecksRegions: a hand-assembled program whose region is wrong,
+// or whose tuple is misused, fails verification.
+func TestVerifyChecksRegions(t *testing.T) {
+	build := func() *Program {
+		cond, body := countdown(t)
+		b := NewBuilder()
+		n, acc := b.Parameter(scalar(I32)), b.Parameter(f32(2))
+		p, err := b.Build(b.Results(b.While(cond, body, n, acc))[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	loop := 2 // parameters %0, %1, then the while
+	edits := map[string]func(p *Program){
+		"a body that returns other types": func(p *Program) { p.Instrs[loop].Regions[1].Results = p.Instrs[loop].Regions[1].Results[:1] },
+		"declared results":                func(p *Program) { p.Instrs[loop].Tuple = p.Instrs[loop].Tuple[:1] },
+		"a missing region":                func(p *Program) { p.Instrs[loop].Regions = p.Instrs[loop].Regions[:1] },
+		"a tuple as a result":             func(p *Program) { p.Results = []Value{Value(loop)} },
+		"a tuple as an operand": func(p *Program) {
+			p.Instrs = append(p.Instrs, Instr{Op: OpNeg, Args: []Value{Value(loop)}, Type: f32(2)})
+			p.Results = []Value{Value(len(p.Instrs) - 1)}
+		},
+	}
+	for name, edit := range edits {
+		p := build()
+		edit(p)
+		if err := Verify(p); err == nil {
+			t.Errorf("%s: verified:\n%s", name, p)
+		}
+	}
+	if err := Verify(build()); err != nil {
+		t.Fatal(err)
+	}
+}

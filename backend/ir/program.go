@@ -31,7 +31,7 @@ type Instr struct {
 	Rng     *RngAttrs    // OpRng
 	FFT     *FFTAttrs    // OpFFT
 
-	Regions []*Program    // OpWhile (cond, body), OpCase (branches), OpCall (callee)
+	Regions []*Program   // OpWhile (cond, body), OpCase (branches), OpCall (callee)
 	Tuple   []TensorType // the results of OpWhile, OpCase, OpCall, whose own Type is unset
 }
 

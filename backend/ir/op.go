@@ -85,6 +85,12 @@ const (
 	OpCase      // Args[0] the int32 branch index (out of range: the last branch), Args[1:] the branches' operands; Regions the branches
 	OpCall      // Args the operands of Regions[0], whose results it yields
 	OpGetResult // result Param of the tuple Args[0]
+	// OpReduceRegion folds N operands of one shape over Axes with the body
+	// Regions[0]: (acc_1..acc_N, x_1..x_N) scalars -> acc_1..acc_N, from the
+	// N init scalars Args[N:]; it yields N results. Variadic reductions (an
+	// argmax as jax writes it) need it; ReduceWith recognises the fixed
+	// monoids and emits OpReduce instead.
+	OpReduceRegion
 
 	numOps
 )

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -175,4 +176,116 @@ func cloneTypes(ts []TensorType) []TensorType {
 		out[i] = TensorType{DType: t.DType, Shape: t.Shape.Clone()}
 	}
 	return out
+}
+
+// ReduceRegion folds inputs (N operands of one shape) over axes with body,
+// a program from N accumulator scalars and N element scalars to N
+// accumulator scalars, starting from the N init scalars. It yields the N
+// results, each of the operand shape without axes.
+func (b *Builder) ReduceRegion(body *Program, inputs, inits []Value, axes []int) Value {
+	if b.err != nil {
+		return 0
+	}
+	n := len(inputs)
+	if n == 0 || len(inits) != n {
+		return b.fail(OpReduceRegion, "%d operands and %d inits: want one init per operand, at least one", n, len(inits))
+	}
+	in, ok := b.operandTypes(OpReduceRegion, inputs)
+	if !ok {
+		return 0
+	}
+	acc, ok := b.operandTypes(OpReduceRegion, inits)
+	if !ok {
+		return 0
+	}
+	shape := in[0].Shape
+	elems := make([]TensorType, n)
+	for i := range n {
+		if !in[i].Shape.Equal(shape) {
+			return b.fail(OpReduceRegion, "operand %d is %v, operand 0 %v: operands share one shape", i, in[i], in[0])
+		}
+		if acc[i].Shape.Rank() != 0 {
+			return b.fail(OpReduceRegion, "init %d is %v, want a scalar", i, acc[i])
+		}
+		elems[i] = TensorType{DType: in[i].DType}
+	}
+	if err := checkRegion("body", body, append(slices.Clone(acc), elems...), acc); err != nil {
+		return b.fail(OpReduceRegion, "%v", err)
+	}
+	seen := make([]bool, shape.Rank())
+	for _, a := range axes {
+		if a < 0 || a >= shape.Rank() || seen[a] {
+			return b.fail(OpReduceRegion, "axes %v invalid for %v", axes, in[0])
+		}
+		seen[a] = true
+	}
+	var out Shape
+	for i, d := range shape {
+		if !seen[i] {
+			out = append(out, d)
+		}
+	}
+	results := make([]TensorType, n)
+	for i := range results {
+		results[i] = TensorType{DType: acc[i].DType, Shape: out.Clone()}
+	}
+	ax := slices.Clone(axes)
+	slices.Sort(ax)
+	return b.emitTuple(Instr{Op: OpReduceRegion, Args: append(slices.Clone(inputs), inits...), Regions: []*Program{body},
+		Tuple: results, Axes: ax})
+}
+
+// ReduceWith is the reduction a frontend reading StableHLO asks for: the
+// fixed monoids (a body that adds, multiplies, takes the max or min, or
+// ands or ors its two scalars) become OpReduce, the fast form every driver
+// has, with a non-identity init folded in after; anything else becomes
+// OpReduceRegion. It returns one value per operand.
+func (b *Builder) ReduceWith(body *Program, inputs, inits []Value, axes []int) []Value {
+	if b.err != nil {
+		return nil
+	}
+	if len(inputs) == 1 && len(inits) == 1 {
+		if kind, op, ok := MonoidOf(body); ok && b.Type(inputs[0]).DType == b.Type(inits[0]).DType {
+			r := b.Reduce(inputs[0], kind, axes)
+			if isMonoidIdentity(b, inits[0], kind) {
+				return []Value{r}
+			}
+			return []Value{b.Binary(op, r, b.BroadcastInDim(inits[0], b.Type(r).Shape, []int{}))}
+		}
+	}
+	return b.Results(b.ReduceRegion(body, inputs, inits, axes))
+}
+
+// MonoidOf recognises a reduction body that applies one of the fixed
+// monoids to its two parameters, in either order.
+func MonoidOf(body *Program) (ReduceKind, Op, bool) {
+	if body == nil || len(body.Params) != 2 || len(body.Results) != 1 {
+		return 0, 0, false
+	}
+	r := body.Instrs[body.Results[0]]
+	if len(r.Args) != 2 {
+		return 0, 0, false
+	}
+	x, y := body.Instrs[r.Args[0]], body.Instrs[r.Args[1]]
+	if x.Op != OpParameter || y.Op != OpParameter || x.Param == y.Param {
+		return 0, 0, false
+	}
+	kinds := map[Op]ReduceKind{OpAdd: ReduceSum, OpMul: ReduceProd, OpMax: ReduceMax, OpMin: ReduceMin}
+	if body.Params[0].DType == Bool {
+		kinds = map[Op]ReduceKind{OpAnd: ReduceAnd, OpOr: ReduceOr}
+	}
+	kind, ok := kinds[r.Op]
+	return kind, r.Op, ok
+}
+
+// isMonoidIdentity reports whether v is a constant holding kind's identity, so
+// that the fold needs no extra step.
+func isMonoidIdentity(b *Builder, v Value, kind ReduceKind) bool {
+	in := b.prog.Instrs[v]
+	if in.Op != OpConstant || in.Type.Shape.Rank() != 0 {
+		return false
+	}
+	want, err := EncodeScalar(in.Type.DType, map[ReduceKind]float64{ReduceSum: 0, ReduceProd: 1, ReduceAnd: 1, ReduceOr: 0,
+		ReduceMax: math.Inf(-1), ReduceMin: math.Inf(1)}[kind])
+	return err == nil && slices.Equal(want, in.Literal)
 }

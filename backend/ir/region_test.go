@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -124,5 +125,64 @@ func TestVerifyChecksRegions(t *testing.T) {
 	}
 	if err := Verify(build()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReduceWithRecognisesMonoids: the fixed monoids reach drivers as
+// reduce (their fast path); anything else as reduce_region.
+func TestReduceWithRecognisesMonoids(t *testing.T) {
+	body := func(op Op, d DType) *Program {
+		b := NewBuilder()
+		x, y := b.Parameter(scalar(d)), b.Parameter(scalar(d))
+		p, err := b.Build(b.Binary(op, y, x)) // either order
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ops := func(p *Program) map[Op]int {
+		m := map[Op]int{}
+		for _, in := range p.Instrs {
+			m[in.Op]++
+		}
+		return m
+	}
+	build := func(body *Program, init float64, d DType, n int) *Program {
+		b := NewBuilder()
+		var xs, inits []Value
+		for range n {
+			xs = append(xs, b.Parameter(TensorType{DType: d, Shape: Shape{3, 4}}))
+			inits = append(inits, b.Scalar(d, init))
+		}
+		p, err := b.Build(b.ReduceWith(body, xs, inits, []int{1})...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if m := ops(build(body(OpAdd, F32), 0, F32, 1)); m[OpReduce] != 1 || m[OpReduceRegion] != 0 || m[OpAdd] != 0 {
+		t.Errorf("a sum from 0 is not one reduce: %v", m)
+	}
+	if m := ops(build(body(OpMax, F32), math.Inf(-1), F32, 1)); m[OpReduce] != 1 || m[OpReduceRegion] != 0 {
+		t.Errorf("a max from -inf is not one reduce: %v", m)
+	}
+	if m := ops(build(body(OpAdd, F32), 10, F32, 1)); m[OpReduce] != 1 || m[OpAdd] != 1 {
+		t.Errorf("a sum from 10 is not a reduce and an add: %v", m)
+	}
+	if m := ops(build(body(OpOr, Bool), 0, Bool, 1)); m[OpReduce] != 1 {
+		t.Errorf("an or over bools is not a reduce: %v", m)
+	}
+	if m := ops(build(body(OpSub, F32), 0, F32, 1)); m[OpReduceRegion] != 1 {
+		t.Errorf("a subtracting body was taken for a monoid: %v", m)
+	}
+	// A variadic body: (a1, a2, x1, x2) -> (a1 + x1, a2 * x2).
+	b := NewBuilder()
+	a1, a2, x1, x2 := b.Parameter(scalar(F32)), b.Parameter(scalar(F32)), b.Parameter(scalar(F32)), b.Parameter(scalar(F32))
+	pair, _ := b.Build(b.Binary(OpAdd, a1, x1), b.Binary(OpMul, a2, x2))
+	if m := ops(build(pair, 1, F32, 2)); m[OpReduceRegion] != 1 || m[OpGetResult] != 2 {
+		t.Errorf("a variadic reduction: %v", m)
 	}
 }

@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -123,3 +124,53 @@ func testGetResult(t *testing.T, h *harness) {
 
 // roundTo is x rounded to dtype d, as a driver stores it.
 func roundTo(d ir.DType, x float64) float64 { return quantize(d, []float64{x})[0] }
+
+// testReduceRegion: an argmax as jax writes it, a variadic reduction of
+// (values, indices) whose body keeps the first largest, over each axis of
+// a matrix; and a sum by a body, from an init that is not the identity.
+func testReduceRegion(t *testing.T, h *harness) {
+	f, i32 := tt(ir.F32), tt(ir.I32)
+	argmax := region(t, []ir.TensorType{f, i32, f, i32}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		take := b.Compare(ir.CmpGT, xs[2], xs[0])
+		return []ir.Value{b.Select(take, xs[2], xs[0]), b.Select(take, xs[3], xs[1])}
+	})
+	sum := region(t, []ir.TensorType{f, f}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return []ir.Value{b.Binary(ir.OpAdd, xs[0], xs[1])}
+	})
+	shape := []int{3, 4}
+	x := h.gen(ir.F32, anyValue, shape...)
+	for axis := range 2 {
+		other := 1 - axis
+		wantV := tensor{T: tt(ir.F32, shape[other]), V: make([]float64, shape[other])}
+		wantI := tensor{T: tt(ir.I32, shape[other]), V: make([]float64, shape[other])}
+		for o := range shape[other] {
+			best, at := math.Inf(-1), 0
+			for r := range shape[axis] {
+				idx := []int{0, 0}
+				idx[axis], idx[other] = r, o
+				if v := x.V[offset(shape, idx)]; v > best {
+					best, at = v, r
+				}
+			}
+			wantV.V[o], wantI.V[o] = best, float64(at)
+		}
+		for res, want := range []tensor{wantV, wantI} {
+			h.check(t, fmt.Sprintf("argmax over axis %d, result %d", axis, res), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+				iota := b.Iota(tt(ir.I32, shape...), axis)
+				r := b.ReduceRegion(argmax, []ir.Value{xs[0], iota}, []ir.Value{b.Scalar(ir.F32, math.Inf(-1)), b.Scalar(ir.I32, 0)}, []int{axis})
+				return b.GetResult(r, res)
+			}, want)
+		}
+	}
+	want := tensor{T: tt(ir.F32, 3), V: make([]float64, 3)}
+	for r := range 3 {
+		acc := 10.0
+		for c := range 4 {
+			acc = roundTo(ir.F32, acc+x.V[offset(shape, []int{r, c})])
+		}
+		want.V[r] = acc
+	}
+	h.check(t, "sum by a body from 10", []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+		return b.GetResult(b.ReduceRegion(sum, []ir.Value{xs[0]}, []ir.Value{b.Scalar(ir.F32, 10)}, []int{1}), 0)
+	}, want)
+}

@@ -82,6 +82,7 @@ var opTests = map[ir.Op]func(t *testing.T, h *harness){
 	ir.OpCase:             testCase,
 	ir.OpCall:             testCall,
 	ir.OpGetResult:        testGetResult,
+	ir.OpReduceRegion:     testReduceRegion,
 	ir.OpRng:              testRng,
 	ir.OpFFT:              testFFT,
 }

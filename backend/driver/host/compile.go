@@ -37,9 +37,11 @@ type step struct {
 	param   int
 	literal []byte
 	k       kernel
-	regions []*executable // stepRegion: the compiled regions
-	result  int           // index of the program result this step writes in place, or -1
-	release []int         // values whose last use is this step
+	regions []*executable   // stepRegion: the compiled regions
+	types   []ir.TensorType // stepRegion: the operand types, then the result types
+	axes    []int           // stepRegion of reduce_region: the reduced axes
+	result  int             // index of the program result this step writes in place, or -1
+	release []int           // values whose last use is this step
 	desc    string
 }
 
@@ -131,8 +133,9 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 			s.kind, s.literal = stepConst, in.Literal
 		case ir.OpReshape:
 			s.kind = stepAlias
-		case ir.OpWhile, ir.OpCase, ir.OpCall:
+		case ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpReduceRegion:
 			s.kind = stepRegion
+			s.types, s.axes = append(slices.Clone(argTypes), in.Tuple...), in.Axes
 			for r, region := range in.Regions {
 				sub, err := compile(region)
 				if err != nil {
@@ -197,7 +200,7 @@ func stepWork(in ir.Instr, argTypes []ir.TensorType) int {
 	switch in.Op {
 	case ir.OpParameter, ir.OpConstant, ir.OpReshape, ir.OpGetResult:
 		return 0
-	case ir.OpWhile, ir.OpCase, ir.OpCall:
+	case ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpReduceRegion:
 		return math.MaxInt32 // unknown (a loop): never small enough to run inline
 	}
 	if k, ok := opKernels[in.Op]; ok && k.work != nil {
@@ -382,6 +385,12 @@ func (e *executable) runRegion(s *step, vals [][]byte) ([][]byte, error) {
 			return nil, fail(err)
 		}
 		return rs, nil
+	case ir.OpReduceRegion:
+		rs, err := reduceRegion(s, ins)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return rs, nil
 	}
 	return nil, fail(fmt.Errorf("%s is not a region op", s.op))
 }
@@ -400,6 +409,65 @@ func (e *executable) runBytes(ins [][]byte) ([][]byte, error) {
 	}
 	if err := e.run(args, ptrs); err != nil {
 		return nil, err
+	}
+	return outs, nil
+}
+
+// reduceRegion folds each operand element, in row-major order, into the
+// accumulators of its output element by running the body on scalars. It
+// is the general form, one call of the body per element; the fixed monoids
+// are OpReduce's kernels.
+func reduceRegion(s *step, ins [][]byte) ([][]byte, error) {
+	n := len(ins) / 2
+	in, outT := s.types[:n], s.types[2*n:]
+	outs := make([][]byte, n)
+	sizes := make([]int, n)
+	for i := range outs {
+		sizes[i] = outT[i].DType.Size()
+		outs[i] = newBuffer(outT[i].Bytes())
+		for k := range outT[i].Shape.Size() {
+			copy(outs[i][k*sizes[i]:], ins[n+i][:sizes[i]])
+		}
+	}
+	shape := in[0].Shape
+	reduced := make([]bool, shape.Rank())
+	for _, a := range s.axes {
+		reduced[a] = true
+	}
+	// outStride[d] is how far output element numbers move per step along
+	// operand dimension d (0 for a reduced one).
+	outStride := make([]int, shape.Rank())
+	for d, m := len(shape)-1, 1; d >= 0; d-- {
+		if !reduced[d] {
+			outStride[d] = m
+			m *= shape[d]
+		}
+	}
+	idx := make([]int, shape.Rank())
+	args := make([][]byte, 2*n)
+	for k := range shape.Size() {
+		o := 0
+		for d, v := range idx {
+			o += v * outStride[d]
+		}
+		for i := range n {
+			args[i] = outs[i][o*sizes[i] : (o+1)*sizes[i]]
+			esz := in[i].DType.Size()
+			args[n+i] = ins[i][k*esz : (k+1)*esz]
+		}
+		acc, err := s.regions[0].runBytes(args)
+		if err != nil {
+			return nil, err
+		}
+		for i := range n {
+			copy(outs[i][o*sizes[i]:], acc[i])
+		}
+		for d := len(idx) - 1; d >= 0; d-- { // next index, row-major
+			if idx[d]++; idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
 	}
 	return outs, nil
 }

@@ -1009,6 +1009,51 @@ func runRegions(in ir.Instr, ins []Tensor) ([]Tensor, error) {
 		return Run(in.Regions[k], ins[1:])
 	case ir.OpCall:
 		return Run(in.Regions[0], ins)
+	case ir.OpReduceRegion:
+		return reduceRegion(in, ins)
 	}
 	return nil, fmt.Errorf("Run: %v is not supported", in.Op)
+}
+
+// reduceRegion folds each operand element, in row-major order, into the
+// accumulators of its output element with the body.
+func reduceRegion(in ir.Instr, ins []Tensor) ([]Tensor, error) {
+	n := len(ins) / 2
+	xs, inits := ins[:n], ins[n:]
+	outs := make([]Tensor, n)
+	for i := range outs {
+		outs[i] = New(in.Tuple[i])
+		for k := range outs[i].Type.Shape.Size() {
+			copyElem(outs[i], k, inits[i], 0)
+		}
+	}
+	reduced := make([]bool, xs[0].Type.Shape.Rank())
+	for _, a := range in.Axes {
+		reduced[a] = true
+	}
+	args := make([]Tensor, 2*n)
+	for k := range xs[0].Type.Shape.Size() {
+		idx := Unravel(k, xs[0].Type.Shape)
+		var o []int
+		for d, v := range idx {
+			if !reduced[d] {
+				o = append(o, v)
+			}
+		}
+		ok := Ravel(o, outs[0].Type.Shape)
+		for i := range n {
+			args[i] = New(ir.TensorType{DType: outs[i].Type.DType})
+			copyElem(args[i], 0, outs[i], ok)
+			args[n+i] = New(ir.TensorType{DType: xs[i].Type.DType})
+			copyElem(args[n+i], 0, xs[i], k)
+		}
+		acc, err := Run(in.Regions[0], args)
+		if err != nil {
+			return nil, fmt.Errorf("body: %w", err)
+		}
+		for i := range n {
+			copyElem(outs[i], ok, acc[i], 0)
+		}
+	}
+	return outs, nil
 }

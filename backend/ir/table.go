@@ -214,13 +214,13 @@ func opEntries() [numOps]OpInfo {
 			return b.GetResult(a[0], in.Param), nil
 		}},
 		OpReduceRegion: {Name: "reduce_region", Arity: Variadic, Attrs: []string{"Regions", "Tuple", "Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
-		if len(in.Regions) != 1 || len(a)%2 != 0 {
-			return 0, fmt.Errorf("%d operands and %d regions, want operands and inits in pairs and one body", len(a), len(in.Regions))
-		}
-		n := len(a) / 2
-		return b.ReduceRegion(in.Regions[0], a[:n], a[n:], in.Axes), nil
-	}},
-	OpFFT: {Name: "fft", Arity: 1, Attrs: []string{"FFT"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if len(in.Regions) != 1 || len(a)%2 != 0 {
+				return 0, fmt.Errorf("%d operands and %d regions, want operands and inits in pairs and one body", len(a), len(in.Regions))
+			}
+			n := len(a) / 2
+			return b.ReduceRegion(in.Regions[0], a[:n], a[n:], in.Axes), nil
+		}},
+		OpFFT: {Name: "fft", Arity: 1, Attrs: []string{"FFT"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			if in.FFT == nil {
 				return 0, missing("fft attributes")
 			}

@@ -91,6 +91,11 @@ const (
 	// argmax as jax writes it) need it; ReduceWith recognises the fixed
 	// monoids and emits OpReduce instead.
 	OpReduceRegion
+	// OpSortRegion sorts N operands of one shape together along Sort.Dim,
+	// stably, by the comparator Regions[0]: (lhs_1, rhs_1, ..., lhs_N,
+	// rhs_N) scalars -> bool, true when lhs goes first; it yields the N
+	// sorted operands. SortWith recognises the fixed orders and emits OpSort.
+	OpSortRegion
 
 	numOps
 )

@@ -289,3 +289,74 @@ func isMonoidIdentity(b *Builder, v Value, kind ReduceKind) bool {
 		ReduceMax: math.Inf(-1), ReduceMin: math.Inf(1)}[kind])
 	return err == nil && slices.Equal(want, in.Literal)
 }
+
+// SortRegion sorts inputs (N operands of one shape) together along dim,
+// stably, ordered by cmp: a program from (lhs_1, rhs_1, ..., lhs_N, rhs_N)
+// scalars to a bool scalar that is true when lhs goes before rhs. It yields
+// the N sorted operands.
+func (b *Builder) SortRegion(cmp *Program, dim int, inputs ...Value) Value {
+	types, ok := b.operandTypes(OpSortRegion, inputs)
+	if !ok {
+		return 0
+	}
+	if len(types) == 0 {
+		return b.fail(OpSortRegion, "nothing to sort")
+	}
+	params := make([]TensorType, 0, 2*len(types))
+	for i, t := range types {
+		if !t.Shape.Equal(types[0].Shape) {
+			return b.fail(OpSortRegion, "operand %d is %v, operand 0 %v: operands share one shape", i, t, types[0])
+		}
+		params = append(params, TensorType{DType: t.DType}, TensorType{DType: t.DType})
+	}
+	if dim < 0 || dim >= types[0].Shape.Rank() {
+		return b.fail(OpSortRegion, "dimension %d of %v", dim, types[0])
+	}
+	if err := checkRegion("comparator", cmp, params, []TensorType{{DType: Bool}}); err != nil {
+		return b.fail(OpSortRegion, "%v", err)
+	}
+	return b.emitTuple(Instr{Op: OpSortRegion, Args: slices.Clone(inputs), Regions: []*Program{cmp}, Tuple: cloneTypes(types),
+		Sort: &SortAttrs{Dim: dim}})
+}
+
+// SortWith is the sort a frontend reading StableHLO asks for: one integer
+// or bool operand compared with LT or GT is OpSort (ascending or
+// descending), the fast form every driver has; anything else (several
+// operands, floats, whose NaNs and signed zeros a comparator orders its own
+// way) is OpSortRegion. It returns one value per operand.
+func (b *Builder) SortWith(cmp *Program, dim int, inputs ...Value) []Value {
+	if b.err != nil {
+		return nil
+	}
+	if len(inputs) == 1 {
+		if d := b.Type(inputs[0]).DType; d.IsInt() || d == Bool {
+			if desc, ok := FixedOrderOf(cmp); ok {
+				return []Value{b.Sort(inputs[0], SortAttrs{Dim: dim, Descending: desc})}
+			}
+		}
+	}
+	return b.Results(b.SortRegion(cmp, dim, inputs...))
+}
+
+// FixedOrderOf recognises a comparator of one operand that is lhs < rhs
+// (ascending) or lhs > rhs (descending).
+func FixedOrderOf(cmp *Program) (descending, ok bool) {
+	if cmp == nil || len(cmp.Params) != 2 || len(cmp.Results) != 1 {
+		return false, false
+	}
+	r := cmp.Instrs[cmp.Results[0]]
+	if r.Op != OpCompare || len(r.Args) != 2 {
+		return false, false
+	}
+	x, y := cmp.Instrs[r.Args[0]], cmp.Instrs[r.Args[1]]
+	if x.Op != OpParameter || y.Op != OpParameter {
+		return false, false
+	}
+	switch {
+	case x.Param == 0 && y.Param == 1 && r.Compare == CmpLT, x.Param == 1 && y.Param == 0 && r.Compare == CmpGT:
+		return false, true
+	case x.Param == 0 && y.Param == 1 && r.Compare == CmpGT, x.Param == 1 && y.Param == 0 && r.Compare == CmpLT:
+		return true, true
+	}
+	return false, false
+}

@@ -186,3 +186,54 @@ func TestReduceWithRecognisesMonoids(t *testing.T) {
 		t.Errorf("a variadic reduction: %v", m)
 	}
 }
+
+func TestSortWithRecognisesFixedOrders(t *testing.T) {
+	cmpOf := func(d DType, dir CompareDir, swap bool) *Program {
+		b := NewBuilder()
+		x, y := b.Parameter(scalar(d)), b.Parameter(scalar(d))
+		if swap {
+			x, y = y, x
+		}
+		p, err := b.Build(b.Compare(dir, x, y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sortOps := func(d DType, cmp *Program) (fixed, general int, desc bool) {
+		b := NewBuilder()
+		x := b.Parameter(TensorType{DType: d, Shape: Shape{4, 6}})
+		p, err := b.Build(b.SortWith(cmp, 1, x)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range p.Instrs {
+			switch in.Op {
+			case OpSort:
+				fixed++
+				desc = in.Sort.Descending
+			case OpSortRegion:
+				general++
+			}
+		}
+		return
+	}
+	for _, c := range []struct {
+		d       DType
+		dir     CompareDir
+		swap    bool
+		fixed   bool
+		descend bool
+	}{
+		{I32, CmpLT, false, true, false},
+		{I32, CmpGT, false, true, true},
+		{I64, CmpLT, true, true, true},    // rhs < lhs: descending
+		{F32, CmpLT, false, false, false}, // floats: a comparator orders NaNs its own way
+		{I32, CmpLE, false, false, false}, // not a strict order
+	} {
+		fixed, general, desc := sortOps(c.d, cmpOf(c.d, c.dir, c.swap))
+		if c.fixed && (fixed != 1 || general != 0 || desc != c.descend) || !c.fixed && general != 1 {
+			t.Errorf("%v %v swap=%v: %d sort, %d sort_region, descending %v", c.d, c.dir, c.swap, fixed, general, desc)
+		}
+	}
+}

@@ -220,6 +220,12 @@ func opEntries() [numOps]OpInfo {
 			n := len(a) / 2
 			return b.ReduceRegion(in.Regions[0], a[:n], a[n:], in.Axes), nil
 		}},
+		OpSortRegion: {Name: "sort_region", Arity: Variadic, Attrs: []string{"Regions", "Tuple", "Sort"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if len(in.Regions) != 1 || in.Sort == nil {
+				return 0, missing("the comparator or the sort dimension")
+			}
+			return b.SortRegion(in.Regions[0], in.Sort.Dim, a...), nil
+		}},
 		OpFFT: {Name: "fft", Arity: 1, Attrs: []string{"FFT"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			if in.FFT == nil {
 				return 0, missing("fft attributes")

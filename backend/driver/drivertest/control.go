@@ -174,3 +174,65 @@ func testReduceRegion(t *testing.T, h *harness) {
 		return b.GetResult(b.ReduceRegion(sum, []ir.Value{xs[0]}, []ir.Value{b.Scalar(ir.F32, 10)}, []int{1}), 0)
 	}, want)
 }
+
+// testSortRegion: a key-value sort (keys with ties, values their
+// positions) by a comparator on the keys, ascending and descending, along
+// each axis: ties must keep their order.
+func testSortRegion(t *testing.T, h *harness) {
+	f, i32 := tt(ir.F32), tt(ir.I32)
+	shape := []int{3, 5}
+	keys := h.gen(ir.F32, small, shape...)
+	for i := range keys.V {
+		keys.V[i] = math.Round(keys.V[i]) // few distinct keys: many ties
+	}
+	for _, desc := range []bool{false, true} {
+		dir := ir.CmpLT
+		if desc {
+			dir = ir.CmpGT
+		}
+		cmp := region(t, []ir.TensorType{f, f, i32, i32}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			return []ir.Value{b.Compare(dir, xs[0], xs[1])}
+		})
+		for dim := range 2 {
+			wantK := tensor{T: keys.T, V: make([]float64, len(keys.V))}
+			wantV := tensor{T: tt(ir.I32, shape...), V: make([]float64, len(keys.V))}
+			other := 1 - dim
+			for o := range shape[other] {
+				pos := make([]int, shape[dim])
+				at := func(j int) int {
+					idx := []int{0, 0}
+					idx[dim], idx[other] = j, o
+					return offset(shape, idx)
+				}
+				for j := range pos {
+					pos[j] = j
+				}
+				sortStable(pos, func(a, b int) bool {
+					ka, kb := keys.V[at(a)], keys.V[at(b)]
+					if desc {
+						return ka > kb
+					}
+					return ka < kb
+				})
+				for j, p := range pos {
+					wantK.V[at(j)], wantV.V[at(j)] = keys.V[at(p)], float64(p)
+				}
+			}
+			for res, want := range []tensor{wantK, wantV} {
+				h.check(t, fmt.Sprintf("descending %v along %d, result %d", desc, dim, res), []tensor{keys}, func(b *ir.Builder, xs []ir.Value) ir.Value {
+					r := b.SortRegion(cmp, dim, xs[0], b.Iota(tt(ir.I32, shape...), dim))
+					return b.GetResult(r, res)
+				}, want)
+			}
+		}
+	}
+}
+
+// sortStable is insertion sort: plainly stable.
+func sortStable(xs []int, less func(a, b int) bool) {
+	for j := 1; j < len(xs); j++ {
+		for m := j; m > 0 && less(xs[m], xs[m-1]); m-- {
+			xs[m], xs[m-1] = xs[m-1], xs[m]
+		}
+	}
+}

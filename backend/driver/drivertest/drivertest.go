@@ -83,6 +83,7 @@ var opTests = map[ir.Op]func(t *testing.T, h *harness){
 	ir.OpCall:             testCall,
 	ir.OpGetResult:        testGetResult,
 	ir.OpReduceRegion:     testReduceRegion,
+	ir.OpSortRegion:       testSortRegion,
 	ir.OpRng:              testRng,
 	ir.OpFFT:              testFFT,
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime/debug"
 	"slices"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -133,9 +134,15 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 			s.kind, s.literal = stepConst, in.Literal
 		case ir.OpReshape:
 			s.kind = stepAlias
-		case ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpReduceRegion:
+		case ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpReduceRegion, ir.OpSortRegion:
 			s.kind = stepRegion
-			s.types, s.axes = append(slices.Clone(argTypes), in.Tuple...), in.Axes
+			if in.Sort != nil {
+				s.axes = []int{in.Sort.Dim}
+			}
+			s.types = append(slices.Clone(argTypes), in.Tuple...)
+			if in.Op == ir.OpReduceRegion {
+				s.axes = in.Axes
+			}
 			for r, region := range in.Regions {
 				sub, err := compile(region)
 				if err != nil {
@@ -200,7 +207,7 @@ func stepWork(in ir.Instr, argTypes []ir.TensorType) int {
 	switch in.Op {
 	case ir.OpParameter, ir.OpConstant, ir.OpReshape, ir.OpGetResult:
 		return 0
-	case ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpReduceRegion:
+	case ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpReduceRegion, ir.OpSortRegion:
 		return math.MaxInt32 // unknown (a loop): never small enough to run inline
 	}
 	if k, ok := opKernels[in.Op]; ok && k.work != nil {
@@ -391,6 +398,12 @@ func (e *executable) runRegion(s *step, vals [][]byte) ([][]byte, error) {
 			return nil, fail(err)
 		}
 		return rs, nil
+	case ir.OpSortRegion:
+		rs, err := sortRegion(s, ins)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return rs, nil
 	}
 	return nil, fail(fmt.Errorf("%s is not a region op", s.op))
 }
@@ -467,6 +480,56 @@ func reduceRegion(s *step, ins [][]byte) ([][]byte, error) {
 				break
 			}
 			idx[d] = 0
+		}
+	}
+	return outs, nil
+}
+
+// sortRegion sorts each line along the sort dimension, stably, asking the
+// comparator for each comparison (the general form; fixed orders are
+// OpSort's kernels).
+func sortRegion(s *step, ins [][]byte) ([][]byte, error) {
+	shape, dim := s.types[0].Shape, s.axes[0]
+	sizes := make([]int, len(ins))
+	outs := make([][]byte, len(ins))
+	for i := range ins {
+		sizes[i] = s.types[i].DType.Size()
+		outs[i] = newBuffer(len(ins[i]))
+	}
+	strides := shape.Strides()
+	n, stride := shape[dim], strides[dim]
+	args := make([][]byte, 2*len(ins))
+	var err error
+	less := func(a, b int) bool {
+		for i, x := range ins {
+			args[2*i], args[2*i+1] = x[a*sizes[i]:(a+1)*sizes[i]], x[b*sizes[i]:(b+1)*sizes[i]]
+		}
+		r, e := s.regions[0].runBytes(args)
+		if e != nil {
+			if err == nil {
+				err = e
+			}
+			return false
+		}
+		return r[0][0] != 0
+	}
+	line := make([]int, n)
+	for k := range shape.Size() {
+		if (k/stride)%max(n, 1) != 0 {
+			continue // one line per start: k has index 0 along dim
+		}
+		for j := range line {
+			line[j] = k + j*stride
+		}
+		sort.SliceStable(line, func(a, b int) bool { return less(line[a], line[b]) })
+		if err != nil {
+			return nil, fmt.Errorf("comparator: %w", err)
+		}
+		for j, src := range line {
+			dst := k + j*stride
+			for i, x := range ins {
+				copy(outs[i][dst*sizes[i]:(dst+1)*sizes[i]], x[src*sizes[i]:])
+			}
 		}
 	}
 	return outs, nil

@@ -64,7 +64,7 @@ func TestStreamDelay(t *testing.T) {
 func TestEveryOpHasAKernel(t *testing.T) {
 	for _, op := range ir.Ops() {
 		switch op {
-		case ir.OpParameter, ir.OpConstant, ir.OpReshape, ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpGetResult, ir.OpReduceRegion:
+		case ir.OpParameter, ir.OpConstant, ir.OpReshape, ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpGetResult, ir.OpReduceRegion, ir.OpSortRegion:
 			continue // steps of their own (plan)
 		}
 		if _, ok := opKernels[op]; !ok {

@@ -118,7 +118,11 @@ func TestRegionsAgreeWithTheReferenceInterpreter(t *testing.T) {
 	called := b.GetResult(b.Call(neg, picked), 0)
 	am := b.ReduceRegion(argmax, []ir.Value{called, b.Iota(ir.TensorType{DType: ir.I32, Shape: ir.Shape{3, 4}}, 1)},
 		[]ir.Value{b.Scalar(ir.F32, math.Inf(-1)), b.Scalar(ir.I32, 0)}, []int{1})
-	p, err := b.Build(b.GetResult(am, 0), b.GetResult(am, 1), looped)
+	byKey := sub([]ir.TensorType{f, f, f, f}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return []ir.Value{b.Compare(ir.CmpGT, xs[0], xs[1])}
+	})
+	sorted := b.GetResult(b.SortRegion(byKey, 1, called, x), 1)
+	p, err := b.Build(b.GetResult(am, 0), b.GetResult(am, 1), sorted)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,7 @@ var NotLowered = map[ir.Op]string{
 	ir.OpGetResult: "the results of while, case and call, which run on the CPU",
 	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: the program runs on the CPU; " +
 		"the fixed monoids are reduce, which is",
+	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: the program runs on the CPU; the fixed orders are sort, which is",
 }
 
 // Fallbacks lists, per lowered op, the cases that still run on the CPU

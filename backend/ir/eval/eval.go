@@ -1011,6 +1011,8 @@ func runRegions(in ir.Instr, ins []Tensor) ([]Tensor, error) {
 		return Run(in.Regions[0], ins)
 	case ir.OpReduceRegion:
 		return reduceRegion(in, ins)
+	case ir.OpSortRegion:
+		return sortRegion(in, ins)
 	}
 	return nil, fmt.Errorf("Run: %v is not supported", in.Op)
 }
@@ -1053,6 +1055,58 @@ func reduceRegion(in ir.Instr, ins []Tensor) ([]Tensor, error) {
 		}
 		for i := range n {
 			copyElem(outs[i], ok, acc[i], 0)
+		}
+	}
+	return outs, nil
+}
+
+// sortRegion sorts each line along Sort.Dim with a stable insertion sort
+// that asks the comparator (slow, and plainly right).
+func sortRegion(in ir.Instr, ins []Tensor) ([]Tensor, error) {
+	shape, dim := ins[0].Type.Shape, in.Sort.Dim
+	outs := make([]Tensor, len(ins))
+	for i, x := range ins {
+		outs[i] = New(x.Type)
+	}
+	n := shape[dim]
+	args := make([]Tensor, 2*len(ins))
+	for k := range shape.Size() {
+		idx := Unravel(k, shape)
+		if idx[dim] != 0 {
+			continue // one line per start
+		}
+		line := make([]int, n) // element numbers of the line, in sorted order
+		for j := range n {
+			idx[dim] = j
+			line[j] = Ravel(idx, shape)
+		}
+		var err error
+		less := func(a, b int) bool {
+			for i, x := range ins {
+				args[2*i], args[2*i+1] = New(ir.TensorType{DType: x.Type.DType}), New(ir.TensorType{DType: x.Type.DType})
+				copyElem(args[2*i], 0, x, a)
+				copyElem(args[2*i+1], 0, x, b)
+			}
+			r, e := Run(in.Regions[0], args)
+			if e != nil && err == nil {
+				err = e
+			}
+			return e == nil && r[0].I[0] != 0
+		}
+		for j := 1; j < n; j++ { // insertion: stable
+			for m := j; m > 0 && less(line[m], line[m-1]); m-- {
+				line[m], line[m-1] = line[m-1], line[m]
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("comparator: %w", err)
+		}
+		for j, src := range line {
+			idx[dim] = j
+			dst := Ravel(idx, shape)
+			for i, x := range ins {
+				copyElem(outs[i], dst, x, src)
+			}
 		}
 	}
 	return outs, nil

@@ -237,3 +237,45 @@ func TestSortWithRecognisesFixedOrders(t *testing.T) {
 		}
 	}
 }
+
+func TestBodiesOfTheFixedForms(t *testing.T) {
+	two := func(build func(b *Builder, x, y Value) Value) *Program {
+		b := NewBuilder()
+		x, y := b.Parameter(scalar(F32)), b.Parameter(scalar(F32))
+		p, err := b.Build(build(b, x, y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	add := two(func(b *Builder, x, y Value) Value { return b.Binary(OpAdd, x, y) })
+	update := two(func(b *Builder, x, y Value) Value { return y })
+	sub := two(func(b *Builder, x, y Value) Value { return b.Binary(OpSub, x, y) })
+	ge := two(func(b *Builder, x, y Value) Value { return b.Compare(CmpGE, x, y) })
+	for body, want := range map[*Program]ScatterKind{add: ScatterAdd, update: ScatterReplace} {
+		if k, ok := scatterKindOf(body); !ok || k != want {
+			t.Errorf("scatter body:\n%s\nread as %v, %v; want %v", body, k, ok, want)
+		}
+	}
+	if _, ok := scatterKindOf(sub); ok {
+		t.Error("a subtracting scatter body was taken for a fixed form")
+	}
+	b := NewBuilder()
+	x := b.Parameter(f32(4, 4))
+	src := b.Parameter(f32(2, 2))
+	w := WindowAttrs{Dims: []int{2, 2}, Strides: []int{2, 2}}
+	pooled := b.ReduceWindowWith(add, x, b.Scalar(F32, 0), w)
+	grad := b.SelectAndScatterWith(ge, add, x, src, b.Scalar(F32, 0), w)
+	p, err := b.Build(pooled, grad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Instrs[pooled].Op != OpReduceWindow || p.Instrs[grad].Op != OpSelectAndScatter {
+		t.Errorf("the fixed forms were not emitted:\n%s", p)
+	}
+	bad := NewBuilder()
+	bad.ReduceWindowWith(sub, bad.Parameter(f32(4, 4)), bad.Scalar(F32, 0), w)
+	if err := bad.Err(); err == nil || !strings.Contains(err.Error(), "not one of the monoids") {
+		t.Errorf("a subtracting window body: %v", err)
+	}
+}

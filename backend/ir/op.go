@@ -49,7 +49,9 @@ const (
 	OpCompare
 	// OpSelect picks from Args[1] where the bool Args[0] is true, else Args[2].
 	OpSelect
-	// OpConvert changes the dtype; floats to integers truncate toward zero.
+	// OpConvert changes the dtype; floats to integers truncate toward zero
+	// and saturate at the integer type's range (NaN becomes 0); integers
+	// to narrower integers wrap.
 	OpConvert
 
 	// Data movement.

@@ -1,6 +1,8 @@
 // Package drivertest is the conformance suite every driver must pass: memory,
 // streams, events and the numerics of every IR op, each op checked against a
-// plain nested-loop reference written here, independent of any driver.
+// plain nested-loop reference written here, independent of any driver, and
+// against the IR's reference interpreter (backend/ir/eval) where it has the
+// op, so that the two cannot drift apart.
 //
 // A driver's tests call Run:
 //

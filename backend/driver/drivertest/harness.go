@@ -10,6 +10,7 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/eval"
 )
 
 // tensor is a host-side value. Elements are held as float64, which is exact
@@ -153,6 +154,34 @@ func (h *harness) check(t *testing.T, name string, args []tensor, build func(b *
 	}
 	got := h.run(t, p, args...)[0]
 	compare(t, name, got, want)
+	h.checkReference(t, name, p, args, got)
+}
+
+// checkReference compares a driver's result with the IR's reference
+// interpreter (backend/ir/eval) too, where the interpreter has the program's
+// ops and dtypes, so that the suite's loops and the interpreter cannot drift
+// apart unnoticed.
+func (h *harness) checkReference(t *testing.T, name string, p *ir.Program, args []tensor, got tensor) {
+	t.Helper()
+	in := make([]eval.Tensor, len(args))
+	for i, a := range args {
+		if a.T.DType == ir.C64 || a.Raw != nil {
+			return
+		}
+		in[i] = eval.New(a.T)
+		for k, v := range a.V {
+			in[i].Set(k, v)
+		}
+	}
+	if got.T.DType == ir.C64 {
+		return
+	}
+	ref, err := eval.Run(p, in)
+	if err != nil {
+		return // an op or dtype the interpreter does not have (rng, fft)
+	}
+	want := tensor{T: ref[0].Type, V: ref[0].Floats()}
+	compare(t, name+" (against the reference interpreter)", got, want)
 }
 
 // compare checks got against want elementwise. Floats allow a tolerance that

@@ -1,8 +1,9 @@
 // Package eval is the reference semantics of the IR: a slow, plain
 // interpreter of programs, written from the IR's documented rules and
-// independently of any driver, that the IR's tests and the lowering tests
-// share, and that the host driver's programs are checked against
-// (backend/driver/host/reference_test.go). Floats are held as float64 (rounded
+// independently of any driver, that the IR's tests, the lowering tests and
+// the driver conformance suite share: every conformance case whose ops and
+// dtypes it has (all but rng, fft and complex64) is checked against it as
+// well as against the suite's own loops. Floats are held as float64 (rounded
 // to the dtype after each op), integers as int64 (wrapped to the dtype),
 // bools as 0/1 in the integer slice.
 package eval
@@ -124,16 +125,35 @@ func identityOf(kind ir.ReduceKind, d ir.DType) float64 {
 		return 1
 	case ir.ReduceMax:
 		if isIntLike(d) {
-			return math.MinInt64
+			lo, _ := intRange(d)
+			return float64(lo)
 		}
 		return math.Inf(-1)
 	case ir.ReduceMin:
 		if isIntLike(d) {
-			return math.MaxInt64
+			_, hi := intRange(d)
+			return float64(hi)
 		}
 		return math.Inf(1)
 	}
 	panic("bad reduce")
+}
+
+// intRange is the range of an integer dtype.
+func intRange(d ir.DType) (lo, hi int64) {
+	switch d {
+	case ir.I8:
+		return math.MinInt8, math.MaxInt8
+	case ir.I16:
+		return math.MinInt16, math.MaxInt16
+	case ir.I32:
+		return math.MinInt32, math.MaxInt32
+	case ir.U8:
+		return 0, math.MaxUint8
+	case ir.Bool:
+		return 0, 1
+	}
+	return math.MinInt64, math.MaxInt64
 }
 
 func fold(kind ir.ReduceKind, a, b float64) float64 {
@@ -179,14 +199,15 @@ func foldInt(kind ir.ReduceKind, a, b int64) int64 {
 	panic("bad reduce")
 }
 
-func identityInt(kind ir.ReduceKind) int64 {
+func identityInt(kind ir.ReduceKind, d ir.DType) int64 {
+	lo, hi := intRange(d)
 	switch kind {
 	case ir.ReduceProd, ir.ReduceAnd:
 		return 1
 	case ir.ReduceMax:
-		return math.MinInt64
+		return lo
 	case ir.ReduceMin:
-		return math.MaxInt64
+		return hi
 	}
 	return 0
 }
@@ -262,7 +283,21 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 				}
 				f := x.At(k)
 				if out.I != nil && out.Type.DType != ir.Bool {
-					f = math.Trunc(f)
+					// Floats to integers truncate toward zero and saturate
+					// at the integer type's range; NaN gives 0.
+					lo, hi := intRange(out.Type.DType)
+					switch {
+					case math.IsNaN(f):
+						f = 0
+					case f <= float64(lo):
+						out.I[k] = lo
+						continue
+					case f >= float64(hi):
+						out.I[k] = hi
+						continue
+					default:
+						f = math.Trunc(f)
+					}
 				}
 				out.Set(k, f)
 			}
@@ -351,7 +386,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 			acci := make([]int64, out.Type.Shape.Size())
 			for k := range acc {
 				acc[k] = identityOf(in.Reduce, x.Type.DType)
-				acci[k] = identityInt(in.Reduce)
+				acci[k] = identityInt(in.Reduce, x.Type.DType)
 			}
 			for k := range x.Type.Shape.Size() {
 				idx := Unravel(k, x.Type.Shape)
@@ -439,7 +474,12 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 				for j := range x.Type.Shape[ax] {
 					idx[ax] = j
 					v := x.At(Ravel(idx, x.Type.Shape))
-					if at < 0 || (in.Reduce == ir.ReduceMax && v > best) || (in.Reduce == ir.ReduceMin && v < best) {
+					// NaN counts as both the max and the min: the first NaN wins.
+					switch {
+					case at < 0, math.IsNaN(v) && !math.IsNaN(best):
+						best, at = v, j
+					case math.IsNaN(best):
+					case (in.Reduce == ir.ReduceMax && v > best) || (in.Reduce == ir.ReduceMin && v < best):
 						best, at = v, j
 					}
 				}
@@ -639,7 +679,7 @@ func evalBinary(op ir.Op, x, y, out Tensor) error {
 			case ir.OpMin:
 				r = min(a, b)
 			case ir.OpPow:
-				r = int64(math.Pow(float64(a), float64(b)))
+				r = intPow(a, b)
 			case ir.OpAnd:
 				r = a & b
 			case ir.OpOr:
@@ -882,11 +922,25 @@ func evalScatter(in ir.Instr, x, ind, upd, out Tensor) {
 		switch s.Kind {
 		case ir.ScatterReplace:
 			copyElem(out, p, upd, k)
-		case ir.ScatterAdd:
+		case ir.ScatterAdd, ir.ScatterMul:
 			if out.I != nil {
-				out.I[p] = wrapInt(out.Type.DType, out.I[p]+upd.I[k])
-			} else {
+				a, u := out.I[p], upd.I[k]
+				if s.Kind == ir.ScatterAdd {
+					out.I[p] = wrapInt(out.Type.DType, a+u)
+				} else {
+					out.I[p] = wrapInt(out.Type.DType, a*u)
+				}
+			} else if s.Kind == ir.ScatterAdd {
 				out.Set(p, out.F[p]+v)
+			} else {
+				out.Set(p, out.F[p]*v)
+			}
+		case ir.ScatterMax, ir.ScatterMin:
+			kind := map[ir.ScatterKind]ir.ReduceKind{ir.ScatterMax: ir.ReduceMax, ir.ScatterMin: ir.ReduceMin}[s.Kind]
+			if out.I != nil {
+				out.I[p] = foldInt(kind, out.I[p], upd.I[k])
+			} else {
+				out.Set(p, fold(kind, out.F[p], v))
 			}
 		}
 	}
@@ -1110,4 +1164,27 @@ func sortRegion(in ir.Instr, ins []Tensor) ([]Tensor, error) {
 		}
 	}
 	return outs, nil
+}
+
+// intPow is a**b with the wrapping of repeated multiplication; a negative
+// exponent gives 1 for 1, +-1 for -1 and 0 otherwise, as integer division
+// of 1 by a**-b would.
+func intPow(a, b int64) int64 {
+	if b < 0 {
+		switch a {
+		case 1:
+			return 1
+		case -1:
+			if b%2 == 0 {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	}
+	r := int64(1)
+	for ; b > 0; b-- {
+		r *= a
+	}
+	return r
 }

@@ -160,7 +160,13 @@ const PanicHookEnv = "METALPLUG_TEST_PANIC"
 
 var panicHook struct {
 	once  sync.Once
-	names map[string]*atomic.Int64 // nil unless the hook is set: one load per call; the calls left to panic, or -1 for all
+	names map[string]*panicCount // nil unless the hook is set: one load per call
+}
+
+// panicCount is how often one export is to panic: always, or left more times.
+type panicCount struct {
+	always bool
+	left   atomic.Int64
 }
 
 // hook panics when the test hook names the exported function name.
@@ -170,20 +176,19 @@ func hook(name string) {
 		if v == "" {
 			return
 		}
-		names := map[string]*atomic.Int64{}
+		names := map[string]*panicCount{}
 		for _, n := range strings.Split(v, ",") {
 			n, count, limited := strings.Cut(strings.TrimSpace(n), "@")
-			left := new(atomic.Int64)
-			left.Store(-1)
+			c := &panicCount{always: !limited}
 			if limited {
-				c, err := strconv.ParseInt(count, 10, 64)
-				if err != nil || c < 0 {
+				k, err := strconv.ParseInt(count, 10, 64)
+				if err != nil || k < 0 {
 					logf("%s=%s: %q is not name or name@count; ignored", PanicHookEnv, v, n+"@"+count)
 					continue
 				}
-				left.Store(c)
+				c.left.Store(k)
 			}
-			names[n] = left
+			names[n] = c
 		}
 		panicHook.names = names
 		logf("test hook: %s panic (%s)", v, PanicHookEnv)
@@ -191,7 +196,7 @@ func hook(name string) {
 	if panicHook.names == nil {
 		return
 	}
-	if left := panicHook.names[name]; left != nil && (left.Load() < 0 || left.Add(-1) >= 0) {
+	if c := panicHook.names[name]; c != nil && (c.always || c.left.Add(-1) >= 0) {
 		panic("forced panic in " + name + " (" + PanicHookEnv + ")")
 	}
 }
@@ -224,8 +229,6 @@ func testCallbacks() int { return int(C.metalplug_test_callback_count()) }
 // METALPLUG_TEST_PANIC does, and returns the function that disarms it.
 func armPanic(name string) (disarm func()) {
 	panicHook.once.Do(func() {})
-	all := new(atomic.Int64)
-	all.Store(-1)
-	panicHook.names = map[string]*atomic.Int64{name: all}
+	panicHook.names = map[string]*panicCount{name: {always: true}}
 	return func() { panicHook.names = nil }
 }

@@ -406,16 +406,11 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			}
 			continue
 		}
-		dims := make([]C.int64_t, max(len(t.Shape), 1))
-		for j, d := range t.Shape {
-			dims[j] = C.int64_t(d)
+		data, err := allocateOutput(ctx, st, k.Op, i, t)
+		if err != nil {
+			return err
 		}
-		out := C.TF_AllocateOutput(ctx, C.int(i), irToTF(t.DType), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
-		if C.TF_GetCode(st) != C.TF_OK {
-			return status.Exhausted(fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", k.Op, i, t, t.Bytes(), C.GoString(C.TF_Message(st))))
-		}
-		results[i] = C.TF_TensorData(out)
-		C.TF_DeleteTensor(out)
+		results[i] = data
 		elements += t.Shape.Size()
 	}
 	if c.exe == nil || elements == 0 {
@@ -519,4 +514,21 @@ func hostValues(in input) ([]int64, error) {
 		return nil, fmt.Errorf("must be int32 or int64, got %v", in.typ)
 	}
 	return out, nil
+}
+
+// allocateOutput has TensorFlow allocate output i of type t on the device
+// and returns its data; failing, it is out of memory, as TensorFlow's own
+// kernels report it.
+func allocateOutput(ctx *C.TF_OpKernelContext, st *C.TF_Status, op string, i int, t ir.TensorType) (unsafe.Pointer, error) {
+	dims := make([]C.int64_t, max(len(t.Shape), 1))
+	for j, d := range t.Shape {
+		dims[j] = C.int64_t(d)
+	}
+	out := C.TF_AllocateOutput(ctx, C.int(i), irToTF(t.DType), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
+	if C.TF_GetCode(st) != C.TF_OK {
+		return nil, status.Exhausted(fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", op, i, t, t.Bytes(), C.GoString(C.TF_Message(st))))
+	}
+	data := C.TF_TensorData(out)
+	C.TF_DeleteTensor(out)
+	return data, nil
 }

@@ -25,8 +25,6 @@ func opCounter(op string) *atomic.Int64 {
 	return c.(*atomic.Int64)
 }
 
-func countOp(op string) { opCounter(op).Add(1) }
-
 // metalplug_op_counts returns a JSON object mapping each op name to the number
 // of times its kernel ran on the device. The caller frees the string with
 // free(3); from Python, ctypes.CDLL on the loaded library reaches it. It

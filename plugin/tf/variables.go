@@ -10,6 +10,7 @@ import (
 	"runtime/cgo"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/cache"
@@ -184,6 +185,7 @@ func registerVarKernel(o *varOp, kind varKind, dev *C.char, dt, index ir.DType, 
 // varKernel is one constructed kernel: the op and its attributes.
 type varKernel struct {
 	kind          varKind
+	runs          *atomic.Int64 // this op's execution counter (metalplug_op_counts)
 	dtype         ir.DType
 	useLocking    bool
 	nesterov      bool
@@ -203,6 +205,7 @@ func goVarCreate(ctx *C.TF_OpKernelConstruction, kind C.int) (h C.uintptr_t) {
 		panic(fmt.Sprintf("variable kernel kind %d out of range", kind))
 	}
 	k := &varKernel{kind: varKind(kind)}
+	k.runs = opCounter(k.op().op)
 	if err := k.readAttrs(ctx, st); err != nil {
 		failConstruction(ctx, status.Invalidf("%s: %v", k.op().op, err))
 		return 0
@@ -294,7 +297,7 @@ func goVarCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 		failKernel(ctx, err)
 		return
 	}
-	countOp(o.op)
+	k.runs.Add(1)
 }
 
 func (k *varKernel) compute(ctx *C.TF_OpKernelContext, st *C.TF_Status, call *varCall) error {
@@ -347,14 +350,9 @@ func tensorTypeOf(t *C.TF_Tensor) (ir.TensorType, bool) {
 	return ir.TensorType{DType: d, Shape: shape}, true
 }
 
-// varTensor is one input held for the duration of a compute.
-type varTensor struct {
-	t    *C.TF_Tensor
-	typ  ir.TensorType
-	data unsafe.Pointer
-}
-
-type heldTensors []varTensor
+// heldTensors are the inputs a variable kernel holds for the duration of a
+// compute (the kernel glue's input type).
+type heldTensors []input
 
 func (h heldTensors) release() {
 	for _, v := range h {
@@ -374,7 +372,7 @@ func (h heldTensors) describe() string {
 
 // input fetches input i: the variable's tensor for the first vars inputs
 // (under the locks the caller holds), the plain input otherwise.
-func (k *varKernel) input(ctx *C.TF_OpKernelContext, st *C.TF_Status, i int, variable, lockHeld, sparse bool) (varTensor, error) {
+func (k *varKernel) input(ctx *C.TF_OpKernelContext, st *C.TF_Status, i int, variable, lockHeld, sparse bool) (input, error) {
 	o := k.op()
 	var t *C.TF_Tensor
 	if variable {
@@ -386,22 +384,22 @@ func (k *varKernel) input(ctx *C.TF_OpKernelContext, st *C.TF_Status, i int, var
 		if t != nil {
 			C.TF_DeleteTensor(t)
 		}
-		return varTensor{}, fmt.Errorf("%s: input %s: %s", o.op, o.inputs[i], C.GoString(C.TF_Message(st)))
+		return input{}, fmt.Errorf("%s: input %s: %s", o.op, o.inputs[i], C.GoString(C.TF_Message(st)))
 	}
 	if t == nil {
-		return varTensor{}, status.Invalidf("%s: variable %s does not exist: it was never assigned, or was deleted", o.op, o.inputs[i])
+		return input{}, status.Invalidf("%s: variable %s does not exist: it was never assigned, or was deleted", o.op, o.inputs[i])
 	}
 	typ, ok := tensorTypeOf(t)
 	if !ok {
 		C.TF_DeleteTensor(t)
-		return varTensor{}, status.Invalidf("%s: input %s has dtype %d, which this device does not support", o.op, o.inputs[i], int(C.TF_TensorType(t)))
+		return input{}, status.Invalidf("%s: input %s has dtype %d, which this device does not support", o.op, o.inputs[i], int(C.TF_TensorType(t)))
 	}
 	data := C.TF_TensorData(t)
 	if variable && data == nil && typ.Shape.Size() > 0 {
 		C.TF_DeleteTensor(t)
-		return varTensor{}, status.Invalidf("%s: variable %s (%v) is not initialized", o.op, o.inputs[i], typ)
+		return input{}, status.Invalidf("%s: variable %s (%v) is not initialized", o.op, o.inputs[i], typ)
 	}
-	return varTensor{t: t, typ: typ, data: data}, nil
+	return input{t: t, typ: typ, data: data}, nil
 }
 
 // lock takes the variables' locks the way TensorFlow's own kernels do.
@@ -644,16 +642,10 @@ func (k *varKernel) gather(ctx *C.TF_OpKernelContext, st *C.TF_Status, call *var
 		return fmt.Errorf("%s: variable %v, indices %v, batch_dims %d: %v", o.op, params, indices, k.batchDims, err)
 	}
 	out := c.outs[0]
-	dims := make([]C.int64_t, max(len(out.Shape), 1))
-	for j, d := range out.Shape {
-		dims[j] = C.int64_t(d)
+	data, err := allocateOutput(ctx, st, o.op, 0, out)
+	if err != nil {
+		return err
 	}
-	t := C.TF_AllocateOutput(ctx, 0, irToTF(out.DType), &dims[0], C.int(len(out.Shape)), C.size_t(out.Bytes()), st)
-	if C.TF_GetCode(st) != C.TF_OK {
-		return status.Exhausted(fmt.Errorf("%s: allocating output %v (%d bytes): %s", o.op, out, out.Bytes(), C.GoString(C.TF_Message(st))))
-	}
-	data := C.TF_TensorData(t)
-	C.TF_DeleteTensor(t)
 	if out.Shape.Size() > 0 {
 		call.s.Execute(c.exe, []unsafe.Pointer{ins[0].data, ins[1].data}, []unsafe.Pointer{data})
 	}
@@ -711,18 +703,12 @@ func (k *varKernel) scatterUpdate(ctx *C.TF_OpKernelContext, st *C.TF_Status, ca
 	return runInPlace(call.s, c, []unsafe.Pointer{ins[0].data, ins[1].data, ins[2].data}, []unsafe.Pointer{ins[0].data}, o.op)
 }
 
-// compiledVar is a compiled variable program and its result types.
-type compiledVar struct {
-	exe  driver.Executable
-	outs []ir.TensorType
-}
-
 // varPrograms holds the variable kernels' programs by op, types and
 // attributes; bounded like every program cache.
-var varPrograms = cache.New[string, *compiledVar](programCacheSize)
+var varPrograms = cache.New[string, *compiled](programCacheSize)
 
 // varProgram finds or builds and compiles the program for key.
-func varProgram(key string, build func() (*ir.Program, error)) (*compiledVar, error) {
+func varProgram(key string, build func() (*ir.Program, error)) (*compiled, error) {
 	if c, ok := varPrograms.Get(key); ok {
 		return c, nil
 	}
@@ -734,7 +720,7 @@ func varProgram(key string, build func() (*ir.Program, error)) (*compiledVar, er
 	if err != nil {
 		return nil, err
 	}
-	return varPrograms.Add(key, &compiledVar{exe: exe, outs: p.ResultTypes()}), nil
+	return varPrograms.Add(key, &compiled{prog: p, exe: exe, outs: p.ResultTypes()}), nil
 }
 
 // tempAlign keeps each result in the temporary buffer aligned for any dtype
@@ -745,7 +731,7 @@ const tempAlign = 256
 // copies result i over dsts[i] on the same stream, and frees the buffer from
 // a host callback once the copies have run. The stream's order makes the
 // update atomic with respect to all other work on it.
-func runInPlace(s driver.Stream, c *compiledVar, args, dsts []unsafe.Pointer, op string) error {
+func runInPlace(s driver.Stream, c *compiled, args, dsts []unsafe.Pointer, op string) error {
 	if len(dsts) != len(c.outs) {
 		return fmt.Errorf("%s: %d destinations for %d results", op, len(dsts), len(c.outs))
 	}

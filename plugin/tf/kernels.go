@@ -20,8 +20,26 @@ import (
 	"github.com/metalplug/metalplug/plugin/tf/lower"
 )
 
+// slot is what a C create-function slot constructs: an ordinary kernel
+// (its lowering) or a variable kernel (variables.go), registered through
+// the same trampolines and entry points.
+type slot struct {
+	k    *lower.Kernel
+	v    *varOp
+	kind varKind
+}
+
 // slots maps a C create-function slot to the kernel it constructs.
-var slots []*lower.Kernel
+var slots []slot
+
+// newSlot appends s and returns its number.
+func newSlot(s slot) (int, error) {
+	if len(slots) >= C.METALPLUG_KERNEL_SLOTS {
+		return 0, fmt.Errorf("more than %d kernel slots: raise METALPLUG_KERNEL_SLOTS", C.METALPLUG_KERNEL_SLOTS)
+	}
+	slots = append(slots, s)
+	return len(slots) - 1, nil
+}
 
 //export TF_InitKernel
 func TF_InitKernel() {
@@ -53,11 +71,10 @@ func registerKernels(deviceType string) (int, error) {
 	defer C.TF_DeleteStatus(st)
 	count := 0
 	for _, k := range lower.Kernels() {
-		if len(slots) >= C.METALPLUG_KERNEL_SLOTS {
-			return count, fmt.Errorf("more than %d ops: raise METALPLUG_KERNEL_SLOTS", C.METALPLUG_KERNEL_SLOTS)
+		slot, err := newSlot(slot{k: k})
+		if err != nil {
+			return count, err
 		}
-		slot := len(slots)
-		slots = append(slots, k)
 		op := C.CString(k.Op)
 		for _, combo := range k.Combinations() {
 			b := C.metalplug_new_kernel_builder(op, dev, C.int(slot))
@@ -119,11 +136,15 @@ type compiled struct {
 }
 
 //export goKernelCreate
-func goKernelCreate(ctx *C.TF_OpKernelConstruction, slot C.int) (h C.uintptr_t) {
+func goKernelCreate(ctx *C.TF_OpKernelConstruction, n C.int) (h C.uintptr_t) {
 	var k *lower.Kernel
 	defer boundary("goKernelCreate", failure{kc: ctx, detail: func() string { return kernelName(k) }})
 	hook("goKernelCreate")
-	k = slots[slot]
+	s := slots[n]
+	if s.v != nil {
+		return newVarKernel(ctx, s.kind)
+	}
+	k = s.k
 	attrs, err := readAttrs(ctx, k)
 	if err != nil {
 		failConstruction(ctx, status.Invalidf("%s: %v", k.Op, err))
@@ -252,7 +273,15 @@ func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 			C.TF_DeleteTensor(in.t)
 		}
 	}()
-	inst = cgo.Handle(h).Value().(*instance)
+	switch v := cgo.Handle(h).Value().(type) {
+	case *varKernel:
+		v.run(ctx)
+		return
+	case *instance:
+		inst = v
+	default:
+		panic(fmt.Sprintf("kernel handle holds %T", v))
+	}
 	st := C.TF_NewStatus()
 	defer C.TF_DeleteStatus(st)
 	if err := compute(inst, ctx, st, &ins); err != nil {

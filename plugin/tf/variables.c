@@ -74,20 +74,3 @@ TF_Tensor* metalplug_variable_tensor(TF_OpKernelContext* ctx, int input, bool lo
 void metalplug_release_variables(TF_VariableInputLockHolder* holder) {
   if (holder) p_release_variables(holder);
 }
-
-// Kernel functions: TensorFlow's create function gets no user data, so each
-// kind has its own, which tells Go what it constructs.
-static void var_compute(void* kernel, TF_OpKernelContext* ctx) { goVarCompute((uintptr_t)kernel, ctx); }
-static void var_delete(void* kernel) { goVarDelete((uintptr_t)kernel); }
-
-#define VC(n) \
-  static void* var_create_##n(TF_OpKernelConstruction* c) { return (void*)goVarCreate(c, n); }
-VC(0) VC(1) VC(2) VC(3) VC(4) VC(5) VC(6) VC(7) VC(8) VC(9) VC(10) VC(11) VC(12) VC(13) VC(14) VC(15)
-static void* (*const var_creators[METALPLUG_VAR_KINDS])(TF_OpKernelConstruction*) = {
-    var_create_0, var_create_1, var_create_2,  var_create_3,  var_create_4,  var_create_5,  var_create_6,  var_create_7,
-    var_create_8, var_create_9, var_create_10, var_create_11, var_create_12, var_create_13, var_create_14, var_create_15};
-
-TF_KernelBuilder* metalplug_new_var_kernel_builder(const char* op, const char* device_type, int kind) {
-  if (kind < 0 || kind >= METALPLUG_VAR_KINDS) return NULL;
-  return TF_NewKernelBuilder(op, device_type, var_creators[kind], var_compute, var_delete);
-}

@@ -32,8 +32,8 @@ import (
 // it without exporting it must still load the plugin, and there nothing here
 // is registered.
 
-// varKind numbers the kernels; the C create function of kind k hands k back
-// to goVarCreate.
+// varKind numbers the variable kernels; each has a slot of the ordinary
+// kernels' trampolines (kernels.go), which goKernelCreate maps back to it.
 type varKind int
 
 const (
@@ -127,13 +127,17 @@ func registerVariableKernels(deviceType string) (int, error) {
 	count := 0
 	for kind := range numVarKinds {
 		o := &varOps[kind]
+		n, err := newSlot(slot{v: o, kind: kind})
+		if err != nil {
+			return count, err
+		}
 		indices := []ir.DType{ir.Invalid}
 		if o.indexed {
 			indices = lower.Indices
 		}
 		for _, dt := range o.dtypes {
 			for _, it := range indices {
-				if err := registerVarKernel(o, kind, dev, dt, it, st); err != nil {
+				if err := registerVarKernel(o, n, dev, dt, it, st); err != nil {
 					return count, err
 				}
 				count++
@@ -143,12 +147,12 @@ func registerVariableKernels(deviceType string) (int, error) {
 	return count, nil
 }
 
-func registerVarKernel(o *varOp, kind varKind, dev *C.char, dt, index ir.DType, st *C.TF_Status) error {
+func registerVarKernel(o *varOp, n int, dev *C.char, dt, index ir.DType, st *C.TF_Status) error {
 	op := C.CString(o.op)
 	defer C.free(unsafe.Pointer(op))
-	b := C.metalplug_new_var_kernel_builder(op, dev, C.int(kind))
+	b := C.metalplug_new_kernel_builder(op, dev, C.int(n))
 	if b == nil {
-		return fmt.Errorf("%s: no kernel builder for kind %d", o.op, kind)
+		return fmt.Errorf("%s: no kernel builder for slot %d", o.op, n)
 	}
 	constrain := func(attr string, d ir.DType) error {
 		a := C.CString(attr)
@@ -195,31 +199,21 @@ type varKernel struct {
 
 func (k *varKernel) op() *varOp { return &varOps[k.kind] }
 
-//export goVarCreate
-func goVarCreate(ctx *C.TF_OpKernelConstruction, kind C.int) (h C.uintptr_t) {
-	defer boundary("goVarCreate", failure{kc: ctx})
-	hook("goVarCreate")
+// newVarKernel constructs a variable kernel of kind for goKernelCreate,
+// which recovers its panics.
+func newVarKernel(ctx *C.TF_OpKernelConstruction, kind varKind) C.uintptr_t {
 	st := C.TF_NewStatus()
 	defer C.TF_DeleteStatus(st)
-	if kind < 0 || int(kind) >= int(numVarKinds) {
+	if kind < 0 || kind >= numVarKinds {
 		panic(fmt.Sprintf("variable kernel kind %d out of range", kind))
 	}
-	k := &varKernel{kind: varKind(kind)}
+	k := &varKernel{kind: kind}
 	k.runs = opCounter(k.op().op)
 	if err := k.readAttrs(ctx, st); err != nil {
 		failConstruction(ctx, status.Invalidf("%s: %v", k.op().op, err))
 		return 0
 	}
 	return C.uintptr_t(cgo.NewHandle(k))
-}
-
-//export goVarDelete
-func goVarDelete(h C.uintptr_t) {
-	defer boundary("goVarDelete", failure{})
-	hook("goVarDelete")
-	if h != 0 {
-		cgo.Handle(h).Delete()
-	}
 }
 
 func (k *varKernel) readAttrs(ctx *C.TF_OpKernelConstruction, st *C.TF_Status) error {
@@ -265,18 +259,14 @@ func (c *varCall) fail(err error) {
 	}
 }
 
-//export goVarCompute
-func goVarCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
-	name := ""
-	defer boundary("goVarCompute", failure{ctx: ctx, detail: func() string { return name }})
-	hook("goVarCompute")
+// run computes the kernel for goKernelCompute, which recovers its panics
+// (naming goKernelCompute and the op).
+func (k *varKernel) run(ctx *C.TF_OpKernelContext) {
 	key := uintptr(unsafe.Pointer(ctx))
 	defer varCalls.Delete(key)
 	st := C.TF_NewStatus()
 	defer C.TF_DeleteStatus(st)
-	k := cgo.Handle(h).Value().(*varKernel)
 	o := k.op()
-	name = o.op
 	sp := C.TF_GetStream(ctx, st)
 	if C.TF_GetCode(st) != C.TF_OK {
 		failKernel(ctx, fmt.Errorf("%s: no stream: %s", o.op, C.GoString(C.TF_Message(st))))

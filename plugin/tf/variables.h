@@ -20,10 +20,6 @@ typedef struct TF_VariableInputLockHolder TF_VariableInputLockHolder;
 // found, 0 otherwise (then nothing may be registered).
 int metalplug_var_api_load(void);
 
-// A kernel builder whose create function passes `kind` (see variables.go) to
-// goVarCreate. NULL for a kind out of range.
-TF_KernelBuilder* metalplug_new_var_kernel_builder(const char* op, const char* device_type, int kind);
-
 // TF_AssignVariable on inputs 0 (resource) and 1 (value).
 void metalplug_assign_variable(TF_OpKernelContext* ctx, bool validate_shape, TF_Status* status);
 
@@ -41,7 +37,5 @@ TF_Tensor* metalplug_variable_tensor(TF_OpKernelContext* ctx, int input, bool lo
 
 // TF_ReleaseVariableInputLockHolder.
 void metalplug_release_variables(TF_VariableInputLockHolder* holder);
-
-#define METALPLUG_VAR_KINDS 16
 
 #endif  // METALPLUG_VARIABLES_H_

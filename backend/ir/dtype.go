@@ -7,7 +7,10 @@
 // TensorFlow or JAX type.
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // DType is an element type. The numbering is ours, not TensorFlow's: frontends
 // translate at their boundary.
@@ -70,6 +73,35 @@ func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d ==
 
 // IsInt reports whether d is a signed or unsigned integer type.
 func (d DType) IsInt() bool { return d == I8 || d == I16 || d == I32 || d == I64 || d == U8 }
+
+// IntRange is the lowest and highest value of an integer or bool dtype; ok
+// is false for the others.
+func (d DType) IntRange() (lo, hi int64, ok bool) {
+	switch d {
+	case I8:
+		return math.MinInt8, math.MaxInt8, true
+	case I16:
+		return math.MinInt16, math.MaxInt16, true
+	case I32:
+		return math.MinInt32, math.MaxInt32, true
+	case I64:
+		return math.MinInt64, math.MaxInt64, true
+	case U8:
+		return 0, math.MaxUint8, true
+	case Bool:
+		return 0, 1, true
+	}
+	return 0, 0, false
+}
+
+// Range is d's lowest and highest value as float64: infinities for floats,
+// IntRange (the int64 bounds rounded) for the rest.
+func (d DType) Range() (lo, hi float64) {
+	if l, h, ok := d.IntRange(); ok {
+		return float64(l), float64(h)
+	}
+	return math.Inf(-1), math.Inf(1)
+}
 
 // IsNumeric reports whether real arithmetic is defined on d.
 func (d DType) IsNumeric() bool { return d.IsFloat() || d.IsInt() }

@@ -181,7 +181,7 @@ func testConvolution(t *testing.T, h *harness) {
 
 // reduceIdentity is what reducing no elements gives.
 func reduceIdentity(kind ir.ReduceKind, d ir.DType) float64 {
-	lo, hi := intRange(d)
+	lo, hi := d.Range()
 	switch kind {
 	case ir.ReduceProd, ir.ReduceAnd:
 		return 1

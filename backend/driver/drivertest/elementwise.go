@@ -390,7 +390,7 @@ func convertRef(src, dst ir.DType, x float64) float64 {
 		if math.IsNaN(x) {
 			return 0
 		}
-		lo, hi := intRange(dst)
+		lo, hi := dst.Range()
 		return math.Max(lo, math.Min(hi, math.Trunc(x)))
 	}
 	return x

@@ -413,25 +413,6 @@ func offset(shape, idx []int) int {
 	return o
 }
 
-// intRange is an integer dtype's lowest and highest value.
-func intRange(d ir.DType) (lo, hi float64) {
-	switch d {
-	case ir.I8:
-		return math.MinInt8, math.MaxInt8
-	case ir.I16:
-		return math.MinInt16, math.MaxInt16
-	case ir.I32:
-		return math.MinInt32, math.MaxInt32
-	case ir.I64:
-		return math.MinInt64, math.MaxInt64
-	case ir.U8:
-		return 0, math.MaxUint8
-	case ir.Bool:
-		return 0, 1
-	}
-	return math.Inf(-1), math.Inf(1)
-}
-
 var (
 	floatTypes = []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16}
 	intTypes   = []ir.DType{ir.I8, ir.I16, ir.I32, ir.I64, ir.U8}

@@ -94,7 +94,7 @@ func lowerConvert(l *lowering, in ir.Instr, args []val) (tensor, error) {
 func (l *lowering) floatToInt(x tensor, dst ir.DType) tensor {
 	dt := mustPhys(dst)
 	f32 := mps.DataTypeFloat32
-	lo, hi := dtypeRange(dst)
+	lo, hi := dst.Range()
 	// float32(hi) may round up (2^31, 2^63): values at or above it saturate
 	// and never reach the cast, which could overflow.
 	tooHigh := l.ge(x, l.scalar(float64(float32(hi)), f32))
@@ -110,8 +110,8 @@ func (l *lowering) floatToInt(x tensor, dst ir.DType) tensor {
 // intToInt converts between integer types, wrapping as two's complement does.
 func (l *lowering) intToInt(x tensor, src, dst ir.DType) tensor {
 	dt := mustPhys(dst)
-	slo, shi := dtypeRange(src)
-	dlo, dhi := dtypeRange(dst)
+	slo, shi := src.Range()
+	dlo, dhi := dst.Range()
 	if slo >= dlo && shi <= dhi {
 		return l.cast(x, dt) // widening: exact
 	}

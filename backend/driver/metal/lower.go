@@ -513,33 +513,13 @@ func reduceIdentity(k ir.ReduceKind, d ir.DType) float64 {
 	case ir.ReduceProd, ir.ReduceAnd:
 		return 1
 	case ir.ReduceMax:
-		lo, _ := dtypeRange(d)
+		lo, _ := d.Range()
 		return lo
 	case ir.ReduceMin:
-		_, hi := dtypeRange(d)
+		_, hi := d.Range()
 		return hi
 	}
 	return 0
-}
-
-// dtypeRange is a dtype's lowest and highest value (infinities for floats),
-// as float64 (rounded for int64).
-func dtypeRange(d ir.DType) (lo, hi float64) {
-	switch d {
-	case ir.I8:
-		return math.MinInt8, math.MaxInt8
-	case ir.I16:
-		return math.MinInt16, math.MaxInt16
-	case ir.I32:
-		return math.MinInt32, math.MaxInt32
-	case ir.I64:
-		return math.MinInt64, math.MaxInt64
-	case ir.U8:
-		return 0, math.MaxUint8
-	case ir.Bool:
-		return 0, 1
-	}
-	return math.Inf(-1), math.Inf(1)
 }
 
 // extremeConst is the exact lowest or highest value of d as a constant.
@@ -551,7 +531,7 @@ func (l *lowering) extremeConst(d ir.DType, high bool) tensor {
 		}
 		return l.intConst(math.MinInt64, dt)
 	}
-	lo, hi := dtypeRange(d)
+	lo, hi := d.Range()
 	if high {
 		return l.scalar(hi, dt)
 	}

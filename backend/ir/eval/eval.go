@@ -125,35 +125,18 @@ func identityOf(kind ir.ReduceKind, d ir.DType) float64 {
 		return 1
 	case ir.ReduceMax:
 		if isIntLike(d) {
-			lo, _ := intRange(d)
+			lo, _, _ := d.IntRange()
 			return float64(lo)
 		}
 		return math.Inf(-1)
 	case ir.ReduceMin:
 		if isIntLike(d) {
-			_, hi := intRange(d)
+			_, hi, _ := d.IntRange()
 			return float64(hi)
 		}
 		return math.Inf(1)
 	}
 	panic("bad reduce")
-}
-
-// intRange is the range of an integer dtype.
-func intRange(d ir.DType) (lo, hi int64) {
-	switch d {
-	case ir.I8:
-		return math.MinInt8, math.MaxInt8
-	case ir.I16:
-		return math.MinInt16, math.MaxInt16
-	case ir.I32:
-		return math.MinInt32, math.MaxInt32
-	case ir.U8:
-		return 0, math.MaxUint8
-	case ir.Bool:
-		return 0, 1
-	}
-	return math.MinInt64, math.MaxInt64
 }
 
 func fold(kind ir.ReduceKind, a, b float64) float64 {
@@ -200,7 +183,7 @@ func foldInt(kind ir.ReduceKind, a, b int64) int64 {
 }
 
 func identityInt(kind ir.ReduceKind, d ir.DType) int64 {
-	lo, hi := intRange(d)
+	lo, hi, _ := d.IntRange()
 	switch kind {
 	case ir.ReduceProd, ir.ReduceAnd:
 		return 1
@@ -285,7 +268,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 				if out.I != nil && out.Type.DType != ir.Bool {
 					// Floats to integers truncate toward zero and saturate
 					// at the integer type's range; NaN gives 0.
-					lo, hi := intRange(out.Type.DType)
+					lo, hi, _ := out.Type.DType.IntRange()
 					switch {
 					case math.IsNaN(f):
 						f = 0

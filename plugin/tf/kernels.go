@@ -265,8 +265,14 @@ type input struct {
 //export goKernelCompute
 func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 	var inst *instance
+	var vk *varKernel
 	var ins []input
-	defer boundary("goKernelCompute", failure{ctx: ctx, detail: func() string { return instanceDetail(inst, ins) }})
+	defer boundary("goKernelCompute", failure{ctx: ctx, detail: func() string {
+		if vk != nil {
+			return vk.op().op
+		}
+		return instanceDetail(inst, ins)
+	}})
 	hook("goKernelCompute")
 	defer func() {
 		for _, in := range ins {
@@ -275,6 +281,7 @@ func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 	}()
 	switch v := cgo.Handle(h).Value().(type) {
 	case *varKernel:
+		vk = v
 		v.run(ctx)
 		return
 	case *instance:

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/eval"
 )
 
 // runOne compiles p on d and runs it on host slices.
@@ -202,46 +203,50 @@ func TestFFTPlansAgainstDirectDFT(t *testing.T) {
 }
 
 // TestRngChunkingInvisible draws enough numbers that the kernel splits the
-// work across goroutines and compares with one sequential pass, group by
-// group, as TensorFlow's FillPhiloxRandomTask walks them.
+// work across goroutines and compares, bit for bit, with the reference
+// interpreter's one sequential pass over the groups.
 func TestRngChunkingInvisible(t *testing.T) {
 	const n = 1<<15 + 3
-	key, ctr := uint64(0xfeedface), philoxCounter{^uint64(0) - 100, 9}
-	kb := make([]byte, 8)
-	cb := make([]byte, 16)
-	for j := range 8 {
-		kb[j] = byte(key >> (8 * j))
-		cb[j] = byte(ctr.lo >> (8 * j))
-		cb[8+j] = byte(ctr.hi >> (8 * j))
-	}
-	for _, dist := range []ir.RngDistribution{ir.RngNormal, ir.RngTruncatedNormal} {
-		k, err := rngKernel(ir.Instr{Op: ir.OpRng, Type: ir.TensorType{DType: ir.F32, Shape: ir.Shape{n}}, Rng: &ir.RngAttrs{Distribution: dist}})
+	key, ctr := uint64(0xfeedface), [2]uint64{^uint64(0) - 100, 9}
+	for _, c := range []struct {
+		dist ir.RngDistribution
+		d    ir.DType
+	}{{ir.RngNormal, ir.F32}, {ir.RngTruncatedNormal, ir.F32}, {ir.RngUniform, ir.BF16}, {ir.RngUniform, ir.I64}} {
+		b := ir.NewBuilder()
+		kv := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
+		cv := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
+		p, err := b.Build(b.Rng(kv, cv, c.dist, ir.TensorType{DType: c.d, Shape: ir.Shape{n}}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := make([]float32, n)
-		k(bytesOf(out), [][]byte{kb, cb})
-		skip := uint64(1)
-		if dist == ir.RngTruncatedNormal {
-			skip = 256
+		k, err := rngKernel(p.Instrs[p.Results[0]])
+		if err != nil {
+			t.Fatal(err)
 		}
-		for g := 0; g < n; g += 4 {
-			s := philoxStream{ctr: ctr.add(uint64(g/4) * skip), key: key, used: 4}
-			var want []float32
-			for len(want) < 4 {
-				a := s.next()
-				f0, f1 := boxMullerFloat(a, s.next())
-				for _, f := range []float32{f0, f1} {
-					if (dist == ir.RngNormal || abs32(f) < 2) && len(want) < 4 {
-						want = append(want, f)
-					}
-				}
-			}
-			for j := 0; j < 4 && g+j < n; j++ {
-				if math.Float32bits(out[g+j]) != math.Float32bits(want[j]) {
-					t.Fatalf("%v: element %d = %v, want %v", dist, g+j, out[g+j], want[j])
-				}
-			}
+		out := newBuffer(n * c.d.Size())
+		k(out, [][]byte{bytesOf([]uint64{key}), bytesOf(ctr[:])})
+		ref, err := eval.Run(p, []eval.Tensor{
+			eval.FromFloats(p.Params[0], float64(key)),
+			{Type: p.Params[1], I: []int64{int64(ctr[0]), int64(ctr[1])}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ref[0].Bytes()
+		if i := firstDiff(out, want); i >= 0 {
+			t.Fatalf("%v %v: byte %d (element %d) differs from the reference interpreter", c.dist, c.d, i, i/c.d.Size())
 		}
 	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range a {
+		if i >= len(b) || a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return len(a)
+	}
+	return -1
 }

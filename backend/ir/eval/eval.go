@@ -2,10 +2,10 @@
 // interpreter of programs, written from the IR's documented rules and
 // independently of any driver, that the IR's tests, the lowering tests and
 // the driver conformance suite share: every conformance case whose ops and
-// dtypes it has (all but rng, fft and complex64) is checked against it as
-// well as against the suite's own loops. Floats are held as float64 (rounded
-// to the dtype after each op), integers as int64 (wrapped to the dtype),
-// bools as 0/1 in the integer slice.
+// dtypes it has is checked against it as well as against the suite's own
+// loops. Floats are held as float64 (rounded to the dtype after each op),
+// integers as int64 (wrapped to the dtype), bools as 0/1 in the integer
+// slice, complex64 as complex128 (each part rounded to float32).
 package eval
 
 import (
@@ -20,27 +20,40 @@ import (
 // Tensor is a value of the interpreter.
 type Tensor struct {
 	Type ir.TensorType
-	F    []float64 // float dtypes
-	I    []int64   // integer dtypes and bool
+	F    []float64    // float dtypes
+	I    []int64      // integer dtypes and bool
+	C    []complex128 // complex64
 }
 
 func isIntLike(d ir.DType) bool { return d.IsInt() || d == ir.Bool }
 
 func New(t ir.TensorType) Tensor {
 	v := Tensor{Type: ir.TensorType{DType: t.DType, Shape: t.Shape.Clone()}}
-	if isIntLike(t.DType) {
+	switch {
+	case isIntLike(t.DType):
 		v.I = make([]int64, t.Shape.Size())
-	} else {
+	case t.DType == ir.C64:
+		v.C = make([]complex128, t.Shape.Size())
+	default:
 		v.F = make([]float64, t.Shape.Size())
 	}
 	return v
 }
 
+// At is element k as a float64 (a complex64's real part).
 func (v Tensor) At(k int) float64 {
-	if v.I != nil || isIntLike(v.Type.DType) {
+	switch {
+	case v.I != nil || isIntLike(v.Type.DType):
 		return float64(v.I[k])
+	case v.C != nil:
+		return real(v.C[k])
 	}
 	return v.F[k]
+}
+
+// roundC rounds both parts of a complex number to float32.
+func roundC(z complex128) complex128 {
+	return complex(float64(float32(real(z))), float64(float32(imag(z))))
 }
 
 func Round(d ir.DType, x float64) float64 {
@@ -241,6 +254,10 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 					out.I[k] = int64(boolFloat(cmpInt(in.Compare, ai, bi)))
 					continue
 				}
+				if x.C != nil { // complex64 compares EQ or NE only
+					out.I[k] = int64(boolFloat((x.C[k] == y.C[k]) == (in.Compare == ir.CmpEQ)))
+					continue
+				}
 				a, b = x.F[k], y.F[k]
 				out.I[k] = int64(boolFloat(cmpFloat(in.Compare, a, b)))
 			}
@@ -251,11 +268,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 				if pr.I[k] != 0 {
 					src = x
 				}
-				if out.I != nil {
-					out.I[k] = src.I[k]
-				} else {
-					out.F[k] = src.F[k]
-				}
+				copyElem(out, k, src, k)
 			}
 		case ir.OpConvert:
 			x := arg(0)
@@ -298,7 +311,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 			}
 		case ir.OpReshape:
 			x := arg(0)
-			out.F, out.I = x.F, x.I
+			out.F, out.I, out.C = x.F, x.I, x.C
 		case ir.OpTranspose:
 			x := arg(0)
 			for k := range out.Type.Shape.Size() {
@@ -447,6 +460,12 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 			evalScatter(in, arg(0), arg(1), arg(2), out)
 		case ir.OpSort, ir.OpArgSort:
 			evalSort(in, arg(0), out)
+		case ir.OpRng:
+			if err := evalRng(in, arg(0), arg(1), out); err != nil {
+				return nil, err
+			}
+		case ir.OpFFT:
+			evalFFT(in, arg(0), out)
 		case ir.OpArgReduce:
 			x := arg(0)
 			ax := in.Axes[0]
@@ -489,9 +508,12 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 }
 
 func copyElem(dst Tensor, k int, src Tensor, j int) {
-	if dst.I != nil {
+	switch {
+	case dst.I != nil:
 		dst.I[k] = src.I[j]
-	} else {
+	case dst.C != nil:
+		dst.C[k] = src.C[j]
+	default:
 		dst.F[k] = src.F[j]
 	}
 }
@@ -552,7 +574,7 @@ func decodeLiteral(t ir.TensorType, lit []byte) Tensor {
 		case ir.I16:
 			v.I[k] = int64(int16(le16(lit[2*k:])))
 		case ir.C64:
-			v.F[k] = float64(math.Float32frombits(le32(lit[8*k:]))) // real part only
+			v.C[k] = complex(float64(math.Float32frombits(le32(lit[8*k:]))), float64(math.Float32frombits(le32(lit[8*k+4:]))))
 		}
 	}
 	return v
@@ -861,6 +883,7 @@ func evalScatter(in ir.Instr, x, ind, upd, out Tensor) {
 	xs, us := x.Type.Shape, upd.Type.Shape
 	copy(out.F, x.F)
 	copy(out.I, x.I)
+	copy(out.C, x.C)
 	var winOperand []int
 	for d := range xs {
 		if !slices.Contains(s.InsertedWindowDims, d) {

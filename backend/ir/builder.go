@@ -444,13 +444,23 @@ func (b *Builder) Reduce(x Value, kind ReduceKind, axes []int) Value {
 // ReduceWindow slides a window over x, folding each window with kind.
 func (b *Builder) ReduceWindow(x Value, kind ReduceKind, w WindowAttrs) Value {
 	t := b.Type(x)
-	r := t.Shape.Rank()
 	if kind != ReduceSum && kind != ReduceMax && kind != ReduceMin {
 		return b.fail(OpReduceWindow, "reduction %v is not supported in windows", kind)
 	}
 	if !t.DType.IsNumeric() {
 		return b.fail(OpReduceWindow, "needs a numeric operand, got %v", t)
 	}
+	out, wa, err := windowed(t, w)
+	if err != nil {
+		return b.fail(OpReduceWindow, "%v", err)
+	}
+	return b.emit(Instr{Op: OpReduceWindow, Args: []Value{x}, Type: TensorType{t.DType, out}, Reduce: kind, Window: &wa})
+}
+
+// windowed is the shape of the windows w slides over t, and w with its
+// defaults filled (unit strides, no padding).
+func windowed(t TensorType, w WindowAttrs) (Shape, WindowAttrs, error) {
+	r := t.Shape.Rank()
 	if w.Strides == nil {
 		w.Strides = make([]int, r)
 		for i := range w.Strides {
@@ -461,20 +471,19 @@ func (b *Builder) ReduceWindow(x Value, kind ReduceKind, w WindowAttrs) Value {
 		w.Padding = make([][2]int, r)
 	}
 	if len(w.Dims) != r || len(w.Strides) != r || len(w.Padding) != r {
-		return b.fail(OpReduceWindow, "window %+v needs %d entries per field for %v", w, r, t)
+		return nil, w, fmt.Errorf("window %+v needs %d entries per field for %v", w, r, t)
 	}
 	out := make(Shape, r)
 	for i := range r {
 		if w.Dims[i] < 1 || w.Strides[i] < 1 || w.Padding[i][0] < 0 || w.Padding[i][1] < 0 {
-			return b.fail(OpReduceWindow, "window %+v invalid for %v", w, t)
+			return nil, w, fmt.Errorf("window %+v invalid for %v", w, t)
 		}
 		in := t.Shape[i] + w.Padding[i][0] + w.Padding[i][1]
 		if in >= w.Dims[i] {
 			out[i] = (in-w.Dims[i])/w.Strides[i] + 1
 		}
 	}
-	wa := WindowAttrs{slices.Clone(w.Dims), slices.Clone(w.Strides), slices.Clone(w.Padding)}
-	return b.emit(Instr{Op: OpReduceWindow, Args: []Value{x}, Type: TensorType{t.DType, out}, Reduce: kind, Window: &wa})
+	return out, WindowAttrs{slices.Clone(w.Dims), slices.Clone(w.Strides), slices.Clone(w.Padding)}, nil
 }
 
 func isPermutation(p []int, n int) bool {

@@ -80,7 +80,8 @@ func inferenceCases() []inferenceCase {
 // TestBuilderInference: every op's result type, and refusals, from the
 // builder itself; every op of the IR has a case here or in region_test.go.
 func TestBuilderInference(t *testing.T) {
-	covered := map[Op]bool{OpWhile: true, OpCase: true, OpCall: true, OpGetResult: true, OpReduceRegion: true, OpSortRegion: true} // region_test.go
+	covered := map[Op]bool{OpWhile: true, OpCase: true, OpCall: true, OpGetResult: true, OpReduceRegion: true, OpSortRegion: true, // region_test.go
+		OpScatterRegion: true, OpReduceWindowRegion: true, OpSelectAndScatterRegion: true}
 	for _, c := range inferenceCases() {
 		b := NewBuilder()
 		xs := make([]Value, len(c.params))

@@ -98,6 +98,26 @@ const (
 	// rhs_N) scalars -> bool, true when lhs goes first; it yields the N
 	// sorted operands. SortWith recognises the fixed orders and emits OpSort.
 	OpSortRegion
+	// OpScatterRegion is scatter with an update body: Args N operands, the
+	// indices, N updates (Scatter's dimension numbers; Kind unused);
+	// Regions[0]: (operand_1..operand_N, update_1..update_N) scalars ->
+	// operand_1..operand_N; it yields the N updated operands. ScatterWith
+	// recognises the fixed kinds and emits OpScatter instead.
+	OpScatterRegion
+	// OpReduceWindowRegion is reduce_window with a body: Args N operands of
+	// one shape then N init scalars, Window; Regions[0] as OpReduceRegion's;
+	// padding positions hold the init values. ReduceWindowWith recognises
+	// the fixed monoids and emits OpReduceWindow.
+	OpReduceWindowRegion
+	// OpSelectAndScatterRegion is select_and_scatter with bodies: Args the
+	// operand, the source and the init scalar, Window; Regions[0] the
+	// select (x, y scalars -> bool, true keeps x), Regions[1] the scatter
+	// (acc, source scalars -> acc); it yields one result. Each window's
+	// selection starts from its first position inside the operand and runs
+	// in row-major order; padding positions are never selected.
+	// SelectAndScatterWith recognises max and min pooling's gradients and
+	// emits OpSelectAndScatter.
+	OpSelectAndScatterRegion
 
 	numOps
 )

@@ -273,9 +273,101 @@ func TestBodiesOfTheFixedForms(t *testing.T) {
 	if p.Instrs[pooled].Op != OpReduceWindow || p.Instrs[grad].Op != OpSelectAndScatter {
 		t.Errorf("the fixed forms were not emitted:\n%s", p)
 	}
-	bad := NewBuilder()
-	bad.ReduceWindowWith(sub, bad.Parameter(f32(4, 4)), bad.Scalar(F32, 0), w)
-	if err := bad.Err(); err == nil || !strings.Contains(err.Error(), "not one of the monoids") {
-		t.Errorf("a subtracting window body: %v", err)
+}
+
+// TestBodyRegions: bodies that are no fixed form become the region ops,
+// whose types the builder infers and whose signatures it checks.
+func TestBodyRegions(t *testing.T) {
+	two := func(d DType, build func(b *Builder, x, y Value) Value) *Program {
+		b := NewBuilder()
+		x, y := b.Parameter(scalar(d)), b.Parameter(scalar(d))
+		p, err := b.Build(build(b, x, y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sub := two(F32, func(b *Builder, x, y Value) Value { return b.Binary(OpSub, x, y) })
+	add := two(F32, func(b *Builder, x, y Value) Value { return b.Binary(OpAdd, x, y) })
+	maxBody := two(F32, func(b *Builder, x, y Value) Value { return b.Binary(OpMax, x, y) })
+	gt := two(F32, func(b *Builder, x, y Value) Value { return b.Compare(CmpGT, x, y) })
+	ge := two(F32, func(b *Builder, x, y Value) Value { return b.Compare(CmpGE, x, y) })
+	w := WindowAttrs{Dims: []int{2, 2}, Strides: []int{2, 2}}
+	padded := WindowAttrs{Dims: []int{2, 2}, Strides: []int{2, 2}, Padding: [][2]int{{1, 1}, {0, 0}}}
+	rows := ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
+
+	b := NewBuilder()
+	x := b.Parameter(f32(4, 4))
+	src := b.Parameter(f32(2, 2))
+	idx := b.Parameter(TensorType{DType: I32, Shape: Shape{3, 1}})
+	upd := b.Parameter(f32(3, 4))
+	cases := []struct {
+		name string
+		v    Value
+		op   Op
+		want TensorType
+	}{
+		{"a subtracting scatter", b.ScatterWith(sub, x, idx, upd, rows), OpScatterRegion, f32(4, 4)},
+		{"a subtracting window", b.ReduceWindowWith(sub, x, b.Scalar(F32, 0), w), OpReduceWindowRegion, f32(2, 2)},
+		{"a sum from 1 into padding", b.ReduceWindowWith(add, x, b.Scalar(F32, 1), padded), OpReduceWindowRegion, f32(3, 2)},
+		{"a sum from 1, no padding", b.ReduceWindowWith(add, x, b.Scalar(F32, 1), w), OpAdd, f32(2, 2)},
+		{"a max from 1 into padding", b.ReduceWindowWith(maxBody, x, b.Scalar(F32, 1), padded), OpMax, f32(3, 2)},
+		{"a strict select", b.SelectAndScatterWith(gt, add, x, src, b.Scalar(F32, 0), w), OpSelectAndScatterRegion, f32(4, 4)},
+		{"a select from a non-zero init", b.SelectAndScatterWith(ge, add, x, src, b.Scalar(F32, 1), w), OpSelectAndScatterRegion, f32(4, 4)},
+	}
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var results []Value
+	for _, c := range cases {
+		got := b.Type(c.v)
+		op := b.prog.Instrs[c.v].Op
+		if op == OpGetResult {
+			op = b.prog.Instrs[b.prog.Instrs[c.v].Args[0]].Op
+		}
+		if op != c.op || got.DType != c.want.DType || !got.Shape.Equal(c.want.Shape) {
+			t.Errorf("%s: %s giving %v, want %s giving %v", c.name, op, got, c.op, c.want)
+		}
+		results = append(results, c.v)
+	}
+	p, err := b.Build(results...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(p); err != nil {
+		t.Errorf("the program does not verify: %v\n%s", err, p)
+	}
+
+	refusals := []struct {
+		name  string
+		build func(b *Builder) Value
+		want  string
+	}{
+		{"a window body over two dtypes", func(b *Builder) Value {
+			return b.ReduceWindowRegion(sub, []Value{b.Parameter(tensorOf(I32, 4))}, []Value{b.Scalar(I32, 0)}, WindowAttrs{Dims: []int{2}})
+		}, "body region"},
+		{"a window init of another dtype", func(b *Builder) Value {
+			return b.ReduceWindowRegion(sub, []Value{b.Parameter(f32(4))}, []Value{b.Scalar(I32, 0)}, WindowAttrs{Dims: []int{2}})
+		}, "init 0"},
+		{"a source of the wrong shape", func(b *Builder) Value {
+			return b.SelectAndScatterRegion(gt, add, b.Parameter(f32(4, 4)), b.Parameter(f32(3, 2)), b.Scalar(F32, 0), w)
+		}, "windowed shape"},
+		{"a select returning a float", func(b *Builder) Value {
+			return b.SelectAndScatterRegion(add, add, b.Parameter(f32(4, 4)), b.Parameter(f32(2, 2)), b.Scalar(F32, 0), w)
+		}, "select region"},
+		{"scatter updates of the wrong shape", func(b *Builder) Value {
+			return b.ScatterRegion(sub, []Value{b.Parameter(f32(4, 4))}, b.Parameter(TensorType{DType: I32, Shape: Shape{3, 1}}), []Value{b.Parameter(f32(3, 5))}, rows)
+		}, "scatter"},
+		{"a scatter with more updates than operands", func(b *Builder) Value {
+			x := b.Parameter(f32(4, 4))
+			return b.ScatterRegion(sub, []Value{x}, b.Parameter(TensorType{DType: I32, Shape: Shape{3, 1}}), []Value{x, x}, rows)
+		}, "one update per operand"},
+	}
+	for _, c := range refusals {
+		b := NewBuilder()
+		c.build(b)
+		if err := b.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error mentioning %q", c.name, err, c.want)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // OpInfo is everything the IR knows of one op, in one place: its name, how
 // many operands it takes, which attribute fields of Instr it reads, and how
@@ -13,6 +16,13 @@ type OpInfo struct {
 	// infer rebuilds in on b from its rebuilt operands; the builder checks
 	// the operands and attributes and infers the result type.
 	infer func(b *Builder, p *Program, in Instr, args []Value) (Value, error)
+}
+
+// HasRegions reports whether o's instructions hold sub-programs (and yield a
+// tuple).
+func (o Op) HasRegions() bool {
+	info, ok := o.Info()
+	return ok && slices.Contains(info.Attrs, "Regions")
 }
 
 // Variadic is the Arity of an op that takes one or more operands.
@@ -225,6 +235,26 @@ func opEntries() [numOps]OpInfo {
 				return 0, missing("the comparator or the sort dimension")
 			}
 			return b.SortRegion(in.Regions[0], in.Sort.Dim, a...), nil
+		}},
+		OpScatterRegion: {Name: "scatter_region", Arity: Variadic, Attrs: []string{"Regions", "Tuple", "Scatter"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if len(in.Regions) != 1 || len(a)%2 != 1 || in.Scatter == nil {
+				return 0, fmt.Errorf("%d operands and %d regions, want N operands, the indices, N updates, the body and dimension numbers", len(a), len(in.Regions))
+			}
+			n := len(a) / 2
+			return b.ScatterRegion(in.Regions[0], a[:n], a[n], a[n+1:], *in.Scatter), nil
+		}},
+		OpReduceWindowRegion: {Name: "reduce_window_region", Arity: Variadic, Attrs: []string{"Regions", "Tuple", "Window"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if len(in.Regions) != 1 || len(a)%2 != 0 || in.Window == nil {
+				return 0, fmt.Errorf("%d operands and %d regions, want operands and inits in pairs, one body and a window", len(a), len(in.Regions))
+			}
+			n := len(a) / 2
+			return b.ReduceWindowRegion(in.Regions[0], a[:n], a[n:], *in.Window), nil
+		}},
+		OpSelectAndScatterRegion: {Name: "select_and_scatter_region", Arity: 3, Attrs: []string{"Regions", "Tuple", "Window"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if len(in.Regions) != 2 || in.Window == nil {
+				return 0, fmt.Errorf("%d regions, want select and scatter, and a window", len(in.Regions))
+			}
+			return b.SelectAndScatterRegion(in.Regions[0], in.Regions[1], a[0], a[1], a[2], *in.Window), nil
 		}},
 		OpFFT: {Name: "fft", Arity: 1, Attrs: []string{"FFT"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			if in.FFT == nil {

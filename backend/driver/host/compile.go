@@ -38,7 +38,7 @@ type step struct {
 	k       kernel
 	regions []*executable   // stepRegion: the compiled regions
 	types   []ir.TensorType // stepRegion: the operand types, then the result types
-	axes    []int           // stepRegion of reduce_region: the reduced axes
+	in      ir.Instr        // stepRegion: the instruction, for its attributes
 	result  int             // index of the program result this step writes in place, or -1
 	release []int           // values whose last use is this step
 	desc    string
@@ -123,24 +123,20 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 		}
 		s.desc = describe(in, argTypes)
 		e.work += stepWork(in, argTypes)
-		switch in.Op {
-		case ir.OpParameter:
+		switch op := in.Op; {
+		case op == ir.OpParameter:
 			// The builder renumbered parameters in instruction order;
 			// arguments arrive in the original program's order.
 			s.kind, s.param = stepParam, p.Instrs[origin[i]].Param
-		case ir.OpConstant:
+		case op == ir.OpConstant:
 			s.kind, s.literal = stepConst, in.Literal
-		case ir.OpReshape:
+		case op == ir.OpReshape:
 			s.kind = stepAlias
-		case ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpReduceRegion, ir.OpSortRegion:
-			s.kind = stepRegion
-			if in.Sort != nil {
-				s.axes = []int{in.Sort.Dim}
-			}
+		case op == ir.OpGetResult:
+			s.kind, s.param = stepGet, in.Param
+		case op.HasRegions():
+			s.kind, s.in = stepRegion, in
 			s.types = append(slices.Clone(argTypes), in.Tuple...)
-			if in.Op == ir.OpReduceRegion {
-				s.axes = in.Axes
-			}
 			for r, region := range in.Regions {
 				sub, err := compile(region)
 				if err != nil {
@@ -148,8 +144,6 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 				}
 				s.regions = append(s.regions, sub)
 			}
-		case ir.OpGetResult:
-			s.kind, s.param = stepGet, in.Param
 		default:
 			k, err := kernelFor(in, argTypes)
 			if err != nil {
@@ -202,10 +196,10 @@ func heavyWork(in ir.Instr, argTypes []ir.TensorType) int {
 
 // stepWork estimates one instruction's cost in element operations.
 func stepWork(in ir.Instr, argTypes []ir.TensorType) int {
-	switch in.Op {
-	case ir.OpParameter, ir.OpConstant, ir.OpReshape, ir.OpGetResult:
+	switch op := in.Op; {
+	case op == ir.OpParameter, op == ir.OpConstant, op == ir.OpReshape, op == ir.OpGetResult:
 		return 0
-	case ir.OpWhile, ir.OpCase, ir.OpCall, ir.OpReduceRegion, ir.OpSortRegion:
+	case op.HasRegions():
 		return math.MaxInt32 // unknown (a loop): never small enough to run inline
 	}
 	if k, ok := opKernels[in.Op]; ok && k.work != nil {

@@ -214,12 +214,12 @@ type scatterPlan struct {
 	never    bool // some operand dim is smaller than its window: every update is skipped
 }
 
-func scatterKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
-	s := in.Scatter
-	op, upd := at[0].Shape, at[2].Shape
+// newScatterPlan lays out a scatter of updates (shape upd) into an
+// operand (shape op) by indices of type it.
+func newScatterPlan(s *ir.ScatterDims, op ir.Shape, it ir.TensorType, upd ir.Shape) *scatterPlan {
 	p := &scatterPlan{
-		idx:      newIndexLayout(at[1].Shape, s.IndexVectorDim),
-		idxType:  at[1].DType,
+		idx:      newIndexLayout(it.Shape, s.IndexVectorDim),
+		idxType:  it.DType,
 		startMap: s.ScatterDimsToOperandDims,
 		opStride: op.Strides(),
 		maxStart: make([]int, len(op)),
@@ -247,7 +247,12 @@ func scatterKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		}
 	}
 	p.batchN = ir.Shape(p.idx.batch).Size()
+	return p
+}
 
+func scatterKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
+	s := in.Scatter
+	p := newScatterPlan(s, at[0].Shape, at[1], at[2].Shape)
 	d := in.Type.DType
 	if s.Kind == ir.ScatterReplace {
 		switch d.Size() {
@@ -318,38 +323,8 @@ func combineNum[T numT](kind ir.ScatterKind) func(a, b T) T {
 func scatterOf[T any](p *scatterPlan, comb func(a, b T) T) kernel {
 	return func(out []byte, ins [][]byte) {
 		copy(out, ins[0])
-		if p.never {
-			return
-		}
 		z, u := view[T](out), view[T](ins[2])
-		idx := readIndices(p.idxType, ins[1])
-		pos := make([]int, len(p.idx.batch))
-		for b := range p.batchN {
-			if b > 0 { // advance the batch position row-major
-				for d := len(pos) - 1; d >= 0; d-- {
-					if pos[d]++; pos[d] < p.idx.batch[d] {
-						break
-					}
-					pos[d] = 0
-				}
-			}
-			updBase, idxBase := 0, 0
-			for d, i := range pos {
-				updBase += i * p.updBatch[d]
-				idxBase += i * p.idx.strides[d]
-			}
-			outBase, inside := 0, true
-			for k, d := range p.startMap {
-				v := idx[idxBase+k*p.idx.vecStride]
-				if v < 0 || v > int64(p.maxStart[d]) {
-					inside = false
-					break
-				}
-				outBase += int(v) * p.opStride[d]
-			}
-			if !inside {
-				continue
-			}
+		p.eachWindow(ins[1], func(outBase, updBase int) {
 			p.window.walk(outBase, updBase, func(o, i, n, os, is int) {
 				if comb == nil {
 					for j := range n {
@@ -361,6 +336,44 @@ func scatterOf[T any](p *scatterPlan, comb func(a, b T) T) kernel {
 					z[o+j*os] = comb(z[o+j*os], u[i+j*is])
 				}
 			})
+		})
+	}
+}
+
+// eachWindow calls fn with the first operand and update elements of each
+// update window that lies inside the operand, one index vector at a time in
+// row-major order of the batch.
+func (p *scatterPlan) eachWindow(indices []byte, fn func(outBase, updBase int)) {
+	if p.never {
+		return
+	}
+	idx := readIndices(p.idxType, indices)
+	pos := make([]int, len(p.idx.batch))
+	for b := range p.batchN {
+		if b > 0 { // advance the batch position row-major
+			for d := len(pos) - 1; d >= 0; d-- {
+				if pos[d]++; pos[d] < p.idx.batch[d] {
+					break
+				}
+				pos[d] = 0
+			}
+		}
+		updBase, idxBase := 0, 0
+		for d, i := range pos {
+			updBase += i * p.updBatch[d]
+			idxBase += i * p.idx.strides[d]
+		}
+		outBase, inside := 0, true
+		for k, d := range p.startMap {
+			v := idx[idxBase+k*p.idx.vecStride]
+			if v < 0 || v > int64(p.maxStart[d]) {
+				inside = false
+				break
+			}
+			outBase += int(v) * p.opStride[d]
+		}
+		if inside {
+			fn(outBase, updBase)
 		}
 	}
 }

@@ -12,8 +12,8 @@ import (
 // Control flow and the ops with a body: a region step runs sub-executables
 // (compiled by plan from the instruction's regions) on Go buffers.
 
-// runRegion runs a region step (while, case, call, reduce_region,
-// sort_region) and returns its results.
+// runRegion runs a region step (control flow, or an op with a body) and
+// returns its results.
 func (e *executable) runRegion(s *step, vals [][]byte) ([][]byte, error) {
 	ins := make([][]byte, len(s.args))
 	for j, a := range s.args {
@@ -65,6 +65,24 @@ func (e *executable) runRegion(s *step, vals [][]byte) ([][]byte, error) {
 			return nil, fail(err)
 		}
 		return rs, nil
+	case ir.OpScatterRegion:
+		rs, err := scatterRegion(s, ins)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return rs, nil
+	case ir.OpReduceWindowRegion:
+		rs, err := reduceWindowRegion(s, ins)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return rs, nil
+	case ir.OpSelectAndScatterRegion:
+		rs, err := selectAndScatterRegion(s, ins)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return rs, nil
 	}
 	return nil, fail(fmt.Errorf("%s is not a region op", s.op))
 }
@@ -105,7 +123,7 @@ func reduceRegion(s *step, ins [][]byte) ([][]byte, error) {
 	}
 	shape := in[0].Shape
 	reduced := make([]bool, shape.Rank())
-	for _, a := range s.axes {
+	for _, a := range s.in.Axes {
 		reduced[a] = true
 	}
 	// outStride[d] is how far output element numbers move per step along
@@ -150,7 +168,7 @@ func reduceRegion(s *step, ins [][]byte) ([][]byte, error) {
 // comparator for each comparison (the general form; fixed orders are
 // OpSort's kernels).
 func sortRegion(s *step, ins [][]byte) ([][]byte, error) {
-	shape, dim := s.types[0].Shape, s.axes[0]
+	shape, dim := s.types[0].Shape, s.in.Sort.Dim
 	sizes := make([]int, len(ins))
 	outs := make([][]byte, len(ins))
 	for i := range ins {

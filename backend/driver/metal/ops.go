@@ -46,6 +46,12 @@ var NotLowered = map[ir.Op]string{
 	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: the program runs on the CPU; " +
 		"the fixed monoids are reduce, which is",
 	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: the program runs on the CPU; the fixed orders are sort, which is",
+	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: the program runs on the CPU; " +
+		"replace, add, multiply, max and min are scatter, which is",
+	ir.OpReduceWindowRegion: "a windowed reduction by an arbitrary body is not lowered: the program runs on the CPU; " +
+		"sum, max and min are reduce_window, which is",
+	ir.OpSelectAndScatterRegion: "select_and_scatter by arbitrary bodies is not lowered: the program runs on the CPU; " +
+		"max and min pooling's gradients are select_and_scatter, which is",
 }
 
 // Fallbacks lists, per lowered op, the cases that still run on the CPU

@@ -408,42 +408,26 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 			}
 		case ir.OpReduceWindow:
 			x := arg(0)
-			w := in.Window
-			wshape := ir.Shape(w.Dims)
 			for k := range out.Type.Shape.Size() {
-				idx := Unravel(k, out.Type.Shape)
 				acc := identityOf(in.Reduce, x.Type.DType)
-				for m := range wshape.Size() {
-					off := Unravel(m, wshape)
-					src := make([]int, len(idx))
-					for d := range idx {
-						src[d] = idx[d]*w.Strides[d] + off[d] - w.Padding[d][0]
-					}
-					if inBounds(src, x.Type.Shape) {
-						acc = fold(in.Reduce, acc, x.At(Ravel(src, x.Type.Shape)))
+				for _, p := range windowPositions(in.Window, x.Type.Shape, Unravel(k, out.Type.Shape)) {
+					if p >= 0 {
+						acc = fold(in.Reduce, acc, x.At(p))
 					}
 				}
 				out.Set(k, acc)
 			}
 		case ir.OpSelectAndScatter:
 			x, src := arg(0), arg(1)
-			w := in.Window
-			wshape := ir.Shape(w.Dims)
 			for k := range src.Type.Shape.Size() {
-				idx := Unravel(k, src.Type.Shape)
 				best, bestAt := 0.0, -1
-				for m := range wshape.Size() {
-					off := Unravel(m, wshape)
-					p := make([]int, len(idx))
-					for d := range idx {
-						p[d] = idx[d]*w.Strides[d] + off[d] - w.Padding[d][0]
-					}
-					if !inBounds(p, x.Type.Shape) {
+				for _, p := range windowPositions(in.Window, x.Type.Shape, Unravel(k, src.Type.Shape)) {
+					if p < 0 {
 						continue
 					}
-					v := x.At(Ravel(p, x.Type.Shape))
+					v := x.At(p)
 					if bestAt < 0 || (in.Compare == ir.CmpGE && v > best) || (in.Compare == ir.CmpLE && v < best) {
-						best, bestAt = v, Ravel(p, x.Type.Shape)
+						best, bestAt = v, p
 					}
 				}
 				if bestAt >= 0 {
@@ -880,50 +864,13 @@ func evalGather(in ir.Instr, x, ind, out Tensor) {
 
 func evalScatter(in ir.Instr, x, ind, upd, out Tensor) {
 	s := in.Scatter
-	xs, us := x.Type.Shape, upd.Type.Shape
 	copy(out.F, x.F)
 	copy(out.I, x.I)
 	copy(out.C, x.C)
-	var winOperand []int
-	for d := range xs {
-		if !slices.Contains(s.InsertedWindowDims, d) {
-			winOperand = append(winOperand, d)
-		}
-	}
-	for k := range us.Size() {
-		u := Unravel(k, us)
-		var bi, wi []int
-		for i, v := range u {
-			if slices.Contains(s.UpdateWindowDims, i) {
-				wi = append(wi, v)
-			} else {
-				bi = append(bi, v)
-			}
-		}
-		vec := indexVector(ind, s.IndexVectorDim, bi)
-		start := make([]int, len(xs))
-		for j, d := range s.ScatterDimsToOperandDims {
-			start[d] = vec[j]
-		}
-		// Skip the update if its window leaves the operand.
-		fits := true
-		for d := range xs {
-			size := 1
-			if j := slices.Index(winOperand, d); j >= 0 {
-				size = us[s.UpdateWindowDims[j]]
-			}
-			if start[d] < 0 || start[d]+size > xs[d] {
-				fits = false
-			}
-		}
-		if !fits {
+	for k, p := range scatterTargets(s, x.Type.Shape, ind, upd.Type.Shape) {
+		if p < 0 {
 			continue
 		}
-		full := slices.Clone(start)
-		for j, d := range winOperand {
-			full[d] += wi[j]
-		}
-		p := Ravel(full, xs)
 		v := upd.At(k)
 		switch s.Kind {
 		case ir.ScatterReplace:
@@ -950,6 +897,74 @@ func evalScatter(in ir.Instr, x, ind, upd, out Tensor) {
 			}
 		}
 	}
+}
+
+// scatterTargets is, for each update element in row-major order, the
+// operand element it lands on, or -1 when its window leaves the operand
+// (the whole window is skipped).
+func scatterTargets(s *ir.ScatterDims, xs ir.Shape, ind Tensor, us ir.Shape) []int {
+	var winOperand []int
+	for d := range xs {
+		if !slices.Contains(s.InsertedWindowDims, d) {
+			winOperand = append(winOperand, d)
+		}
+	}
+	targets := make([]int, us.Size())
+	for k := range targets {
+		u := Unravel(k, us)
+		var bi, wi []int
+		for i, v := range u {
+			if slices.Contains(s.UpdateWindowDims, i) {
+				wi = append(wi, v)
+			} else {
+				bi = append(bi, v)
+			}
+		}
+		vec := indexVector(ind, s.IndexVectorDim, bi)
+		start := make([]int, len(xs))
+		for j, d := range s.ScatterDimsToOperandDims {
+			start[d] = vec[j]
+		}
+		fits := true
+		for d := range xs {
+			size := 1
+			if j := slices.Index(winOperand, d); j >= 0 {
+				size = us[s.UpdateWindowDims[j]]
+			}
+			if start[d] < 0 || start[d]+size > xs[d] {
+				fits = false
+			}
+		}
+		targets[k] = -1
+		if fits {
+			full := slices.Clone(start)
+			for j, d := range winOperand {
+				full[d] += wi[j]
+			}
+			targets[k] = Ravel(full, xs)
+		}
+	}
+	return targets
+}
+
+// windowPositions is, for the window at output index idx, the operand
+// element at each window position in row-major order, or -1 for a
+// position in the padding.
+func windowPositions(w *ir.WindowAttrs, xs ir.Shape, idx []int) []int {
+	wshape := ir.Shape(w.Dims)
+	pos := make([]int, wshape.Size())
+	src := make([]int, len(idx))
+	for m := range pos {
+		off := Unravel(m, wshape)
+		for d := range idx {
+			src[d] = idx[d]*w.Strides[d] + off[d] - w.Padding[d][0]
+		}
+		pos[m] = -1
+		if inBounds(src, xs) {
+			pos[m] = Ravel(src, xs)
+		}
+	}
+	return pos
 }
 
 func evalSort(in ir.Instr, x, out Tensor) {
@@ -1073,6 +1088,12 @@ func runRegions(in ir.Instr, ins []Tensor) ([]Tensor, error) {
 		return reduceRegion(in, ins)
 	case ir.OpSortRegion:
 		return sortRegion(in, ins)
+	case ir.OpScatterRegion:
+		return scatterRegion(in, ins)
+	case ir.OpReduceWindowRegion:
+		return reduceWindowRegion(in, ins)
+	case ir.OpSelectAndScatterRegion:
+		return selectAndScatterRegion(in, ins)
 	}
 	return nil, fmt.Errorf("Run: %v is not supported", in.Op)
 }

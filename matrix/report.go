@@ -71,7 +71,7 @@ type SweepCounts struct {
 	Unaccounted     int     `json:"unaccounted"`
 	AuditProblems   int     `json:"audit_problems"`
 	Seconds         float64 `json:"seconds"`
-	// VariableCases are cases of capi.VariableOps the plugin registered:
+	// VariableCases are cases of lower.VariableOps() the plugin registered:
 	// the device's own resource-variable kernels. VariableVerified of them
 	// were verified.
 	VariableCases    int `json:"variable_cases"`

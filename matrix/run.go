@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/metalplug/metalplug/plugin/tf/capi"
+	"github.com/metalplug/metalplug/plugin/tf/lower"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/venv"
@@ -330,7 +331,7 @@ func runCell(o Options, c Cell) (r CellResult) {
 		}
 		so := sweep.Options{Python: py, Library: lib, Out: f}
 		if !rep.ResourceVariableAPI() {
-			so.NeedsEntryPoint = capi.VariableOps
+			so.NeedsEntryPoint = lower.VariableOps()
 		}
 		sr, err := o.Steps.Sweep(so)
 		if err != nil {
@@ -354,7 +355,7 @@ func sweepCounts(sr *sweep.Report) *SweepCounts {
 		Unaccounted: sr.Unaccounted, AuditProblems: len(sr.AuditProblems), Seconds: sr.Wall.Seconds(),
 	}
 	for _, c := range sr.Cases {
-		if slices.Contains(capi.VariableOps, c.Op) {
+		if slices.Contains(lower.VariableOps(), c.Op) {
 			s.VariableCases++
 			if c.Status == sweep.Verified {
 				s.VariableVerified++

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/metalplug/metalplug/plugin/tf/capi"
+	"github.com/metalplug/metalplug/plugin/tf/lower"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/sweep"
 )
@@ -115,7 +116,7 @@ func (f *fakeSteps) Sweep(o sweep.Options) (*sweep.Report, error) {
 	// The plugin registers its variable kernels only where the API is
 	// exported; varKernelsAlways plays a plugin that registers them anyway.
 	if f.varKernels && f.api[v] || f.varKernelsAlways {
-		for _, op := range capi.VariableOps[:2] {
+		for _, op := range lower.VariableOps()[:2] {
 			st := sweep.Verified
 			if len(o.NeedsEntryPoint) > 0 {
 				st = sweep.NeedsEntryPoint
@@ -213,7 +214,7 @@ func TestRunPassesEachCellItsPinAndTheOpsThatNeedAnEntryPoint(t *testing.T) {
 	}
 	for v, api := range f.api {
 		got := f.needsEntry[v]
-		if api && got != nil || !api && !slices.Equal(got, capi.VariableOps) {
+		if api && got != nil || !api && !slices.Equal(got, lower.VariableOps()) {
 			t.Errorf("%s (API %v): NeedsEntryPoint %v", v, api, got)
 		}
 	}

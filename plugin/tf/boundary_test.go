@@ -164,7 +164,7 @@ func TestEveryExportSurvivesAPanic(t *testing.T) {
 		"goKernelCreate":      func(st statusT) func() string { return wantZero(testHandle(goKernelCreate(nil, 0))) },
 		"goKernelDelete":      func(st statusT) func() string { goKernelDelete(1); return none },
 		"goKernelCompute":     func(st statusT) func() string { goKernelCompute(1, nil); return none },
-		"goVarUpdate":         func(st statusT) func() string { goVarUpdate(nil, nil, nil, 0); return none },
+		"goVarUpdate":         func(st statusT) func() string { goVarUpdate(nil, nil, nil); return none },
 		"goVarCopy":           func(st statusT) func() string { goVarCopy(nil, nil, nil); return none },
 		"metalplug_op_counts": func(st statusT) func() string { return wantNil(metalplug_op_counts() == nil) },
 		"goDeviceCount":       func(st statusT) func() string { goDeviceCount(st); return internal(st, "goDeviceCount") },

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime/cgo"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -20,24 +21,15 @@ import (
 	"github.com/metalplug/metalplug/plugin/tf/lower"
 )
 
-// slot is what a C create-function slot constructs: an ordinary kernel
-// (its lowering) or a variable kernel (variables.go), registered through
-// the same trampolines and entry points.
-type slot struct {
-	k    *lower.Kernel
-	v    *varOp
-	kind varKind
-}
-
 // slots maps a C create-function slot to the kernel it constructs.
-var slots []slot
+var slots []*lower.Kernel
 
-// newSlot appends s and returns its number.
-func newSlot(s slot) (int, error) {
+// newSlot appends k and returns its number.
+func newSlot(k *lower.Kernel) (int, error) {
 	if len(slots) >= C.METALPLUG_KERNEL_SLOTS {
 		return 0, fmt.Errorf("more than %d kernel slots: raise METALPLUG_KERNEL_SLOTS", C.METALPLUG_KERNEL_SLOTS)
 	}
-	slots = append(slots, s)
+	slots = append(slots, k)
 	return len(slots) - 1, nil
 }
 
@@ -52,13 +44,6 @@ func TF_InitKernel() {
 	if err != nil {
 		logf("kernel registration: %v", err)
 	}
-	// Variable and optimizer kernels (variables.go); none where TensorFlow
-	// does not export kernels_experimental.h.
-	nv, err := registerVariableKernels(DeviceType())
-	if err != nil {
-		logf("variable kernel registration: %v", err)
-	}
-	n += nv
 	if debug() {
 		logf("registered %d kernels for %s", n, DeviceType())
 	}
@@ -71,7 +56,10 @@ func registerKernels(deviceType string) (int, error) {
 	defer C.TF_DeleteStatus(st)
 	count := 0
 	for _, k := range lower.Kernels() {
-		slot, err := newSlot(slot{k: k})
+		if k.Variables.Access != lower.VarNone && !variableAPI() {
+			continue // TensorFlow's own variable kernels run (variables.go)
+		}
+		slot, err := newSlot(k)
 		if err != nil {
 			return count, err
 		}
@@ -87,7 +75,9 @@ func registerKernels(deviceType string) (int, error) {
 					return count, fmt.Errorf("%s: type constraint %s: %s", k.Op, c.Attr, C.GoString(C.TF_Message(st)))
 				}
 			}
-			for _, h := range k.HostInputs {
+			// Resource handles, like the inputs a lowering reads, are in
+			// host memory, as TensorFlow's GPU kernels declare them.
+			for _, h := range append(slices.Clone(k.Inputs[:k.Variables.N]), k.HostInputs...) {
 				arg := C.CString(h)
 				C.TF_KernelBuilder_HostMemory(b, arg)
 				C.free(unsafe.Pointer(arg))
@@ -118,7 +108,7 @@ type instance struct {
 }
 
 // programCacheSize bounds each kernel instance's programs (one per input
-// signature it has seen) and the variable kernels' programs: a model whose
+// signature it has seen): a model whose
 // shapes keep changing compiles again what it has not seen lately, rather
 // than hold every shape it ever saw.
 const programCacheSize = 64
@@ -140,11 +130,7 @@ func goKernelCreate(ctx *C.TF_OpKernelConstruction, n C.int) (h C.uintptr_t) {
 	var k *lower.Kernel
 	defer boundary("goKernelCreate", failure{kc: ctx, detail: func() string { return kernelName(k) }})
 	hook("goKernelCreate")
-	s := slots[n]
-	if s.v != nil {
-		return newVarKernel(ctx, s.kind)
-	}
-	k = s.k
+	k = slots[n]
 	attrs, err := readAttrs(ctx, k)
 	if err != nil {
 		failConstruction(ctx, status.Invalidf("%s: %v", k.Op, err))
@@ -265,33 +251,22 @@ type input struct {
 //export goKernelCompute
 func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 	var inst *instance
-	var vk *varKernel
 	var ins []input
-	defer boundary("goKernelCompute", failure{ctx: ctx, detail: func() string {
-		if vk != nil {
-			return vk.op().op
-		}
-		return instanceDetail(inst, ins)
-	}})
+	defer boundary("goKernelCompute", failure{ctx: ctx, detail: func() string { return instanceDetail(inst, ins) }})
 	hook("goKernelCompute")
 	defer func() {
 		for _, in := range ins {
 			C.TF_DeleteTensor(in.t)
 		}
 	}()
-	switch v := cgo.Handle(h).Value().(type) {
-	case *varKernel:
-		vk = v
-		v.run(ctx)
-		return
-	case *instance:
-		inst = v
-	default:
-		panic(fmt.Sprintf("kernel handle holds %T", v))
-	}
+	inst = cgo.Handle(h).Value().(*instance)
 	st := C.TF_NewStatus()
 	defer C.TF_DeleteStatus(st)
-	if err := compute(inst, ctx, st, &ins); err != nil {
+	run := compute
+	if inst.k.Variables.Access != lower.VarNone {
+		run = computeVariable
+	}
+	if err := run(inst, ctx, st, &ins); err != nil {
 		failKernel(ctx, err)
 		return
 	}
@@ -379,12 +354,11 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			return status.Invalidf("%s: input %d has more than %d dimensions", k.Op, i, C.METALPLUG_MAX_DIMS)
 		}
 		shape := make(ir.Shape, int(r.ndims))
-		key = append(key, byte(d), byte(r.ndims))
 		for j := range shape {
 			shape[j] = int(r.dims[j])
-			key = binary.AppendUvarint(key, uint64(shape[j]))
 		}
 		in.typ = ir.TensorType{DType: d, Shape: shape}
+		key = appendSignature(key, in.typ)
 		(*ins)[i] = in
 		if k.IsHostInput(i, n) {
 			vals, err := hostValues(in)
@@ -396,8 +370,8 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			for _, v := range vals {
 				key = binary.AppendVarint(key, v)
 			}
+			key = append(key, ';')
 		}
-		key = append(key, ';')
 	}
 	sp := C.TF_GetStream(ctx, st)
 	if C.TF_GetCode(st) != C.TF_OK {
@@ -475,6 +449,16 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		}
 	}
 	return nil
+}
+
+// appendSignature appends an input's type to a program cache key: dtype,
+// rank, dims.
+func appendSignature(key []byte, t ir.TensorType) []byte {
+	key = append(key, byte(t.DType), byte(t.Shape.Rank()))
+	for _, d := range t.Shape {
+		key = binary.AppendUvarint(key, uint64(d))
+	}
+	return append(key, ';')
 }
 
 // program finds or builds the compiled program for one input signature.

@@ -41,19 +41,22 @@ int metalplug_var_api_load(void) {
 static void copy_callback(TF_OpKernelContext* ctx, TF_Tensor* source, TF_Tensor* dest) {
   goVarCopy(ctx, source, dest);
 }
+// The op number TensorFlow passes through is unused: the kernel's own
+// program (its lowering) is the update.
 static void update_callback(TF_OpKernelContext* ctx, TF_Tensor* tensor, TF_Tensor* value, int op) {
-  goVarUpdate(ctx, tensor, value, op);
+  (void)op;
+  goVarUpdate(ctx, tensor, value);
 }
 
 void metalplug_assign_variable(TF_OpKernelContext* ctx, bool validate_shape, TF_Status* status) {
   p_assign_variable(ctx, 0, 1, validate_shape, copy_callback, status);
 }
 
-void metalplug_assign_update_variable(TF_OpKernelContext* ctx, int op, TF_Status* status) {
-  p_assign_update_variable(ctx, 0, 1, op, 0, copy_callback, update_callback, status);
+void metalplug_assign_update_variable(TF_OpKernelContext* ctx, TF_Status* status) {
+  p_assign_update_variable(ctx, 0, 1, 0, 0, copy_callback, update_callback, status);
 }
 
-TF_VariableInputLockHolder* metalplug_lock_variables(TF_OpKernelContext* ctx, bool exclusive, bool sparse, int n,
+TF_VariableInputLockHolder* metalplug_lock_variables(TF_OpKernelContext* ctx, bool do_lock, bool sparse, int n,
                                                      TF_Status* status) {
   static const int inputs[8] = {0, 1, 2, 3, 4, 5, 6, 7};
   TF_VariableInputLockHolder* holder = NULL;
@@ -61,7 +64,7 @@ TF_VariableInputLockHolder* metalplug_lock_variables(TF_OpKernelContext* ctx, bo
     TF_SetStatus(status, TF_INTERNAL, "metalplug: too many variable inputs to lock");
     return NULL;
   }
-  p_lock_variables(ctx, exclusive, sparse, inputs, (size_t)n, copy_callback, &holder, status);
+  p_lock_variables(ctx, do_lock, sparse, inputs, (size_t)n, copy_callback, &holder, status);
   return holder;
 }
 

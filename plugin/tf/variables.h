@@ -23,12 +23,13 @@ int metalplug_var_api_load(void);
 // TF_AssignVariable on inputs 0 (resource) and 1 (value).
 void metalplug_assign_variable(TF_OpKernelContext* ctx, bool validate_shape, TF_Status* status);
 
-// TF_AssignUpdateVariable on inputs 0 (resource) and 1 (value); op is passed
-// through to the update callback (0 adds, 1 subtracts).
-void metalplug_assign_update_variable(TF_OpKernelContext* ctx, int op, TF_Status* status);
+// TF_AssignUpdateVariable on inputs 0 (resource) and 1 (value); the update
+// callback (goVarUpdate) runs the kernel's program.
+void metalplug_assign_update_variable(TF_OpKernelContext* ctx, TF_Status* status);
 
-// TF_MaybeLockVariableInputMutexesInOrder on inputs 0..n-1 (n <= 8).
-TF_VariableInputLockHolder* metalplug_lock_variables(TF_OpKernelContext* ctx, bool exclusive, bool sparse, int n,
+// TF_MaybeLockVariableInputMutexesInOrder on inputs 0..n-1 (n <= 8); do_lock
+// false takes no lock.
+TF_VariableInputLockHolder* metalplug_lock_variables(TF_OpKernelContext* ctx, bool do_lock, bool sparse, int n,
                                                      TF_Status* status);
 
 // TF_GetInputTensorFromVariable; NULL when TensorFlow failed the kernel (the

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/metalplug/metalplug/plugin/tf/capi"
 	"github.com/metalplug/metalplug/plugin/tf/lower"
 )
 
@@ -82,10 +81,10 @@ func Kernels(root string) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %d/%d verified |\n", r.Op, strings.Join(r.DTypes, "; "), host, r.File, n, len(r.DTypes))
 	}
 	fmt.Fprintf(&b, "\n## Registered only where TensorFlow exports the resource-variable C API\n\n")
-	fmt.Fprintf(&b, "These kernels (`plugin/tf/variables.go`) need the functions of `tensorflow/c/kernels_experimental.h`, looked up at load time. ")
+	fmt.Fprintf(&b, "These kernels (`plugin/tf/lower/variables.go`, run by `plugin/tf/variables.go`) need the functions of `tensorflow/c/kernels_experimental.h`, looked up at load time. ")
 	fmt.Fprintf(&b, "Where TensorFlow exports them (on Linux: 2.18.1; not 2.19.1, 2.20.0 or 2.21.0) they are registered and the device runs asynchronously; ")
 	fmt.Fprintf(&b, "elsewhere TensorFlow's own variable kernels run, and the device runs synchronously (see the README).\n\n")
-	for _, op := range capi.VariableOps {
+	for _, op := range lower.VariableOps() {
 		fmt.Fprintf(&b, "- %s\n", op)
 	}
 	return b.String()

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/metalplug/metalplug/bench"
-	"github.com/metalplug/metalplug/plugin/tf/capi"
+	"github.com/metalplug/metalplug/plugin/tf/lower"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/docs"
 	"github.com/metalplug/metalplug/sweep"
@@ -45,7 +45,7 @@ func Sweep(logf Logf, o SweepOptions) error {
 	abs, _ := filepath.Abs(lib)
 	opts := sweep.Options{Python: r.Interpreter.Path, Library: abs, Out: os.Stdout, Verbose: o.Verbose}
 	if !r.ResourceVariableAPI() {
-		opts.NeedsEntryPoint = capi.VariableOps
+		opts.NeedsEntryPoint = lower.VariableOps()
 	}
 	if o.Op != "" {
 		opts.Ops = []string{o.Op}

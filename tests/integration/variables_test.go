@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/metalplug/metalplug/plugin/tf/lower"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/venv"
@@ -30,13 +31,6 @@ func apiRequirement() (requirement, venvName string) {
 		return "tensorflow==2.18.1", "tensorflow-2.18"
 	}
 	return "tensorflow-cpu==2.18.1", "tensorflow-cpu-2.18"
-}
-
-// variableOps are the ops the plugin registers when the API is there.
-var variableOps = []string{
-	"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
-	"ResourceApplyGradientDescent", "ResourceApplyMomentum", "ResourceApplyKerasMomentum",
-	"ResourceApplyAdam", "ResourceApplyRMSProp", "ResourceGather", "ResourceScatterUpdate",
 }
 
 var apiBuild struct {
@@ -128,7 +122,7 @@ func TestVariableKernelsWithExperimentalAPI(t *testing.T) {
 		if !hasDevice(r.Kernels["MatMul"]) {
 			t.Fatalf("the kernel registry lists no %s MatMul (%v): it cannot tell what the device registered", deviceType, r.Kernels["MatMul"])
 		}
-		for _, op := range variableOps {
+		for _, op := range lower.VariableOps() {
 			if !hasDevice(r.Kernels[op]) {
 				t.Errorf("%s has no %s kernel: %v", op, deviceType, r.Kernels[op])
 			}
@@ -251,7 +245,7 @@ func opsMatchCPU(t *testing.T, py string, env []string) {
 		}
 	}
 	t.Logf("%d cases; largest error against the CPU by dtype: relative %v, absolute %v", len(r), worst, worstAbs)
-	for _, op := range variableOps {
+	for _, op := range lower.VariableOps() {
 		if !covered[op] {
 			t.Errorf("no passing case ran %s", op)
 		}
@@ -334,7 +328,7 @@ func TestNoVariableKernelsWithoutExperimentalAPI(t *testing.T) {
 	if !hasDevice(r.Kernels["MatMul"]) {
 		t.Fatalf("the kernel registry lists no %s MatMul (%v): it cannot tell what the device registered", deviceType, r.Kernels["MatMul"])
 	}
-	for _, op := range variableOps {
+	for _, op := range lower.VariableOps() {
 		if hasDevice(r.Kernels[op]) {
 			t.Errorf("%s has a %s kernel, but this TensorFlow lacks the API it needs: %v", op, deviceType, r.Kernels[op])
 		}
@@ -367,7 +361,7 @@ func TestAsynchronousRaceWithoutExperimentalAPI(t *testing.T) {
 		}
 		t.Logf("METALPLUG_SYNCHRONOUS=%s: assign_add of a device product: max error %g (first element %g, want %g); Adam: max error %g; NaN %v",
 			sync, r.AccumulateMaxError, r.GotFirst, r.ExpectedFirst, r.AdamMaxError, r.NaN)
-		for _, op := range variableOps {
+		for _, op := range lower.VariableOps() {
 			if r.DeviceOps[op] != 0 {
 				t.Errorf("%s ran on the device, but this TensorFlow has no API for it", op)
 			}

@@ -68,22 +68,6 @@ var KernelsExperimental = []string{
 	"TF_ZerosLikeVariant",
 }
 
-// VariableOps are the ops whose device kernels need the kernels_experimental.h
-// functions: they are registered only where TensorFlow exports all 14, and
-// the sweep counts them apart where it does not.
-var VariableOps = []string{
-	"AssignAddVariableOp",
-	"AssignSubVariableOp",
-	"AssignVariableOp",
-	"ResourceApplyAdam",
-	"ResourceApplyGradientDescent",
-	"ResourceApplyKerasMomentum",
-	"ResourceApplyMomentum",
-	"ResourceApplyRMSProp",
-	"ResourceGather",
-	"ResourceScatterUpdate",
-}
-
 // RuntimeLookups are other functions the plugin finds at run time: TF_Version
 // lives in libtensorflow_cc, which the plugin does not link.
 var RuntimeLookups = []string{"TF_Version"}

@@ -41,7 +41,11 @@ type Kernel struct {
 	ReadInputs []int
 	// Attrs are read when TensorFlow constructs the kernel.
 	Attrs []AttrSpec
-	// Lower builds the op. File says where, for the generated kernel table.
+	// Variables is set for ops whose leading inputs are resource variables
+	// (variables.go).
+	Variables Variables
+	// Lower builds the op (every op but AssignVariableOp, which TensorFlow
+	// computes itself). File says where, for the generated kernel table.
 	Lower func(c *Call) error
 	File  string
 }
@@ -58,6 +62,9 @@ func register(k Kernel) {
 	}
 	if err := k.checkInputs(); err != nil {
 		panic("lower: " + err.Error())
+	}
+	if (k.Lower == nil) != (k.Variables.Access == VarAssign) {
+		panic("lower: " + k.Op + ": every op has a lowering but AssignVariableOp's kind, which has none")
 	}
 	registry[k.Op] = &k
 }
@@ -230,6 +237,9 @@ func (k *Kernel) Build(attrs *Attrs, in []ir.TensorType, host map[int][]int64, r
 		}
 		c.In[i] = b.Parameter(t)
 	}
+	if k.Lower == nil {
+		return nil, fmt.Errorf("%s: TensorFlow computes this op; it has no program", k.Op)
+	}
 	if err := k.Lower(c); err != nil {
 		return nil, err
 	}
@@ -283,10 +293,15 @@ type Row struct {
 	HostInputs []string
 }
 
-// Table lists every kernel with its registrations, sorted by op.
+// Table lists every kernel with its registrations, sorted by op, but the
+// variable ops (VariableOps), which are registered only where TensorFlow
+// exports their C API.
 func Table() []Row {
 	var rows []Row
 	for _, k := range Kernels() {
+		if k.Variables.Access != VarNone {
+			continue
+		}
 		r := Row{Op: k.Op, File: k.File, HostInputs: append([]string(nil), k.HostInputs...)}
 		for _, combo := range k.Combinations() {
 			parts := make([]string, 0, len(k.Constraints))

@@ -1,7 +1,10 @@
 package lower
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -69,7 +72,8 @@ func TestOptimizersMatchTensorFlowsRules(t *testing.T) {
 		}
 		return x
 	}
-	for op, inputs := range OptimizerInputs {
+	for _, o := range optimizers {
+		op, inputs := o.op, o.inputs
 		for _, nesterov := range []bool{false, true} {
 			for _, dt := range Floats {
 				types := make([]ir.TensorType, len(inputs))
@@ -106,11 +110,10 @@ func TestOptimizersMatchTensorFlowsRules(t *testing.T) {
 						sc[name] = args[i].F[0]
 					}
 				}
-				p, err := Optimizer(op, types, nesterov)
-				if err != nil {
-					t.Fatalf("%s %v: %v", op, dt, err)
-				}
-				got, err := eval.Run(p, args)
+				attrs := NewAttrs()
+				attrs.Types["T"] = dt
+				attrs.Bools["use_nesterov"] = nesterov
+				got, err := runVar(op, attrs, args)
 				if err != nil {
 					t.Fatalf("%s %v: %v", op, dt, err)
 				}
@@ -134,8 +137,8 @@ func TestOptimizersMatchTensorFlowsRules(t *testing.T) {
 
 // varSlots is how many leading inputs an optimizer updates (var and slots).
 func varSlots(op string) int {
-	return map[string]int{"ResourceApplyGradientDescent": 1, "ResourceApplyMomentum": 2, "ResourceApplyKerasMomentum": 2,
-		"ResourceApplyAdam": 3, "ResourceApplyRMSProp": 3}[op]
+	k, _ := Lookup(op)
+	return k.Variables.N
 }
 
 // fill sets v's elements from x rounded to its dtype and returns what it set.
@@ -146,12 +149,106 @@ func fill(v eval.Tensor, x []float64) []float64 {
 	return v.F
 }
 
+// runVar builds op's kernel for the args' types and interprets it.
+func runVar(op string, attrs *Attrs, args []eval.Tensor) ([]eval.Tensor, error) {
+	k, ok := Lookup(op)
+	if !ok {
+		return nil, fmt.Errorf("%s is not registered", op)
+	}
+	types := make([]ir.TensorType, len(args))
+	for i, a := range args {
+		types[i] = a.Type
+	}
+	l, err := k.Build(attrs, types, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return eval.Run(l.Program, args)
+}
+
 func TestOptimizerRefusesWhatItIsNot(t *testing.T) {
 	f := ir.TensorType{DType: ir.F32, Shape: ir.Shape{2}}
-	if _, err := Optimizer("ResourceApplyFtrl", []ir.TensorType{f}, false); err == nil {
-		t.Error("an optimizer the device lacks was built")
-	}
-	if _, err := Optimizer("ResourceApplyAdam", []ir.TensorType{f, f}, false); err == nil {
+	k, _ := Lookup("ResourceApplyAdam")
+	attrs := NewAttrs()
+	attrs.Types["T"] = ir.F32
+	if _, err := k.Build(attrs, []ir.TensorType{f, f}, nil, nil); err == nil {
 		t.Error("Adam with two inputs was built")
+	}
+	in := make([]ir.TensorType, len(k.Inputs))
+	for i := range in {
+		in[i] = ir.TensorType{DType: ir.F32}
+	}
+	in[0], in[1], in[2], in[9] = f, f, f, ir.TensorType{DType: ir.F32, Shape: ir.Shape{3}}
+	if _, err := k.Build(attrs, in, nil, nil); err == nil || !strings.Contains(err.Error(), "same shape") {
+		t.Errorf("Adam with a gradient of another shape: %v", err)
+	}
+	in[9] = f
+	attrs.Types["T"] = ir.F16
+	if _, err := k.Build(attrs, in, nil, nil); err == nil || !strings.Contains(err.Error(), "but T is") {
+		t.Errorf("Adam on float32 tensors with T=float16: %v", err)
+	}
+}
+
+// TestVariableOpsMatchPlainLoops: the gather, the scatter update and the
+// assign updates against loops over the same elements.
+func TestVariableOpsMatchPlainLoops(t *testing.T) {
+	attrs := func(d ir.DType, batchDims int) *Attrs {
+		a := NewAttrs()
+		a.Types["dtype"] = d
+		a.Ints["batch_dims"] = []int64{int64(batchDims)}
+		return a
+	}
+	v := eval.FromFloats(ir.TensorType{DType: ir.F32, Shape: ir.Shape{4, 2}}, 0, 1, 10, 11, 20, 21, 30, 31)
+	idx := eval.FromFloats(ir.TensorType{DType: ir.I64, Shape: ir.Shape{3}}, 2, 7, 0)
+
+	got, err := runVar("ResourceGather", attrs(ir.F32, 0), []eval.Tensor{v, idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{20, 21, 0, 0, 0, 1} // index 7 is out of range: zeros, as on TensorFlow's GPU
+	if !slices.Equal(got[0].F, want) || !got[0].Type.Shape.Equal(ir.Shape{3, 2}) {
+		t.Errorf("ResourceGather: %v %v, want [3 2] %v", got[0].Type, got[0].F, want)
+	}
+
+	upd := eval.FromFloats(ir.TensorType{DType: ir.F32, Shape: ir.Shape{3, 2}}, -1, -2, -3, -4, -5, -6)
+	rep := eval.FromFloats(ir.TensorType{DType: ir.I64, Shape: ir.Shape{3}}, 1, 9, 1)
+	got, err = runVar("ResourceScatterUpdate", attrs(ir.F32, 0), []eval.Tensor{v, rep, upd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []float64{0, 1, -5, -6, 20, 21, 30, 31} // 9 is skipped; of the two writes to row 1 the last wins
+	if !slices.Equal(got[0].F, want) {
+		t.Errorf("ResourceScatterUpdate: %v, want %v", got[0].F, want)
+	}
+	got, err = runVar("ResourceScatterUpdate", attrs(ir.F32, 0), []eval.Tensor{v, rep, eval.FromFloats(ir.TensorType{DType: ir.F32}, 7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{0, 1, 7, 7, 20, 21, 30, 31}; !slices.Equal(got[0].F, want) {
+		t.Errorf("ResourceScatterUpdate of a scalar: %v, want %v", got[0].F, want)
+	}
+
+	x := eval.FromFloats(ir.TensorType{DType: ir.I64, Shape: ir.Shape{3}}, 5, -2, 1<<40)
+	y := eval.FromFloats(ir.TensorType{DType: ir.I64, Shape: ir.Shape{3}}, 3, 4, 1)
+	for op, want := range map[string][]int64{"AssignAddVariableOp": {8, 2, 1<<40 + 1}, "AssignSubVariableOp": {2, -6, 1<<40 - 1}} {
+		got, err := runVar(op, attrs(ir.I64, 0), []eval.Tensor{x, y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got[0].I, want) {
+			t.Errorf("%s: %v, want %v", op, got[0].I, want)
+		}
+	}
+	if _, err := runVar("AssignAddVariableOp", attrs(ir.I64, 0), []eval.Tensor{x, eval.FromFloats(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}}, 1, 2)}); err == nil {
+		t.Error("AssignAddVariableOp of a value of another shape was built")
+	}
+	if _, err := runVar("ResourceGather", attrs(ir.F16, 0), []eval.Tensor{v, idx}); err == nil {
+		t.Error("ResourceGather of a float32 variable with dtype float16 was built")
+	}
+	if k, _ := Lookup("AssignVariableOp"); k.Lower != nil || k.Variables.Access != VarAssign {
+		t.Error("AssignVariableOp should be TensorFlow's to compute")
+	}
+	if ops := VariableOps(); len(ops) != 10 || !slices.IsSorted(ops) {
+		t.Errorf("VariableOps: %v", ops)
 	}
 }

@@ -1,0 +1,201 @@
+package eval
+
+// Elementwise ops: unary and binary arithmetic, in float64 or exact integers.
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+func evalUnary(op ir.Op, x, out Tensor) {
+	for k := range out.Type.Shape.Size() {
+		if x.I != nil {
+			a := x.I[k]
+			var r int64
+			switch op {
+			case ir.OpNeg:
+				r = -a
+			case ir.OpAbs:
+				r = a
+				if a < 0 {
+					r = -a
+				}
+			case ir.OpSign:
+				r = int64(boolFloat(a > 0)) - int64(boolFloat(a < 0))
+			case ir.OpNot:
+				r = ^a
+				if x.Type.DType == ir.Bool {
+					r = 1 - a
+				}
+			}
+			out.I[k] = wrapInt(out.Type.DType, r)
+			continue
+		}
+		a := x.F[k]
+		var r float64
+		switch op {
+		case ir.OpNeg:
+			r = -a
+		case ir.OpAbs:
+			r = math.Abs(a)
+		case ir.OpExp:
+			r = math.Exp(a)
+		case ir.OpLog:
+			r = math.Log(a)
+		case ir.OpSqrt:
+			r = math.Sqrt(a)
+		case ir.OpRsqrt:
+			r = 1 / math.Sqrt(a)
+		case ir.OpTanh:
+			r = math.Tanh(a)
+		case ir.OpLogistic:
+			r = 1 / (1 + math.Exp(-a))
+		case ir.OpFloor:
+			r = math.Floor(a)
+		case ir.OpCeil:
+			r = math.Ceil(a)
+		case ir.OpSign:
+			switch {
+			case a > 0:
+				r = 1
+			case a < 0:
+				r = -1
+			default:
+				r = a
+			}
+		case ir.OpErf:
+			r = math.Erf(a)
+		case ir.OpLog1p:
+			r = math.Log1p(a)
+		case ir.OpExpm1:
+			r = math.Expm1(a)
+		case ir.OpRound:
+			r = math.RoundToEven(a)
+		case ir.OpSin:
+			r = math.Sin(a)
+		case ir.OpCos:
+			r = math.Cos(a)
+		}
+		out.Set(k, r)
+	}
+}
+
+func evalBinary(op ir.Op, x, y, out Tensor) error {
+	for k := range out.Type.Shape.Size() {
+		if x.I != nil {
+			a, b := x.I[k], y.I[k]
+			var r int64
+			switch op {
+			case ir.OpAdd:
+				r = a + b
+			case ir.OpSub:
+				r = a - b
+			case ir.OpMul:
+				r = a * b
+			case ir.OpDiv:
+				if b == 0 {
+					return fmt.Errorf("integer division by zero")
+				}
+				r = a / b
+			case ir.OpRem:
+				if b == 0 {
+					return fmt.Errorf("integer remainder by zero")
+				}
+				r = a % b
+			case ir.OpMax:
+				r = max(a, b)
+			case ir.OpMin:
+				r = min(a, b)
+			case ir.OpPow:
+				r = intPow(a, b)
+			case ir.OpAnd:
+				r = a & b
+			case ir.OpOr:
+				r = a | b
+			}
+			out.I[k] = wrapInt(out.Type.DType, r)
+			continue
+		}
+		a, b := x.F[k], y.F[k]
+		var r float64
+		switch op {
+		case ir.OpAdd:
+			r = a + b
+		case ir.OpSub:
+			r = a - b
+		case ir.OpMul:
+			r = a * b
+		case ir.OpDiv:
+			r = a / b
+		case ir.OpRem:
+			r = math.Mod(a, b)
+		case ir.OpMax:
+			r = math.Max(a, b)
+		case ir.OpMin:
+			r = math.Min(a, b)
+		case ir.OpPow:
+			r = math.Pow(a, b)
+		default:
+			return fmt.Errorf("%v on floats", op)
+		}
+		out.Set(k, r)
+	}
+	return nil
+}
+
+// intPow is a**b with the wrapping of repeated multiplication; a negative
+// exponent gives 1 for 1, +-1 for -1 and 0 otherwise, as integer division
+// of 1 by a**-b would.
+func intPow(a, b int64) int64 {
+	if b < 0 {
+		switch a {
+		case 1:
+			return 1
+		case -1:
+			if b%2 == 0 {
+				return 1
+			}
+			return -1
+		}
+		return 0
+	}
+	r := int64(1)
+	for ; b > 0; b-- {
+		r *= a
+	}
+	return r
+}
+
+func cmpInt(dir ir.CompareDir, a, b int64) bool {
+	switch dir {
+	case ir.CmpEQ:
+		return a == b
+	case ir.CmpNE:
+		return a != b
+	case ir.CmpLT:
+		return a < b
+	case ir.CmpLE:
+		return a <= b
+	case ir.CmpGT:
+		return a > b
+	}
+	return a >= b
+}
+
+func cmpFloat(dir ir.CompareDir, a, b float64) bool {
+	switch dir {
+	case ir.CmpEQ:
+		return a == b
+	case ir.CmpNE:
+		return a != b
+	case ir.CmpLT:
+		return a < b
+	case ir.CmpLE:
+		return a <= b
+	case ir.CmpGT:
+		return a > b
+	}
+	return a >= b
+}

@@ -140,11 +140,14 @@ func (b *Builder) Binary(op Op, x, y Value) Value {
 	if tx.DType != ty.DType || !tx.Shape.Equal(ty.Shape) {
 		return b.fail(op, "operand types differ: %v and %v", tx, ty)
 	}
-	logical := op == OpAnd || op == OpOr
-	if logical && !(tx.DType == Bool || tx.DType.IsInt()) {
+	shift := op == OpShiftLeft || op == OpShiftRightLogical || op == OpShiftRightArithmetic
+	if shift && !tx.DType.IsInt() {
+		return b.fail(op, "needs integer operands, got %v", tx)
+	}
+	if op.IsBitwise() && !(tx.DType == Bool || tx.DType.IsInt()) {
 		return b.fail(op, "needs bool or integer operands, got %v", tx)
 	}
-	if !logical && !tx.DType.IsNumeric() {
+	if !op.IsBitwise() && !tx.DType.IsNumeric() {
 		return b.fail(op, "needs numeric operands, got %v", tx)
 	}
 	return b.emit(Instr{Op: op, Args: []Value{x, y}, Type: tx})
@@ -184,6 +187,16 @@ func (b *Builder) Convert(x Value, d DType) Value {
 		return x
 	}
 	return b.emit(Instr{Op: OpConvert, Args: []Value{x}, Type: TensorType{d, t.Shape.Clone()}})
+}
+
+// BitcastConvert reinterprets x's bits as dtype d, of the same width (jax
+// builds floats from random bits so).
+func (b *Builder) BitcastConvert(x Value, d DType) Value {
+	t := b.Type(x)
+	if !d.Valid() || d.Size() != t.DType.Size() || d == Bool || t.DType == Bool {
+		return b.fail(OpBitcastConvert, "%v to %v: the dtypes must have the same width, and not be bool", t, d)
+	}
+	return b.emit(Instr{Op: OpBitcastConvert, Args: []Value{x}, Type: TensorType{d, t.Shape.Clone()}})
 }
 
 // BroadcastInDim expands x to shape; operand dimension i becomes result

@@ -29,6 +29,7 @@ const (
 	U8
 	Bool
 	C64 // complex64: a float32 real part, then the imaginary part
+	U32 // uint32: jax's random bits and bit manipulation
 )
 
 var dtypeInfo = [...]struct {
@@ -47,6 +48,7 @@ var dtypeInfo = [...]struct {
 	U8:      {"uint8", 1},
 	Bool:    {"bool", 1},
 	C64:     {"complex64", 8},
+	U32:     {"uint32", 4},
 }
 
 // String is the dtype's name as users of TensorFlow and JAX spell it.
@@ -72,7 +74,12 @@ func (d DType) Valid() bool { return d > Invalid && int(d) < len(dtypeInfo) }
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d == F64 }
 
 // IsInt reports whether d is a signed or unsigned integer type.
-func (d DType) IsInt() bool { return d == I8 || d == I16 || d == I32 || d == I64 || d == U8 }
+func (d DType) IsInt() bool {
+	return d == I8 || d == I16 || d == I32 || d == I64 || d == U8 || d == U32
+}
+
+// IsUnsigned reports whether d is an unsigned integer type.
+func (d DType) IsUnsigned() bool { return d == U8 || d == U32 }
 
 // IntRange is the lowest and highest value of an integer or bool dtype; ok
 // is false for the others.
@@ -88,6 +95,8 @@ func (d DType) IntRange() (lo, hi int64, ok bool) {
 		return math.MinInt64, math.MaxInt64, true
 	case U8:
 		return 0, math.MaxUint8, true
+	case U32:
+		return 0, math.MaxUint32, true
 	case Bool:
 		return 0, 1, true
 	}

@@ -26,6 +26,8 @@ func EncodeScalar(d DType, v float64) ([]byte, error) {
 		binary.LittleEndian.PutUint16(buf, uint16(int16(clampInt(v, math.MinInt16, math.MaxInt16))))
 	case I32:
 		binary.LittleEndian.PutUint32(buf, uint32(int32(clampInt(v, math.MinInt32, math.MaxInt32))))
+	case U32:
+		binary.LittleEndian.PutUint32(buf, uint32(clampInt(v, 0, math.MaxUint32)))
 	case I64:
 		binary.LittleEndian.PutUint64(buf, uint64(clampInt(v, math.MinInt64, math.MaxInt64)))
 	case Bool:

@@ -44,6 +44,12 @@ const (
 	OpPow
 	OpAnd
 	OpOr
+	OpXor // logical on bool, bitwise on integers
+	// Shifts of integers by the second operand; an amount outside [0, bits)
+	// shifts everything out: 0, or for the arithmetic right shift the sign.
+	OpShiftLeft
+	OpShiftRightLogical
+	OpShiftRightArithmetic
 
 	// OpCompare compares two operands of identical type; the result is bool.
 	OpCompare
@@ -53,6 +59,9 @@ const (
 	// and saturate at the integer type's range (NaN becomes 0); integers
 	// to narrower integers wrap.
 	OpConvert
+	// OpBitcastConvert reinterprets each element's bits as Instr.Type's
+	// dtype, of the same width.
+	OpBitcastConvert
 
 	// Data movement.
 	OpBroadcastInDim // operand dim i becomes result dim Axes[i]
@@ -151,7 +160,11 @@ func opsWhere(pred func(Op) bool) []Op {
 func (o Op) IsUnary() bool { return o >= OpNeg && o <= OpNot }
 
 // IsBinary reports whether o is an elementwise op of two operands of one type.
-func (o Op) IsBinary() bool { return o >= OpAdd && o <= OpOr }
+func (o Op) IsBinary() bool { return o >= OpAdd && o <= OpShiftRightArithmetic }
+
+// IsBitwise reports whether o is one of the binary ops on bits (and, or,
+// xor and the shifts), defined on integers and (but for shifts) bool.
+func (o Op) IsBitwise() bool { return o >= OpAnd && o <= OpShiftRightArithmetic }
 
 // ReduceKind is the monoid a Reduce or ReduceWindow folds with.
 type ReduceKind uint8

@@ -100,7 +100,8 @@ func opEntries() [numOps]OpInfo {
 
 		OpAdd: binaryOp("add"), OpSub: binaryOp("subtract"), OpMul: binaryOp("multiply"), OpDiv: binaryOp("divide"),
 		OpRem: binaryOp("remainder"), OpMax: binaryOp("maximum"), OpMin: binaryOp("minimum"), OpPow: binaryOp("power"),
-		OpAnd: binaryOp("and"), OpOr: binaryOp("or"),
+		OpAnd: binaryOp("and"), OpOr: binaryOp("or"), OpXor: binaryOp("xor"), OpShiftLeft: binaryOp("shift_left"),
+		OpShiftRightLogical: binaryOp("shift_right_logical"), OpShiftRightArithmetic: binaryOp("shift_right_arithmetic"),
 
 		OpCompare: {Name: "compare", Arity: 2, Attrs: []string{"Compare"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			return b.Compare(in.Compare, a[0], a[1]), nil
@@ -110,6 +111,9 @@ func opEntries() [numOps]OpInfo {
 		}},
 		OpConvert: {Name: "convert", Arity: 1, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			return b.Convert(a[0], in.Type.DType), nil
+		}},
+		OpBitcastConvert: {Name: "bitcast_convert", Arity: 1, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.BitcastConvert(a[0], in.Type.DType), nil
 		}},
 
 		OpBroadcastInDim: {Name: "broadcast_in_dim", Arity: 1, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {

@@ -244,6 +244,11 @@ func binaryRef(op ir.Op, d ir.DType, x, y float64) float64 {
 			return b2f(x != 0 || y != 0)
 		}
 		return float64(int64(x) | int64(y))
+	case ir.OpXor:
+		if d == ir.Bool {
+			return b2f((x != 0) != (y != 0))
+		}
+		return float64(int64(x) ^ int64(y))
 	}
 	panic("drivertest: no reference for " + op.String())
 }
@@ -258,7 +263,7 @@ func b2f(b bool) float64 {
 func binaryTest(op ir.Op) func(t *testing.T, h *harness) {
 	return func(t *testing.T, h *harness) {
 		types := append(slices.Clone(floatTypes), intTypes...)
-		if op == ir.OpAnd || op == ir.OpOr {
+		if op.IsBitwise() {
 			types = append([]ir.DType{ir.Bool}, intTypes...)
 		}
 		for _, d := range types {
@@ -275,21 +280,21 @@ func binaryTest(op ir.Op) func(t *testing.T, h *harness) {
 					xk, yk = small, anyValue
 				}
 				x, y := h.gen(d, xk, shape...), h.gen(d, yk, shape...)
-				if (op == ir.OpDiv || op == ir.OpRem) && d != ir.U8 {
+				if (op == ir.OpDiv || op == ir.OpRem) && !d.IsUnsigned() {
 					for i := range y.V { // negative divisors and dividends too
 						if i%2 == 1 {
 							y.V[i] = -y.V[i]
 						}
 					}
 				}
-				if op == ir.OpPow && !d.IsFloat() && d != ir.U8 {
+				if op == ir.OpPow && !d.IsFloat() && !d.IsUnsigned() {
 					for i := range x.V { // negative exponents only for 1, -1, 2, 0
 						if i%4 == 0 {
 							x.V[i], y.V[i] = float64(i/4%4-1), -float64(i%3+1)
 						}
 					}
 				}
-				if op == ir.OpPow && d == ir.U8 {
+				if op == ir.OpPow && d.IsUnsigned() {
 					for i := range y.V {
 						y.V[i] = math.Abs(y.V[i])
 					}
@@ -306,7 +311,7 @@ func binaryTest(op ir.Op) func(t *testing.T, h *harness) {
 				}, want)
 			}
 		}
-		if op != ir.OpAnd && op != ir.OpOr {
+		if !op.IsBitwise() {
 			nan := math.NaN()
 			x := tensor{T: tt(ir.F32, 3), V: []float64{nan, 2, nan}}
 			y := tensor{T: tt(ir.F32, 3), V: []float64{3, nan, nan}}
@@ -456,5 +461,69 @@ func checkRelative(t *testing.T, h *harness, op ir.Op, ref func(ir.DType, float6
 				t.Errorf("%s(%v) in %v = %v, want %v (relative error %.2g)", op, v, d, got.V[i], w, math.Abs(got.V[i]-w)/math.Abs(w))
 			}
 		}
+	}
+}
+
+// shiftTest: each integer type shifted by amounts inside the width, at its
+// edge, past it and negative (past it too, read as unsigned), against
+// shifts of the values' bits worked out here. int64 keeps to values a
+// float64 holds exactly; the narrower types go to their extremes.
+func shiftTest(op ir.Op) func(t *testing.T, h *harness) {
+	return func(t *testing.T, h *harness) {
+		for _, d := range intTypes {
+			bits := uint64(8 * d.Size())
+			lo, hi, _ := d.IntRange()
+			xs := []int64{1, 3, -1, lo, hi, 5, -6, 7, 0}
+			ns := []int64{0, 1, 2, int64(bits - 1), int64(bits), int64(bits + 3), -1, 3, 4}
+			if d == ir.I64 {
+				xs[3], xs[4] = -(1 << 40), 1<<40+1
+			}
+			if d.IsUnsigned() {
+				xs[2], xs[6], ns[6] = hi, hi-5, hi // hi as an amount: all ones, past the width
+			}
+			mask := ^uint64(0) >> (64 - bits)
+			signed := func(u uint64) int64 { return int64(u<<(64-bits)) >> (64 - bits) } // the bits read as signed
+			x := tensor{T: tt(d, len(xs)), V: make([]float64, len(xs))}
+			y := tensor{T: tt(d, len(ns)), V: make([]float64, len(ns))}
+			want := tensor{T: x.T, V: make([]float64, len(xs))}
+			for i := range xs {
+				x.V[i], y.V[i] = float64(xs[i]), float64(ns[i])
+				u, n := uint64(xs[i])&mask, uint64(ns[i])&mask
+				var r uint64
+				switch {
+				case op == ir.OpShiftLeft && n < bits:
+					r = u << n & mask
+				case op == ir.OpShiftRightLogical && n < bits:
+					r = u >> n
+				case op == ir.OpShiftRightArithmetic:
+					r = uint64(signed(u)>>min(n, bits-1)) & mask
+				}
+				if d.IsUnsigned() {
+					want.V[i] = float64(r)
+				} else {
+					want.V[i] = float64(signed(r))
+				}
+			}
+			h.check(t, fmt.Sprintf("%s %v", op, x.T), []tensor{x, y}, func(b *ir.Builder, vs []ir.Value) ir.Value {
+				return b.Binary(op, vs[0], vs[1])
+			}, want)
+		}
+	}
+}
+
+// testBitcastConvert: bit patterns read as another dtype of their width,
+// both ways, checked through the suite's own encoding.
+func testBitcastConvert(t *testing.T, h *harness) {
+	for _, c := range []struct{ from, to ir.DType }{
+		{ir.U32, ir.F32}, {ir.F32, ir.I32}, {ir.F16, ir.I16}, {ir.BF16, ir.I16}, {ir.I64, ir.F64}, {ir.I8, ir.U8},
+	} {
+		x := h.gen(c.from, anyValue, 2, 3)
+		if c.from == ir.U32 {
+			x.V = []float64{0x3f800000, 0xc0000000, 0x7f800000, 0, 0x80000000, 0x00000001} // 1, -2, inf, 0, -0, the smallest denormal
+		}
+		want := tensor{T: tt(c.to, 2, 3), V: decode(c.to, encode(c.from, x.V))}
+		h.check(t, fmt.Sprintf("bitcast %v to %v", x.T, c.to), []tensor{x}, func(b *ir.Builder, vs []ir.Value) ir.Value {
+			return b.BitcastConvert(vs[0], c.to)
+		}, want)
 	}
 }

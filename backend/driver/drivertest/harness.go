@@ -295,7 +295,7 @@ func encode(d ir.DType, v []float64) []byte {
 			e[0] = byte(int64(x))
 		case ir.I16:
 			binary.LittleEndian.PutUint16(e, uint16(int64(x)))
-		case ir.I32:
+		case ir.I32, ir.U32:
 			binary.LittleEndian.PutUint32(e, uint32(int64(x)))
 		case ir.I64:
 			// float64 cannot count past 2^63, so nothing to wrap: saturate
@@ -341,6 +341,8 @@ func decode(d ir.DType, b []byte) []float64 {
 			v[i] = float64(int16(binary.LittleEndian.Uint16(e)))
 		case ir.I32:
 			v[i] = float64(int32(binary.LittleEndian.Uint32(e)))
+		case ir.U32:
+			v[i] = float64(binary.LittleEndian.Uint32(e))
 		case ir.I64:
 			v[i] = float64(int64(binary.LittleEndian.Uint64(e)))
 		}
@@ -376,9 +378,9 @@ func (h *harness) gen(d ir.DType, kind valueKind, shape ...int) tensor {
 			v[i] = float64(h.rnd.IntN(33)-16) / 4
 		case kind == positive:
 			v[i] = float64(h.rnd.IntN(8) + 1)
-		case d == ir.U8 && kind == small:
+		case d.IsUnsigned() && kind == small:
 			v[i] = float64(h.rnd.IntN(4))
-		case d == ir.U8:
+		case d.IsUnsigned():
 			v[i] = float64(h.rnd.IntN(17))
 		case kind == small:
 			v[i] = float64(h.rnd.IntN(7) - 3)
@@ -425,6 +427,6 @@ func offset(shape, idx []int) int {
 
 var (
 	floatTypes = []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16}
-	intTypes   = []ir.DType{ir.I8, ir.I16, ir.I32, ir.I64, ir.U8}
-	allTypes   = []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I8, ir.I16, ir.I32, ir.I64, ir.U8, ir.Bool}
+	intTypes   = []ir.DType{ir.I8, ir.I16, ir.I32, ir.I64, ir.U8, ir.U32}
+	allTypes   = []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I8, ir.I16, ir.I32, ir.I64, ir.U8, ir.U32, ir.Bool}
 )

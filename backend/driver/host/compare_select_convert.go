@@ -11,7 +11,11 @@ func init() {
 	register(opKernel{make: compareKernel}, ir.OpCompare)
 	register(opKernel{make: selectKernel}, ir.OpSelect)
 	register(opKernel{make: convertKernel}, ir.OpConvert)
+	register(opKernel{make: func(ir.Instr, []ir.TensorType) (kernel, error) { return bitcastKernel, nil }}, ir.OpBitcastConvert)
 }
+
+// bitcastKernel copies the bits: the dtypes have one width.
+func bitcastKernel(out []byte, ins [][]byte) { copy(out, ins[0]) }
 
 func compareKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 	dir := in.Compare
@@ -28,6 +32,8 @@ func compareKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		return orUnsupported(compareOf[int64](dir), in, at)
 	case ir.U8, ir.Bool: // bools are 0/1 bytes, so false < true falls out
 		return orUnsupported(compareOf[uint8](dir), in, at)
+	case ir.U32:
+		return orUnsupported(compareOf[uint32](dir), in, at)
 	}
 	return nil, errUnsupported(in, at)
 }
@@ -118,6 +124,8 @@ func convertKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		k = convertFrom[int64](dst)
 	case ir.U8:
 		k = convertFrom[uint8](dst)
+	case ir.U32:
+		k = convertFrom[uint32](dst)
 	case ir.Bool:
 		k = convertFrom[uint8](dst)
 		k = normalizeBool(k)
@@ -167,6 +175,8 @@ func convertFrom[S numT](dst ir.DType) kernel {
 		return convertTo[S, int64](math.MinInt64, math.MaxInt64, math.MinInt64, math.MaxInt64)
 	case ir.U8:
 		return convertTo[S, uint8](0, math.MaxUint8, 0, math.MaxUint8)
+	case ir.U32:
+		return convertTo[S, uint32](0, math.MaxUint32, 0, math.MaxUint32)
 	case ir.Bool:
 		return mapUnary(grainCheap, func(z []uint8, x []S) {
 			x = x[:len(z)]

@@ -105,6 +105,8 @@ func dotKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		return dotOf[int64](p), nil
 	case ir.U8:
 		return dotOf[uint8](p), nil
+	case ir.U32:
+		return dotOf[uint32](p), nil
 	}
 	return nil, errUnsupported(in, at)
 }

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"unsafe"
+
 	"math"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -75,6 +77,8 @@ func unaryKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		return orUnsupported(unaryInt[int64](in.Op), in, at)
 	case ir.U8:
 		return orUnsupported(unaryInt[uint8](in.Op), in, at)
+	case ir.U32:
+		return orUnsupported(unaryInt[uint32](in.Op), in, at)
 	case ir.Bool:
 		if in.Op == ir.OpNot {
 			return mapUnary(grainCheap, func(z, x []uint8) {
@@ -240,6 +244,8 @@ func binaryKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		return orUnsupported(binaryInt[int64](in.Op), in, at)
 	case ir.U8:
 		return orUnsupported(binaryInt[uint8](in.Op), in, at)
+	case ir.U32:
+		return orUnsupported(binaryInt[uint32](in.Op), in, at)
 	case ir.Bool:
 		switch in.Op {
 		case ir.OpAnd:
@@ -254,6 +260,13 @@ func binaryKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 				x, y = x[:len(z)], y[:len(z)]
 				for i := range z {
 					z[i] = b2u(x[i] != 0 || y[i] != 0)
+				}
+			}), nil
+		case ir.OpXor:
+			return mapBinary(grainCheap, func(z, x, y []uint8) {
+				x, y = x[:len(z)], y[:len(z)]
+				for i := range z {
+					z[i] = b2u((x[i] != 0) != (y[i] != 0))
 				}
 			}), nil
 		}
@@ -386,8 +399,64 @@ func binaryInt[T intT](op ir.Op) kernel {
 				z[i] = x[i] | y[i]
 			}
 		})
+	case ir.OpXor:
+		return mapBinary(grainCheap, func(z, x, y []T) {
+			x, y = x[:len(z)], y[:len(z)]
+			for i := range z {
+				z[i] = x[i] ^ y[i]
+			}
+		})
+	case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
+		return shiftKernel[T](op)
 	}
 	return nil
+}
+
+// shiftKernel shifts by amounts read as unsigned: one of at least the width
+// shifts every bit out (0, or the sign for the arithmetic right shift), as
+// StableHLO defines it, rather than Go's rule of taking the amount as is.
+// The logical shift works on the bits whatever T's signedness, the
+// arithmetic one on the bits read as signed.
+func shiftKernel[T intT](op ir.Op) kernel {
+	var zero T
+	bits := uint64(unsafe.Sizeof(zero)) * 8
+	mask := uint64(1)<<bits - 1 // bits is at most 32 here or 64 (then mask is all ones by wrap-around)
+	if bits == 64 {
+		mask = ^uint64(0)
+	}
+	amount := func(y T) uint64 { return uint64(y) & mask }
+	switch op {
+	case ir.OpShiftLeft:
+		return mapBinary(grainCheap, func(z, x, y []T) {
+			x, y = x[:len(z)], y[:len(z)]
+			for i := range z {
+				if n := amount(y[i]); n < bits {
+					z[i] = T(uint64(x[i]) << n)
+				} else {
+					z[i] = 0
+				}
+			}
+		})
+	case ir.OpShiftRightLogical:
+		return mapBinary(grainCheap, func(z, x, y []T) {
+			x, y = x[:len(z)], y[:len(z)]
+			for i := range z {
+				if n := amount(y[i]); n < bits {
+					z[i] = T((uint64(x[i]) & mask) >> n)
+				} else {
+					z[i] = 0
+				}
+			}
+		})
+	}
+	return mapBinary(grainCheap, func(z, x, y []T) {
+		x, y = x[:len(z)], y[:len(z)]
+		for i := range z {
+			n := min(amount(y[i]), bits-1)
+			s := int64(uint64(x[i])<<(64-bits)) >> (64 - bits) // the bits read as signed
+			z[i] = T(s >> n)
+		}
+	})
 }
 
 // intPow is exact integer power with wrap-around. A negative exponent gives

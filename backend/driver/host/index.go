@@ -291,6 +291,8 @@ func scatterKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		return scatterOf(p, combineNum[int64](kind)), nil
 	case ir.U8:
 		return scatterOf(p, combineNum[uint8](kind)), nil
+	case ir.U32:
+		return scatterOf(p, combineNum[uint32](kind)), nil
 	case ir.Bool:
 		// As on XLA's pred: add and max are or, mul and min are and.
 		if kind == ir.ScatterAdd || kind == ir.ScatterMax {

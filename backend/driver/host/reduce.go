@@ -28,6 +28,8 @@ func bounds[T numT]() (lo, hi T) {
 		return any(int64(math.MinInt64)).(T), any(int64(math.MaxInt64)).(T)
 	case uint8:
 		return 0, any(uint8(math.MaxUint8)).(T)
+	case uint32:
+		return 0, any(uint32(math.MaxUint32)).(T)
 	}
 	panic("host: bounds of an unknown type")
 }
@@ -170,6 +172,8 @@ func reduceKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		return reduceOf[int64](p, kind), nil
 	case ir.U8:
 		return reduceOf[uint8](p, kind), nil
+	case ir.U32:
+		return reduceOf[uint32](p, kind), nil
 	case ir.Bool:
 		return reduceGeneric(p, b2u(kind == ir.ReduceAnd),
 			func(acc uint8, x []uint8) uint8 { return foldBool(kind, acc, x) },

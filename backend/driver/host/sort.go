@@ -52,6 +52,8 @@ func keysOf(d ir.DType, b []byte) (sortKeys, error) {
 		k.i = view[int64](b)
 	case ir.U8:
 		k.i = widenTo[uint8, int64](b)
+	case ir.U32:
+		k.i = widenTo[uint32, int64](view[uint32](b))
 	case ir.Bool: // any nonzero byte is true, so a stray 0xff sorts as 1
 		k.i = make([]int64, len(b))
 		for j, v := range b {

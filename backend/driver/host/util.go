@@ -15,7 +15,7 @@ import (
 type (
 	floatT interface{ ~float32 | ~float64 }
 	intT   interface {
-		~int8 | ~int16 | ~int32 | ~int64 | ~uint8
+		~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint32
 	}
 	numT interface{ floatT | intT }
 )

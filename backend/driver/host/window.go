@@ -112,6 +112,8 @@ func reduceWindowKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		return windowOf[int64](p, kind), nil
 	case ir.U8:
 		return windowOf[uint8](p, kind), nil
+	case ir.U32:
+		return windowOf[uint32](p, kind), nil
 	}
 	return nil, errUnsupported(in, at)
 }
@@ -195,6 +197,8 @@ func selectAndScatterKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 		return selectScatterOf[int64](p, ge), nil
 	case ir.U8:
 		return selectScatterOf[uint8](p, ge), nil
+	case ir.U32:
+		return selectScatterOf[uint32](p, ge), nil
 	}
 	return nil, errUnsupported(in, at)
 }

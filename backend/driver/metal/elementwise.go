@@ -151,6 +151,19 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 			return l.band(x, y), nil
 		}
 		return l.bor(x, y), nil
+	case ir.OpXor:
+		if d == ir.Bool {
+			return l.boolToU8(l.ne(x, y)), nil
+		}
+		if !l.feat.bitwise {
+			return tensor{}, fallback(in.Op, "bitwise ops on %v need macOS 13", d)
+		}
+		return l.bxor(x, y), nil
+	case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
+		if !l.feat.bitwise || !l.feat.reinterpret {
+			return tensor{}, fallback(in.Op, "shifts of %v need bitwise ops and reinterpretCastTensor (macOS 13.2)", d)
+		}
+		return l.shift(in.Op, d, x, y)
 	}
 	if isFloat {
 		switch in.Op {
@@ -241,3 +254,37 @@ const (
 	i32 = mps.DataTypeInt32
 	i64 = mps.DataTypeInt64
 )
+
+// unsignedOf is the unsigned MPS type of an integer dtype's width.
+func unsignedOf(d ir.DType) mps.DataType {
+	return map[int]mps.DataType{1: mps.DataTypeUInt8, 2: mps.DataTypeUInt16, 4: mps.DataTypeUInt32, 8: mps.DataTypeUInt64}[d.Size()]
+}
+
+// signedOf is the signed MPS type of an integer dtype's width.
+func signedOf(d ir.DType) mps.DataType {
+	return map[int]mps.DataType{1: mps.DataTypeInt8, 2: mps.DataTypeInt16, 4: mps.DataTypeInt32, 8: mps.DataTypeInt64}[d.Size()]
+}
+
+// shift lowers the IR's shifts, whose amounts are read as unsigned and
+// shift everything out at the width or past it; MPSGraph's (like C's) leave
+// such amounts undefined, so the result is selected around them. The
+// logical right shift works on the bits as unsigned, the arithmetic one as
+// signed, whatever the dtype.
+func (l *lowering) shift(op ir.Op, d ir.DType, x, n tensor) (tensor, error) {
+	phys := mustPhys(d)
+	u, s := unsignedOf(d), signedOf(d)
+	bits := float64(8 * d.Size())
+	un := l.reinterpret(n, u)
+	inRange := l.lt(un, l.scalar(bits, u))
+	switch op {
+	case ir.OpShiftLeft:
+		r := l.shl(l.reinterpret(x, u), l.sel(inRange, un, l.scalar(0, u)))
+		return l.sel(inRange, l.reinterpret(r, phys), l.scalar(0, phys)), nil
+	case ir.OpShiftRightLogical:
+		r := l.shr(l.reinterpret(x, u), l.sel(inRange, un, l.scalar(0, u)))
+		return l.sel(inRange, l.reinterpret(r, phys), l.scalar(0, phys)), nil
+	}
+	amount := l.sel(inRange, un, l.scalar(bits-1, u)) // past the width: the sign everywhere
+	r := l.shr(l.reinterpret(x, s), l.reinterpret(amount, s))
+	return l.reinterpret(r, phys), nil
+}

@@ -87,6 +87,8 @@ func physType(d ir.DType) (mps.DataType, error) {
 		return mps.DataTypeInt64, nil
 	case ir.U8, ir.Bool:
 		return mps.DataTypeUInt8, nil
+	case ir.U32:
+		return mps.DataTypeUInt32, nil
 	}
 	return 0, fmt.Errorf("dtype %v is not supported by Metal", d)
 }

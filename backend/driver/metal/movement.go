@@ -66,7 +66,7 @@ func encodePhys(dt mps.DataType, vals []float64) []byte {
 			b = append(b, byte(int64(v)))
 		case mps.DataTypeInt16:
 			b = binary.LittleEndian.AppendUint16(b, uint16(int64(v)))
-		case mps.DataTypeInt32:
+		case mps.DataTypeInt32, mps.DataTypeUInt32:
 			b = binary.LittleEndian.AppendUint32(b, uint32(int64(v)))
 		case mps.DataTypeInt64:
 			b = binary.LittleEndian.AppendUint64(b, uint64(int64(v)))

@@ -33,7 +33,7 @@ func (v Tensor) Bytes() []byte {
 			le.PutUint32(out[8*k+4:], math.Float32bits(float32(imag(v.C[k]))))
 		case ir.I64:
 			le.PutUint64(out[8*k:], uint64(v.I[k]))
-		case ir.I32:
+		case ir.I32, ir.U32:
 			le.PutUint32(out[4*k:], uint32(v.I[k]))
 		case ir.I16:
 			le.PutUint16(out[2*k:], uint16(v.I[k]))

@@ -114,6 +114,10 @@ func evalBinary(op ir.Op, x, y, out Tensor) error {
 				r = a & b
 			case ir.OpOr:
 				r = a | b
+			case ir.OpXor:
+				r = a ^ b
+			case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
+				r = shift(op, x.Type.DType, a, b)
 			}
 			out.I[k] = wrapInt(out.Type.DType, r)
 			continue
@@ -143,6 +147,37 @@ func evalBinary(op ir.Op, x, y, out Tensor) error {
 		out.Set(k, r)
 	}
 	return nil
+}
+
+// shift shifts a (of dtype d, held as int64) by b. The amount is read as
+// unsigned: one of at least the width shifts every bit out.
+func shift(op ir.Op, d ir.DType, a, b int64) int64 {
+	bits := uint64(8 * d.Size())
+	n := uint64(b) & (1<<bits - 1) // the amount's own bits, unsigned
+	u := uint64(a) & (1<<bits - 1) // the value's bits
+	switch op {
+	case ir.OpShiftLeft:
+		if n >= bits {
+			return 0
+		}
+		return int64(u << n)
+	case ir.OpShiftRightLogical:
+		if n >= bits {
+			return 0
+		}
+		return int64(u >> n)
+	}
+	// Arithmetic: the sign of the value as its dtype reads it.
+	signed := wrapInt(signedOf(d), a)
+	if n >= bits {
+		n = bits - 1
+	}
+	return signed >> n
+}
+
+// signedOf is the signed dtype of d's width.
+func signedOf(d ir.DType) ir.DType {
+	return map[int]ir.DType{1: ir.I8, 2: ir.I16, 4: ir.I32, 8: ir.I64}[d.Size()]
 }
 
 // intPow is a**b with the wrapping of repeated multiplication; a negative

@@ -73,6 +73,8 @@ func wrapInt(d ir.DType, x int64) int64 {
 		return int64(int32(x))
 	case ir.U8:
 		return int64(uint8(x))
+	case ir.U32:
+		return int64(uint32(x))
 	case ir.I8:
 		return int64(int8(x))
 	case ir.I16:
@@ -296,6 +298,8 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 				}
 				out.Set(k, f)
 			}
+		case ir.OpBitcastConvert:
+			out = FromBytes(in.Type, arg(0).Bytes())
 		case ir.OpBroadcastInDim:
 			x := arg(0)
 			for k := range out.Type.Shape.Size() {
@@ -516,6 +520,8 @@ func decodeLiteral(t ir.TensorType, lit []byte) Tensor {
 			v.F[k] = math.Float64frombits(le64(lit[8*k:]))
 		case ir.I32:
 			v.I[k] = int64(int32(le32(lit[4*k:])))
+		case ir.U32:
+			v.I[k] = int64(le32(lit[4*k:]))
 		case ir.I64:
 			v.I[k] = int64(le64(lit[8*k:]))
 		case ir.U8, ir.Bool:

@@ -119,3 +119,54 @@ func TestControlFlow(t *testing.T) {
 		t.Error("a case whose branches return different types was built")
 	}
 }
+
+// TestBitsOps: xor, the shifts (amounts past the width included) and
+// bitcasts, on hand-computed values.
+func TestBitsOps(t *testing.T) {
+	u32 := func(xs ...float64) Tensor {
+		return FromFloats(ir.TensorType{DType: ir.U32, Shape: ir.Shape{len(xs)}}, xs...)
+	}
+	i8 := func(xs ...float64) Tensor {
+		return FromFloats(ir.TensorType{DType: ir.I8, Shape: ir.Shape{len(xs)}}, xs...)
+	}
+	bin := func(op ir.Op, x, y Tensor) []int64 {
+		b := ir.NewBuilder()
+		p, err := b.Build(b.Binary(op, b.Parameter(x.Type), b.Parameter(y.Type)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(p, []Tensor{x, y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r[0].I
+	}
+	for _, c := range []struct {
+		op   ir.Op
+		x, y Tensor
+		want []int64
+	}{
+		{ir.OpXor, u32(0xffffffff, 5), u32(0x0f0f0f0f, 3), []int64{0xf0f0f0f0, 6}},
+		{ir.OpShiftLeft, u32(1, 3, 1), u32(31, 30, 32), []int64{0x80000000, 0xc0000000, 0}},
+		{ir.OpShiftRightLogical, u32(0x80000000, 7), u32(31, 40), []int64{1, 0}},
+		{ir.OpShiftRightArithmetic, i8(-128, -3, 64), i8(7, 100, -1), []int64{-1, -1, 0}}, // -1 is 255 as an amount: past the width
+		{ir.OpShiftRightLogical, i8(-128, -1), i8(7, 4), []int64{1, 15}},
+	} {
+		if got := bin(c.op, c.x, c.y); !slices.Equal(got, c.want) {
+			t.Errorf("%v %v %v = %v, want %v", c.op, c.x.I, c.y.I, got, c.want)
+		}
+	}
+	b := ir.NewBuilder()
+	x := b.Parameter(ir.TensorType{DType: ir.U32, Shape: ir.Shape{2}})
+	p, err := b.Build(b.BitcastConvert(x, ir.F32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(p, []Tensor{u32(0x3f800000, 0xc0000000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r[0].F, []float64{1, -2}) {
+		t.Errorf("bitcast of 0x3f800000, 0xc0000000 to float32: %v", r[0].F)
+	}
+}

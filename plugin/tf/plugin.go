@@ -19,6 +19,7 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/plugin/cenv"
+	"github.com/metalplug/metalplug/plugin/device"
 	"github.com/metalplug/metalplug/plugin/tf/capi"
 	"github.com/metalplug/metalplug/plugin/version"
 )
@@ -69,11 +70,12 @@ func decide() {
 			return
 		}
 	}
-	d, typ, platform, why := selectDriver()
+	d, kind, why := device.Driver()
 	if d == nil {
 		state.reason = why
 		return
 	}
+	typ, platform := deviceNames(kind)
 	state.drv, state.devices = d, 1
 	setNames(platform, typ, d.Description())
 }

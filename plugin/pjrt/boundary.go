@@ -1,0 +1,350 @@
+package pjrt
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/cgo"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/status"
+	"github.com/metalplug/metalplug/plugin/cenv"
+)
+
+// The C boundary. A Go panic that unwinds into C aborts the process that
+// hosts us (a Python running jax), so every function exported to C begins
+// with
+//
+//	defer boundary("<its export name>", &res)
+//	hook("<its export name>")
+//
+// where res is the PJRT_Error* it returns (nil for GetPjrtApi, whose
+// failure is a NULL table). A recovered panic becomes an INTERNAL error
+// naming the function. boundary_test.go holds every //export to this
+// shape, and forces a panic in each.
+//
+// This mirrors plugin/tf/boundary.go (the PJRT_Error in place of the
+// TF_Status); the panic hook and its variable are the same.
+
+// errT is the type every export returns, under a name the tests can write
+// (a _test.go file cannot use cgo).
+type errT = *C.PJRT_Error
+
+// slotName is the PJRT name of an export: mp_PJRT_Buffer_Delete is the
+// table's PJRT_Buffer_Delete.
+func slotName(export string) string { return strings.TrimPrefix(export, "mp_") }
+
+// boundary recovers a panic in the export name and reports it in *res.
+func boundary(name string, res *errT) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	err := fmt.Errorf("internal error in %s: %v", slotName(name), r)
+	// Reporting runs under a recover of its own: a second panic here would
+	// reach C as surely as the first.
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic(name, fmt.Errorf("%v; then, reporting it: %v", err, r))
+		}
+	}()
+	if res == nil {
+		logPanic(name, err)
+		return
+	}
+	*res = newCError(codeInternal, "metalplug: "+err.Error())
+}
+
+// panicLogLimit bounds the log lines per exported function.
+const panicLogLimit = 3
+
+var panicLogs sync.Map // export name -> *atomic.Int64
+
+func logPanic(name string, err error) {
+	c, _ := panicLogs.LoadOrStore(name, new(atomic.Int64))
+	switch n := c.(*atomic.Int64).Add(1); {
+	case n <= panicLogLimit:
+		logf("%v", err)
+	case n == panicLogLimit+1:
+		logf("%v (further failures in %s are not logged)", err, name)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "metalplug: "+format+"\n", args...)
+}
+
+// safely runs fn on a goroutine of ours (event callbacks, stream waits):
+// there is no caller to report to, so a panic is logged, never let loose.
+func safely(what string, fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic(what, fmt.Errorf("internal error in %s: %v", what, r))
+		}
+	}()
+	fn()
+}
+
+// PanicHookEnv names exported functions (comma-separated) that panic on
+// every call, or, written name@N, on the first N calls: the test hook of
+// plugin/tf, with the same variable, so one setting reaches both frontends.
+const PanicHookEnv = "METALPLUG_TEST_PANIC"
+
+var panicHook struct {
+	once  sync.Once
+	names map[string]*panicCount // nil unless the hook is set: one load per call
+	trace bool                   // TraceEnv is 1
+	seen  sync.Map               // export names traced so far
+}
+
+// TraceEnv, set to 1, logs the first call of each exported function: which
+// of the PJRT API a caller uses, in the order it first uses it.
+const TraceEnv = "METALPLUG_PJRT_TRACE"
+
+type panicCount struct {
+	always bool
+	left   atomic.Int64
+}
+
+// hook panics when the test hook names the exported function name.
+func hook(name string) {
+	panicHook.once.Do(func() {
+		panicHook.trace = cenv.Get(TraceEnv) == "1"
+		v := cenv.Get(PanicHookEnv)
+		if v == "" {
+			return
+		}
+		names := map[string]*panicCount{}
+		for _, n := range strings.Split(v, ",") {
+			n, count, limited := strings.Cut(strings.TrimSpace(n), "@")
+			c := &panicCount{always: !limited}
+			if limited {
+				k, err := strconv.ParseInt(count, 10, 64)
+				if err != nil || k < 0 {
+					logf("%s=%s: %q is not name or name@count; ignored", PanicHookEnv, v, n+"@"+count)
+					continue
+				}
+				c.left.Store(k)
+			}
+			names[n] = c
+		}
+		panicHook.names = names
+	})
+	if panicHook.trace {
+		if _, seen := panicHook.seen.LoadOrStore(name, true); !seen {
+			logf("PJRT call: %s (first)", slotName(name))
+		}
+	}
+	if panicHook.names == nil {
+		return
+	}
+	if c := panicHook.names[name]; c != nil && (c.always || c.left.Add(-1) >= 0) {
+		panic("forced panic in " + name + " (" + PanicHookEnv + ")")
+	}
+}
+
+// ------------------------------------------------------------------ errors
+
+// code is a PJRT_Error_Code.
+type code int
+
+const (
+	codeInvalidArgument    = code(C.PJRT_Error_Code_INVALID_ARGUMENT)
+	codeNotFound           = code(C.PJRT_Error_Code_NOT_FOUND)
+	codeResourceExhausted  = code(C.PJRT_Error_Code_RESOURCE_EXHAUSTED)
+	codeFailedPrecondition = code(C.PJRT_Error_Code_FAILED_PRECONDITION)
+	codeUnimplemented      = code(C.PJRT_Error_Code_UNIMPLEMENTED)
+	codeInternal           = code(C.PJRT_Error_Code_INTERNAL)
+)
+
+// codedError is an error with the PJRT code it is reported with.
+type codedError struct {
+	code code
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+func errorf(c code, format string, args ...any) error {
+	return &codedError{c, fmt.Errorf(format, args...)}
+}
+
+func invalidf(format string, args ...any) error { return errorf(codeInvalidArgument, format, args...) }
+func unimplementedf(format string, args ...any) error {
+	return errorf(codeUnimplemented, format, args...)
+}
+
+// ErrUnsupported is what a Translator wraps (fmt.Errorf("...: %w",
+// pjrt.ErrUnsupported)) when the program uses something metalplug does not
+// support; Compile then reports UNIMPLEMENTED rather than INVALID_ARGUMENT.
+var ErrUnsupported = errors.New("not supported by metalplug")
+
+// codeOf is the PJRT code err is reported with: its own, else that of
+// backend/status's class (drivers and lowerings classify their errors
+// there), INTERNAL when it carries none.
+func codeOf(err error) code {
+	var ce *codedError
+	if errors.As(err, &ce) {
+		return ce.code
+	}
+	if errors.Is(err, ErrUnsupported) {
+		return codeUnimplemented
+	}
+	switch status.CodeOf(err) {
+	case status.InvalidArgument:
+		return codeInvalidArgument
+	case status.ResourceExhausted:
+		return codeResourceExhausted
+	}
+	return codeInternal
+}
+
+// newCError makes a PJRT_Error in C memory (abi.c copies the message).
+func newCError(c code, msg string) *C.PJRT_Error {
+	return C.mp_error_new(C.PJRT_Error_Code(c), (*C.char)(unsafe.Pointer(unsafe.StringData(msg))), C.size_t(len(msg)))
+}
+
+// fail reports err from the export name: "metalplug: PJRT_X: what".
+func fail(name string, err error) *C.PJRT_Error {
+	if err == nil {
+		return nil
+	}
+	return newCError(codeOf(err), "metalplug: "+slotName(name)+": "+err.Error())
+}
+
+// cErrorOf makes a PJRT_Error for an event's status (nil for success);
+// the message already says where it arose.
+func cErrorOf(err error) *C.PJRT_Error {
+	if err == nil {
+		return nil
+	}
+	return newCError(codeOf(err), err.Error())
+}
+
+// --------------------------------------------------------- argument checks
+
+// need checks the argument struct a caller passed: present, and at least
+// end bytes long by its struct_size, end being where the last field this
+// function reads or writes ends (usually the struct's full 0.114 size, the
+// *_STRUCT_SIZE of abi.h). Larger is fine: a newer caller's struct has
+// fields we do not know.
+func need[T any](args *T, end uintptr) error {
+	if args == nil {
+		return invalidf("the argument struct is NULL")
+	}
+	got := uintptr(*(*C.size_t)(unsafe.Pointer(args)))
+	if got < end {
+		return invalidf("the caller's %s has struct_size %d, smaller than the %d bytes this function reads and writes (metalplug implements PJRT %d.%d; the caller's PJRT is older)",
+			cTypeName[T](), got, end, C.MP_PJRT_MAJOR, C.MP_PJRT_MINOR)
+	}
+	return nil
+}
+
+// fieldEnd is where a field of the caller's struct ends.
+func fieldEnd(offset, size uintptr) uintptr { return offset + size }
+
+// has reports whether the caller's struct (of struct_size got) includes the
+// field ending at end: for fields later minors appended, read only if so.
+func has(got C.size_t, end uintptr) bool { return uintptr(got) >= end }
+
+// cTypeName is the C name of T, from cgo's spelling of it.
+func cTypeName[T any]() string {
+	s := fmt.Sprintf("%T", *new(T))
+	if i := strings.LastIndex(s, "_Ctype_"); i >= 0 {
+		s = strings.TrimPrefix(s[i+len("_Ctype_"):], "struct_")
+	}
+	return s
+}
+
+// --------------------------------------------------------------- handles
+
+// Every object C holds is a small C record (abi.h) whose handle field is a
+// cgo.Handle of the Go object, so that C never keeps a Go pointer.
+
+func newHandle(v any) C.uintptr_t { return C.uintptr_t(cgo.NewHandle(v)) }
+
+// lookup maps a record's handle back to its Go object; what names the
+// argument in the error for a NULL or dead one.
+func lookup[T any](h C.uintptr_t, what string) (v T, err error) {
+	defer func() {
+		if recover() != nil {
+			err = invalidf("%s is not a live metalplug object (destroyed already?)", what)
+		}
+	}()
+	if h == 0 {
+		return v, invalidf("%s is not a live metalplug object (destroyed already?)", what)
+	}
+	v, ok := cgo.Handle(h).Value().(T)
+	if !ok {
+		return v, invalidf("%s is a metalplug %T, not the object expected", what, cgo.Handle(h).Value())
+	}
+	return v, nil
+}
+
+// dropHandle releases a handle and zeroes the record's copy, so that a
+// use after destroy finds nothing rather than another object.
+func dropHandle(h *C.uintptr_t) {
+	if *h != 0 {
+		cgo.Handle(*h).Delete()
+		*h = 0
+	}
+}
+
+// ------------------------------------------------------------------ arena
+
+// arena is C memory an object owns: the strings and arrays it hands out,
+// which must outlive the call that returned them, freed with the object.
+type arena struct {
+	mu   sync.Mutex
+	ptrs []unsafe.Pointer
+}
+
+// alloc returns n zeroed bytes (at least one).
+func (a *arena) alloc(n int) unsafe.Pointer {
+	p := C.calloc(C.size_t(max(n, 1)), 1)
+	if p == nil {
+		panic(fmt.Sprintf("out of host memory allocating %d bytes", n))
+	}
+	a.mu.Lock()
+	a.ptrs = append(a.ptrs, p)
+	a.mu.Unlock()
+	return p
+}
+
+// str is s as a NUL-terminated C string, and its length.
+func (a *arena) str(s string) (*C.char, C.size_t) {
+	p := a.alloc(len(s) + 1)
+	copy(unsafe.Slice((*byte)(p), len(s)), s)
+	return (*C.char)(p), C.size_t(len(s))
+}
+
+// int64s copies vs into C memory.
+func (a *arena) int64s(vs []int64) *C.int64_t {
+	p := a.alloc(len(vs) * 8)
+	copy(unsafe.Slice((*int64)(p), len(vs)), vs)
+	return (*C.int64_t)(p)
+}
+
+// namedValueAt is element i of a C array of PJRT_NamedValue at list.
+func namedValueAt(list unsafe.Pointer, i int) *C.PJRT_NamedValue {
+	return (*C.PJRT_NamedValue)(unsafe.Add(list, i*C.sizeof_PJRT_NamedValue))
+}
+
+func (a *arena) free() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, p := range a.ptrs {
+		C.free(p)
+	}
+	a.ptrs = nil
+}

@@ -1,0 +1,306 @@
+package pjrt
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEveryExportRecovers holds every function exported to C to the shape
+// boundary.go describes: nothing that can panic before
+// `defer boundary("<its name>", ...)`, then `hook("<its name>")`.
+func TestEveryExportRecovers(t *testing.T) {
+	exports := exportedFunctions(t, ".")
+	if len(exports) < 80 {
+		t.Fatalf("found %d exported functions, expected every //export of plugin/pjrt", len(exports))
+	}
+	for name, fn := range exports {
+		if err := checkBoundary(name, fn); err != "" {
+			t.Errorf("%s: %s", name, err)
+		}
+	}
+}
+
+// exportedFunctions parses dir's non-test Go files and returns each
+// function with a //export line, by its exported name.
+func exportedFunctions(t *testing.T, dir string) map[string]*ast.FuncDecl {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*ast.FuncDecl{}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Doc == nil {
+				continue
+			}
+			for _, c := range fn.Doc.List {
+				if name, ok := strings.CutPrefix(c.Text, "//export "); ok {
+					out[strings.TrimSpace(name)] = fn
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkBoundary returns what is wrong with fn's first statements, or "".
+func checkBoundary(name string, fn *ast.FuncDecl) string {
+	stmts := fn.Body.List
+	if len(stmts) < 2 {
+		return "does not start with defer boundary(...) and hook(...)"
+	}
+	d, ok := stmts[0].(*ast.DeferStmt)
+	if !ok || !callsWith(d.Call, "boundary", name) {
+		return "the first statement must be defer boundary(\"" + name + "\", ...)"
+	}
+	// The report goes to the named result (or nowhere, for GetPjrtApi).
+	if len(d.Call.Args) != 2 {
+		return "boundary takes the name and where the error goes"
+	}
+	if u, ok := d.Call.Args[1].(*ast.UnaryExpr); ok {
+		id, _ := u.X.(*ast.Ident)
+		res := fn.Type.Results
+		if u.Op != token.AND || id == nil || res == nil || len(res.List) != 1 || len(res.List[0].Names) != 1 || res.List[0].Names[0].Name != id.Name {
+			return "boundary must be given the address of the function's named result"
+		}
+	} else if id, ok := d.Call.Args[1].(*ast.Ident); !ok || id.Name != "nil" {
+		return "boundary's second argument must be &<named result> or nil"
+	}
+	e, ok := stmts[1].(*ast.ExprStmt)
+	call, _ := e.X.(*ast.CallExpr)
+	if !ok || call == nil || !callsWith(call, "hook", name) {
+		return "defer boundary must be followed by hook(\"" + name + "\")"
+	}
+	return ""
+}
+
+func callsWith(c *ast.CallExpr, fn, name string) bool {
+	id, ok := c.Fun.(*ast.Ident)
+	if !ok || id.Name != fn || len(c.Args) == 0 {
+		return false
+	}
+	lit, ok := c.Args[0].(*ast.BasicLit)
+	if !ok {
+		return false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return err == nil && s == name
+}
+
+// TestBoundaryCheckCatches: the shape check rejects what it must.
+func TestBoundaryCheckCatches(t *testing.T) {
+	src := `package p
+func ok(a *T) (res errT) { defer boundary("ok", &res); hook("ok"); return nil }
+func late(a *T) (res errT) { x := get(a); defer boundary("late", &res); hook("late"); return x }
+func misnamed(a *T) (res errT) { defer boundary("other", &res); hook("misnamed"); return nil }
+func nohook(a *T) (res errT) { defer boundary("nohook", &res); work(); return nil }
+func elsewhere(a *T) (res errT) { var e errT; defer boundary("elsewhere", &e); hook("elsewhere"); return nil }
+func none(a *T) errT { return work() }
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"ok": true, "late": false, "misnamed": false, "nohook": false, "elsewhere": false, "none": false}
+	for _, d := range f.Decls {
+		fn := d.(*ast.FuncDecl)
+		if got := checkBoundary(fn.Name.Name, fn) == ""; got != want[fn.Name.Name] {
+			t.Errorf("%s: accepted = %v, want %v", fn.Name.Name, got, want[fn.Name.Name])
+		}
+	}
+}
+
+// exportCalls calls every export that takes an argument struct, with NULL.
+var exportCalls = map[string]func() errT{
+	"mp_PJRT_Buffer_CopyRawToHost":                         func() errT { return mp_PJRT_Buffer_CopyRawToHost(nil) },
+	"mp_PJRT_Buffer_CopyToDevice":                          func() errT { return mp_PJRT_Buffer_CopyToDevice(nil) },
+	"mp_PJRT_Buffer_CopyToMemory":                          func() errT { return mp_PJRT_Buffer_CopyToMemory(nil) },
+	"mp_PJRT_Buffer_DecreaseExternalReferenceCount":        func() errT { return mp_PJRT_Buffer_DecreaseExternalReferenceCount(nil) },
+	"mp_PJRT_Buffer_Delete":                                func() errT { return mp_PJRT_Buffer_Delete(nil) },
+	"mp_PJRT_Buffer_Destroy":                               func() errT { return mp_PJRT_Buffer_Destroy(nil) },
+	"mp_PJRT_Buffer_Device":                                func() errT { return mp_PJRT_Buffer_Device(nil) },
+	"mp_PJRT_Buffer_Dimensions":                            func() errT { return mp_PJRT_Buffer_Dimensions(nil) },
+	"mp_PJRT_Buffer_DynamicDimensionIndices":               func() errT { return mp_PJRT_Buffer_DynamicDimensionIndices(nil) },
+	"mp_PJRT_Buffer_ElementType":                           func() errT { return mp_PJRT_Buffer_ElementType(nil) },
+	"mp_PJRT_Buffer_GetMemoryLayout":                       func() errT { return mp_PJRT_Buffer_GetMemoryLayout(nil) },
+	"mp_PJRT_Buffer_IncreaseExternalReferenceCount":        func() errT { return mp_PJRT_Buffer_IncreaseExternalReferenceCount(nil) },
+	"mp_PJRT_Buffer_IsDeleted":                             func() errT { return mp_PJRT_Buffer_IsDeleted(nil) },
+	"mp_PJRT_Buffer_IsOnCpu":                               func() errT { return mp_PJRT_Buffer_IsOnCpu(nil) },
+	"mp_PJRT_Buffer_Memory":                                func() errT { return mp_PJRT_Buffer_Memory(nil) },
+	"mp_PJRT_Buffer_OnDeviceSizeInBytes":                   func() errT { return mp_PJRT_Buffer_OnDeviceSizeInBytes(nil) },
+	"mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer":         func() errT { return mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(nil) },
+	"mp_PJRT_Buffer_ReadyEvent":                            func() errT { return mp_PJRT_Buffer_ReadyEvent(nil) },
+	"mp_PJRT_Buffer_ToHostBuffer":                          func() errT { return mp_PJRT_Buffer_ToHostBuffer(nil) },
+	"mp_PJRT_Buffer_UnpaddedDimensions":                    func() errT { return mp_PJRT_Buffer_UnpaddedDimensions(nil) },
+	"mp_PJRT_Buffer_UnsafePointer":                         func() errT { return mp_PJRT_Buffer_UnsafePointer(nil) },
+	"mp_PJRT_Client_AddressableDevices":                    func() errT { return mp_PJRT_Client_AddressableDevices(nil) },
+	"mp_PJRT_Client_AddressableMemories":                   func() errT { return mp_PJRT_Client_AddressableMemories(nil) },
+	"mp_PJRT_Client_BufferFromHostBuffer":                  func() errT { return mp_PJRT_Client_BufferFromHostBuffer(nil) },
+	"mp_PJRT_Client_Compile":                               func() errT { return mp_PJRT_Client_Compile(nil) },
+	"mp_PJRT_Client_Create":                                func() errT { return mp_PJRT_Client_Create(nil) },
+	"mp_PJRT_Client_CreateUninitializedBuffer":             func() errT { return mp_PJRT_Client_CreateUninitializedBuffer(nil) },
+	"mp_PJRT_Client_DefaultDeviceAssignment":               func() errT { return mp_PJRT_Client_DefaultDeviceAssignment(nil) },
+	"mp_PJRT_Client_Destroy":                               func() errT { return mp_PJRT_Client_Destroy(nil) },
+	"mp_PJRT_Client_Devices":                               func() errT { return mp_PJRT_Client_Devices(nil) },
+	"mp_PJRT_Client_LookupAddressableDevice":               func() errT { return mp_PJRT_Client_LookupAddressableDevice(nil) },
+	"mp_PJRT_Client_LookupDevice":                          func() errT { return mp_PJRT_Client_LookupDevice(nil) },
+	"mp_PJRT_Client_PlatformName":                          func() errT { return mp_PJRT_Client_PlatformName(nil) },
+	"mp_PJRT_Client_PlatformVersion":                       func() errT { return mp_PJRT_Client_PlatformVersion(nil) },
+	"mp_PJRT_Client_ProcessIndex":                          func() errT { return mp_PJRT_Client_ProcessIndex(nil) },
+	"mp_PJRT_DeviceDescription_Attributes":                 func() errT { return mp_PJRT_DeviceDescription_Attributes(nil) },
+	"mp_PJRT_DeviceDescription_DebugString":                func() errT { return mp_PJRT_DeviceDescription_DebugString(nil) },
+	"mp_PJRT_DeviceDescription_Id":                         func() errT { return mp_PJRT_DeviceDescription_Id(nil) },
+	"mp_PJRT_DeviceDescription_Kind":                       func() errT { return mp_PJRT_DeviceDescription_Kind(nil) },
+	"mp_PJRT_DeviceDescription_ProcessIndex":               func() errT { return mp_PJRT_DeviceDescription_ProcessIndex(nil) },
+	"mp_PJRT_DeviceDescription_ToString":                   func() errT { return mp_PJRT_DeviceDescription_ToString(nil) },
+	"mp_PJRT_Device_AddressableMemories":                   func() errT { return mp_PJRT_Device_AddressableMemories(nil) },
+	"mp_PJRT_Device_ClearMemoryStats":                      func() errT { return mp_PJRT_Device_ClearMemoryStats(nil) },
+	"mp_PJRT_Device_DefaultMemory":                         func() errT { return mp_PJRT_Device_DefaultMemory(nil) },
+	"mp_PJRT_Device_GetAttributes":                         func() errT { return mp_PJRT_Device_GetAttributes(nil) },
+	"mp_PJRT_Device_GetDescription":                        func() errT { return mp_PJRT_Device_GetDescription(nil) },
+	"mp_PJRT_Device_IsAddressable":                         func() errT { return mp_PJRT_Device_IsAddressable(nil) },
+	"mp_PJRT_Device_LocalHardwareId":                       func() errT { return mp_PJRT_Device_LocalHardwareId(nil) },
+	"mp_PJRT_Device_MemoryStats":                           func() errT { return mp_PJRT_Device_MemoryStats(nil) },
+	"mp_PJRT_Event_Await":                                  func() errT { return mp_PJRT_Event_Await(nil) },
+	"mp_PJRT_Event_Create":                                 func() errT { return mp_PJRT_Event_Create(nil) },
+	"mp_PJRT_Event_Destroy":                                func() errT { return mp_PJRT_Event_Destroy(nil) },
+	"mp_PJRT_Event_Error":                                  func() errT { return mp_PJRT_Event_Error(nil) },
+	"mp_PJRT_Event_IsReady":                                func() errT { return mp_PJRT_Event_IsReady(nil) },
+	"mp_PJRT_Event_OnReady":                                func() errT { return mp_PJRT_Event_OnReady(nil) },
+	"mp_PJRT_Event_Set":                                    func() errT { return mp_PJRT_Event_Set(nil) },
+	"mp_PJRT_Executable_Destroy":                           func() errT { return mp_PJRT_Executable_Destroy(nil) },
+	"mp_PJRT_Executable_Fingerprint":                       func() errT { return mp_PJRT_Executable_Fingerprint(nil) },
+	"mp_PJRT_Executable_GetCompileOptions":                 func() errT { return mp_PJRT_Executable_GetCompileOptions(nil) },
+	"mp_PJRT_Executable_GetCompiledMemoryStats":            func() errT { return mp_PJRT_Executable_GetCompiledMemoryStats(nil) },
+	"mp_PJRT_Executable_GetCostAnalysis":                   func() errT { return mp_PJRT_Executable_GetCostAnalysis(nil) },
+	"mp_PJRT_Executable_Name":                              func() errT { return mp_PJRT_Executable_Name(nil) },
+	"mp_PJRT_Executable_NumOutputs":                        func() errT { return mp_PJRT_Executable_NumOutputs(nil) },
+	"mp_PJRT_Executable_NumPartitions":                     func() errT { return mp_PJRT_Executable_NumPartitions(nil) },
+	"mp_PJRT_Executable_NumReplicas":                       func() errT { return mp_PJRT_Executable_NumReplicas(nil) },
+	"mp_PJRT_Executable_OutputDimensions":                  func() errT { return mp_PJRT_Executable_OutputDimensions(nil) },
+	"mp_PJRT_Executable_OutputElementTypes":                func() errT { return mp_PJRT_Executable_OutputElementTypes(nil) },
+	"mp_PJRT_Executable_OutputMemoryKinds":                 func() errT { return mp_PJRT_Executable_OutputMemoryKinds(nil) },
+	"mp_PJRT_Executable_ParameterMemoryKinds":              func() errT { return mp_PJRT_Executable_ParameterMemoryKinds(nil) },
+	"mp_PJRT_Executable_SizeOfGeneratedCodeInBytes":        func() errT { return mp_PJRT_Executable_SizeOfGeneratedCodeInBytes(nil) },
+	"mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds": func() errT { return mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds(nil) },
+	"mp_PJRT_LoadedExecutable_AddressableDevices":          func() errT { return mp_PJRT_LoadedExecutable_AddressableDevices(nil) },
+	"mp_PJRT_LoadedExecutable_Delete":                      func() errT { return mp_PJRT_LoadedExecutable_Delete(nil) },
+	"mp_PJRT_LoadedExecutable_Destroy":                     func() errT { return mp_PJRT_LoadedExecutable_Destroy(nil) },
+	"mp_PJRT_LoadedExecutable_Execute":                     func() errT { return mp_PJRT_LoadedExecutable_Execute(nil) },
+	"mp_PJRT_LoadedExecutable_Fingerprint":                 func() errT { return mp_PJRT_LoadedExecutable_Fingerprint(nil) },
+	"mp_PJRT_LoadedExecutable_GetDeviceAssignment":         func() errT { return mp_PJRT_LoadedExecutable_GetDeviceAssignment(nil) },
+	"mp_PJRT_LoadedExecutable_GetExecutable":               func() errT { return mp_PJRT_LoadedExecutable_GetExecutable(nil) },
+	"mp_PJRT_LoadedExecutable_IsDeleted":                   func() errT { return mp_PJRT_LoadedExecutable_IsDeleted(nil) },
+	"mp_PJRT_Memory_AddressableByDevices":                  func() errT { return mp_PJRT_Memory_AddressableByDevices(nil) },
+	"mp_PJRT_Memory_DebugString":                           func() errT { return mp_PJRT_Memory_DebugString(nil) },
+	"mp_PJRT_Memory_Id":                                    func() errT { return mp_PJRT_Memory_Id(nil) },
+	"mp_PJRT_Memory_Kind":                                  func() errT { return mp_PJRT_Memory_Kind(nil) },
+	"mp_PJRT_Memory_Kind_Id":                               func() errT { return mp_PJRT_Memory_Kind_Id(nil) },
+	"mp_PJRT_Memory_ToString":                              func() errT { return mp_PJRT_Memory_ToString(nil) },
+	"mp_PJRT_Plugin_Attributes":                            func() errT { return mp_PJRT_Plugin_Attributes(nil) },
+	"mp_PJRT_Plugin_Initialize":                            func() errT { return mp_PJRT_Plugin_Initialize(nil) },
+}
+
+// armPanic makes the export name panic on every call, as
+// METALPLUG_TEST_PANIC does, and returns the function that disarms it.
+func armPanic(name string) (disarm func()) {
+	panicHook.once.Do(func() {})
+	panicHook.names = map[string]*panicCount{name: {always: true}}
+	return func() { panicHook.names = nil }
+}
+
+// TestEveryExportSurvivesAPanic forces a panic in every export and calls
+// it as C would: the panic must not escape, and the export must return an
+// INTERNAL error naming the function and the panic.
+func TestEveryExportSurvivesAPanic(t *testing.T) {
+	for name := range exportedFunctions(t, ".") {
+		if name == "GetPjrtApi" {
+			continue
+		}
+		call, ok := exportCalls[name]
+		if !ok {
+			t.Errorf("%s is exported to C but exportCalls does not call it: add it", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			disarm := armPanic(name)
+			defer disarm()
+			err := takeError(call())
+			if errorCode(err) != int(codeInternal) || !strings.Contains(err.Error(), "internal error in "+slotName(name)) || !strings.Contains(err.Error(), "forced panic in "+name) {
+				t.Errorf("got %v; want INTERNAL naming %s and the panic", err, slotName(name))
+			}
+		})
+	}
+	t.Run("GetPjrtApi", func(t *testing.T) {
+		disarm := armPanic("GetPjrtApi")
+		defer disarm()
+		if GetPjrtApi() != nil {
+			t.Error("after a panic GetPjrtApi must return NULL")
+		}
+	})
+}
+
+// TestNullArgs: every export refuses a NULL argument struct with
+// INVALID_ARGUMENT, rather than crash.
+func TestNullArgs(t *testing.T) {
+	for name, call := range exportCalls {
+		err := takeError(call())
+		if errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), slotName(name)+": the argument struct is NULL") {
+			t.Errorf("%s(NULL): %v; want INVALID_ARGUMENT naming it", name, err)
+		}
+	}
+}
+
+// TestStructSizes: a caller's struct smaller than what a function writes is
+// refused with a message that says so; a larger one (a newer caller) is
+// fine.
+func TestStructSizes(t *testing.T) {
+	err := callTooSmall()
+	if errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "PJRT_Buffer_Dimensions_Args has struct_size 39, smaller than the 40 bytes") {
+		t.Errorf("a struct one byte short: %v", err)
+	}
+	h := testClient(t)
+	idx, err := callLarger(h)
+	if err != nil || idx != 0 {
+		t.Errorf("a larger struct: index %d, %v; want 0, nil", idx, err)
+	}
+}
+
+// TestPanicHookCounts: name@N panics on the first N calls only.
+func TestPanicHookCounts(t *testing.T) {
+	panicHook.once.Do(func() {})
+	c := &panicCount{}
+	c.left.Store(2)
+	panicHook.names = map[string]*panicCount{"mp_X": c}
+	defer func() { panicHook.names = nil }()
+	panics := 0
+	for range 5 {
+		func() {
+			defer func() {
+				if recover() != nil {
+					panics++
+				}
+			}()
+			hook("mp_X")
+		}()
+	}
+	if panics != 2 {
+		t.Errorf("mp_X@2 panicked %d times in 5 calls, want 2", panics)
+	}
+}

@@ -1,0 +1,382 @@
+package pjrt
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/plugin/cenv"
+	backing "github.com/metalplug/metalplug/plugin/device"
+)
+
+// chooseDriver is the process's driver (plugin/device, shared with
+// TensorFlow's frontend), asked for at the first PJRT_Client_Create, not at
+// load: jax loads every plugin it finds, and asks few of them for a client.
+func chooseDriver() (driver.Driver, string, error) {
+	if cenv.Get("METALPLUG_DISABLE") == "1" {
+		return nil, "", errorf(codeFailedPrecondition, "metalplug is disabled (METALPLUG_DISABLE=1): no device offered")
+	}
+	d, kind, why := backing.Driver()
+	if d == nil {
+		return nil, "", errorf(codeFailedPrecondition, "%s", why)
+	}
+	return d, deviceKind(kind), nil
+}
+
+// The device kinds jax shows (jax.devices()[0].device_kind): which driver
+// backs the device, said plainly.
+func deviceKind(k backing.Kind) string {
+	if k == backing.Metal {
+		return "metal"
+	}
+	return "host (reference driver)"
+}
+
+// client is one PJRT_Client: the device, its memory and the stream all
+// work runs on. One stream keeps every copy and execution in the order
+// jax issued it, so no buffer needs an event to order its users.
+type client struct {
+	c     *C.PJRT_Client
+	drv   driver.Driver
+	kind  string // the device kind: which driver
+	arena arena  // strings and arrays handed to C, freed with the client
+
+	name, version cstr
+	dev           *device
+	mem           *memory
+	devices       **C.PJRT_Device // C arrays of one
+	memories      **C.PJRT_Memory
+
+	// mu orders what touches the stream or a buffer's memory: enqueues,
+	// deletes, and replacing a failed stream.
+	mu     sync.Mutex
+	stream driver.Stream
+	gen    int // bumped when a failed stream is replaced
+	closed bool
+
+	stats memStats
+}
+
+// cstr is a C string in an arena, and its length.
+type cstr struct {
+	p *C.char
+	n C.size_t
+}
+
+func (a *arena) cstr(s string) cstr {
+	p, n := a.str(s)
+	return cstr{p, n}
+}
+
+func newClient() (*client, error) {
+	d, kind, err := chooseDriver()
+	if err != nil {
+		return nil, err
+	}
+	return newClientOn(d, kind)
+}
+
+// newClientOn makes a client of driver d, whose device is of kind.
+func newClientOn(d driver.Driver, kind string) (*client, error) {
+	s, err := d.NewStream()
+	if err != nil {
+		return nil, fmt.Errorf("creating the device's stream: %w", err)
+	}
+	c := &client{drv: d, kind: kind, stream: s}
+	c.name = c.arena.cstr(PlatformName)
+	c.version = c.arena.cstr(fmt.Sprintf("metalplug, PJRT C API %d.%d, %s driver: %s",
+		C.MP_PJRT_MAJOR, C.MP_PJRT_MINOR, d.Name(), d.Description()))
+	c.dev = newDevice(c)
+	c.mem = newMemory(c)
+	devices := c.arena.alloc(int(unsafe.Sizeof(uintptr(0))))
+	*(*unsafe.Pointer)(devices) = c.dev.rec
+	c.devices = (**C.PJRT_Device)(devices)
+	memories := c.arena.alloc(int(unsafe.Sizeof(uintptr(0))))
+	*(*unsafe.Pointer)(memories) = c.mem.rec
+	c.memories = (**C.PJRT_Memory)(memories)
+	c.stats.limit, c.stats.limitSet = limitOf(d)
+	c.c = (*C.PJRT_Client)(c.arena.alloc(C.sizeof_PJRT_Client))
+	c.c.handle = newHandle(c)
+	return c, nil
+}
+
+func limitOf(d driver.Driver) (int64, bool) {
+	_, total := d.MemoryUsage()
+	return total, total > 0
+}
+
+// destroy waits for the client's work, then frees what it handed C. The
+// driver lives on (other clients, and TensorFlow, may share it).
+func (c *client) destroy() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	s := c.stream
+	c.mu.Unlock()
+	err := s.Close()
+	if errors.Is(err, driver.ErrStreamClosed) {
+		err = nil
+	}
+	c.dev.destroy()
+	c.mem.destroy()
+	dropHandle(&c.c.handle)
+	c.arena.free()
+	return err
+}
+
+// withStream runs fn with the live stream, under the client's lock. A
+// stream that failed (a program that faulted) fails every later task, so
+// it is replaced; gen tells buffers made on the old one apart.
+func (c *client) withStream(fn func(s driver.Stream) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errorf(codeFailedPrecondition, "the client has been destroyed")
+	}
+	if failed := c.stream.Err(); failed != nil {
+		s, err := c.drv.NewStream()
+		if err != nil {
+			return fmt.Errorf("replacing the device's failed stream (%v): %w", failed, err)
+		}
+		old := c.stream
+		c.stream, c.gen = s, c.gen+1
+		logf("the device's stream failed (%v); later work runs on a new one", failed)
+		go safely("closing a failed stream", func() { old.Close() })
+	}
+	return fn(c.stream)
+}
+
+func clientOf(p *C.PJRT_Client) (*client, error) {
+	if p == nil {
+		return nil, invalidf("client is NULL")
+	}
+	return lookup[*client](p.handle, "client")
+}
+
+// memStats are the client's allocations, for PJRT_Device_MemoryStats.
+type memStats struct {
+	mu                  sync.Mutex
+	inUse, peak, allocs int64
+	largest             int64
+	limit               int64
+	limitSet            bool
+}
+
+func (m *memStats) allocated(n int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inUse += n
+	m.allocs++
+	m.largest = max(m.largest, n)
+	m.peak = max(m.peak, m.inUse)
+}
+
+func (m *memStats) freed(n int64) {
+	m.mu.Lock()
+	m.inUse -= n
+	m.mu.Unlock()
+}
+
+// clear restarts the peaks from what is in use now.
+func (m *memStats) clear() {
+	m.mu.Lock()
+	m.peak, m.largest, m.allocs = m.inUse, 0, 0
+	m.mu.Unlock()
+}
+
+// ----------------------------------------------------------------- exports
+
+//export mp_PJRT_Client_Create
+func mp_PJRT_Client_Create(args *C.PJRT_Client_Create_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_Create", &res)
+	hook("mp_PJRT_Client_Create")
+	// The kv_try_get fields came later than the client; we use neither.
+	if err := need(args, fieldEnd(unsafe.Offsetof(args.client), unsafe.Sizeof(args.client))); err != nil {
+		return fail("mp_PJRT_Client_Create", err)
+	}
+	// Options (jax_pjrt_client_create_options) are accepted and ignored:
+	// there is nothing about one device on one stream to configure.
+	c, err := newClient()
+	if err != nil {
+		return fail("mp_PJRT_Client_Create", err)
+	}
+	args.client = c.c
+	return nil
+}
+
+//export mp_PJRT_Client_Destroy
+func mp_PJRT_Client_Destroy(args *C.PJRT_Client_Destroy_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_Destroy", &res)
+	hook("mp_PJRT_Client_Destroy")
+	if err := need(args, C.PJRT_Client_Destroy_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_Destroy", err)
+	}
+	if args.client == nil {
+		return nil
+	}
+	c, err := clientOf(args.client)
+	if err != nil {
+		return fail("mp_PJRT_Client_Destroy", err)
+	}
+	// The C record is in the arena destroy frees: read nothing after it.
+	if err := c.destroy(); err != nil {
+		logf("PJRT_Client_Destroy: the stream had failed: %v", err)
+	}
+	return nil
+}
+
+//export mp_PJRT_Client_PlatformName
+func mp_PJRT_Client_PlatformName(args *C.PJRT_Client_PlatformName_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_PlatformName", &res)
+	hook("mp_PJRT_Client_PlatformName")
+	if err := need(args, C.PJRT_Client_PlatformName_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_PlatformName", err)
+	}
+	c, err := clientOf(args.client)
+	if err != nil {
+		return fail("mp_PJRT_Client_PlatformName", err)
+	}
+	args.platform_name, args.platform_name_size = c.name.p, c.name.n
+	return nil
+}
+
+//export mp_PJRT_Client_ProcessIndex
+func mp_PJRT_Client_ProcessIndex(args *C.PJRT_Client_ProcessIndex_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_ProcessIndex", &res)
+	hook("mp_PJRT_Client_ProcessIndex")
+	if err := need(args, C.PJRT_Client_ProcessIndex_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_ProcessIndex", err)
+	}
+	if _, err := clientOf(args.client); err != nil {
+		return fail("mp_PJRT_Client_ProcessIndex", err)
+	}
+	args.process_index = 0
+	return nil
+}
+
+//export mp_PJRT_Client_PlatformVersion
+func mp_PJRT_Client_PlatformVersion(args *C.PJRT_Client_PlatformVersion_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_PlatformVersion", &res)
+	hook("mp_PJRT_Client_PlatformVersion")
+	if err := need(args, C.PJRT_Client_PlatformVersion_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_PlatformVersion", err)
+	}
+	c, err := clientOf(args.client)
+	if err != nil {
+		return fail("mp_PJRT_Client_PlatformVersion", err)
+	}
+	args.platform_version, args.platform_version_size = c.version.p, c.version.n
+	return nil
+}
+
+//export mp_PJRT_Client_Devices
+func mp_PJRT_Client_Devices(args *C.PJRT_Client_Devices_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_Devices", &res)
+	hook("mp_PJRT_Client_Devices")
+	if err := need(args, C.PJRT_Client_Devices_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_Devices", err)
+	}
+	c, err := clientOf(args.client)
+	if err != nil {
+		return fail("mp_PJRT_Client_Devices", err)
+	}
+	args.devices, args.num_devices = c.devices, 1
+	return nil
+}
+
+//export mp_PJRT_Client_AddressableDevices
+func mp_PJRT_Client_AddressableDevices(args *C.PJRT_Client_AddressableDevices_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_AddressableDevices", &res)
+	hook("mp_PJRT_Client_AddressableDevices")
+	if err := need(args, C.PJRT_Client_AddressableDevices_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_AddressableDevices", err)
+	}
+	c, err := clientOf(args.client)
+	if err != nil {
+		return fail("mp_PJRT_Client_AddressableDevices", err)
+	}
+	args.addressable_devices, args.num_addressable_devices = c.devices, 1
+	return nil
+}
+
+//export mp_PJRT_Client_LookupDevice
+func mp_PJRT_Client_LookupDevice(args *C.PJRT_Client_LookupDevice_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_LookupDevice", &res)
+	hook("mp_PJRT_Client_LookupDevice")
+	if err := need(args, C.PJRT_Client_LookupDevice_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_LookupDevice", err)
+	}
+	c, err := clientOf(args.client)
+	if err != nil {
+		return fail("mp_PJRT_Client_LookupDevice", err)
+	}
+	if args.id != deviceID {
+		return fail("mp_PJRT_Client_LookupDevice", errorf(codeNotFound, "no device with id %d: metalplug has one device, id %d", args.id, deviceID))
+	}
+	args.device = c.dev.c
+	return nil
+}
+
+//export mp_PJRT_Client_LookupAddressableDevice
+func mp_PJRT_Client_LookupAddressableDevice(args *C.PJRT_Client_LookupAddressableDevice_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_LookupAddressableDevice", &res)
+	hook("mp_PJRT_Client_LookupAddressableDevice")
+	if err := need(args, C.PJRT_Client_LookupAddressableDevice_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_LookupAddressableDevice", err)
+	}
+	c, err := clientOf(args.client)
+	if err != nil {
+		return fail("mp_PJRT_Client_LookupAddressableDevice", err)
+	}
+	if args.local_hardware_id != deviceID {
+		return fail("mp_PJRT_Client_LookupAddressableDevice", errorf(codeNotFound, "no device with local hardware id %d: metalplug has one device, id %d", args.local_hardware_id, deviceID))
+	}
+	args.addressable_device = c.dev.c
+	return nil
+}
+
+//export mp_PJRT_Client_AddressableMemories
+func mp_PJRT_Client_AddressableMemories(args *C.PJRT_Client_AddressableMemories_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_AddressableMemories", &res)
+	hook("mp_PJRT_Client_AddressableMemories")
+	if err := need(args, C.PJRT_Client_AddressableMemories_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_AddressableMemories", err)
+	}
+	c, err := clientOf(args.client)
+	if err != nil {
+		return fail("mp_PJRT_Client_AddressableMemories", err)
+	}
+	args.addressable_memories, args.num_addressable_memories = c.memories, 1
+	return nil
+}
+
+//export mp_PJRT_Client_DefaultDeviceAssignment
+func mp_PJRT_Client_DefaultDeviceAssignment(args *C.PJRT_Client_DefaultDeviceAssignment_Args) (res errT) {
+	defer boundary("mp_PJRT_Client_DefaultDeviceAssignment", &res)
+	hook("mp_PJRT_Client_DefaultDeviceAssignment")
+	if err := need(args, C.PJRT_Client_DefaultDeviceAssignment_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Client_DefaultDeviceAssignment", err)
+	}
+	if _, err := clientOf(args.client); err != nil {
+		return fail("mp_PJRT_Client_DefaultDeviceAssignment", err)
+	}
+	r, p := int64(args.num_replicas), int64(args.num_partitions)
+	if r != 1 || p != 1 {
+		return fail("mp_PJRT_Client_DefaultDeviceAssignment", invalidf("%d replicas × %d partitions need %d devices; metalplug has one", r, p, r*p))
+	}
+	if args.default_assignment_size < 1 || args.default_assignment == nil {
+		return fail("mp_PJRT_Client_DefaultDeviceAssignment", invalidf("default_assignment has room for %d entries, needs 1", args.default_assignment_size))
+	}
+	*args.default_assignment = deviceID
+	return nil
+}

@@ -1,0 +1,259 @@
+package pjrt
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver"
+)
+
+// event is a point jax waits for: a copy or an execution reaching its place
+// in the stream, or an event the caller makes and sets. It completes once,
+// with nil or the error of the work it marks. Several PJRT_Events may wrap
+// one event (every PJRT_Buffer_ReadyEvent call makes a new one).
+type event struct {
+	done chan struct{}
+
+	mu        sync.Mutex
+	complete  bool
+	err       error
+	callbacks []onReady // run, in order, when the event completes
+}
+
+// onReady is a C callback the caller registered, and its argument (the
+// caller's C pointer; Go only passes it back).
+type onReady struct {
+	fn  C.PJRT_Event_OnReadyCallback
+	arg unsafe.Pointer
+}
+
+func newEvent() *event { return &event{done: make(chan struct{})} }
+
+// readyEvent is an event that is already complete, with err.
+func readyEvent(err error) *event {
+	e := newEvent()
+	e.finish(err)
+	return e
+}
+
+// finish completes the event and runs the callbacks waiting for it, on
+// this thread. It is called where the work finished: on a goroutine that
+// waited for the stream (never the stream's own, so a callback that blocks
+// holds up nothing queued), or in an export when the work was done at once.
+// Completing twice keeps the first status.
+func (e *event) finish(err error) {
+	e.mu.Lock()
+	if e.complete {
+		e.mu.Unlock()
+		return
+	}
+	e.complete, e.err = true, err
+	cbs := e.callbacks
+	e.callbacks = nil
+	close(e.done)
+	e.mu.Unlock()
+	for _, cb := range cbs {
+		C.mp_call_on_ready(cb.fn, cErrorOf(err), cb.arg)
+	}
+}
+
+// status is (true, err) once complete.
+func (e *event) status() (bool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.complete, e.err
+}
+
+// wait blocks until the event completes and returns its error.
+func (e *event) wait() error {
+	<-e.done
+	_, err := e.status()
+	return err
+}
+
+// onReady registers cb, or runs it now (on the caller's thread) when the
+// event is complete already.
+func (e *event) onReady(cb onReady) {
+	e.mu.Lock()
+	if !e.complete {
+		e.callbacks = append(e.callbacks, cb)
+		e.mu.Unlock()
+		return
+	}
+	err := e.err
+	e.mu.Unlock()
+	C.mp_call_on_ready(cb.fn, cErrorOf(err), cb.arg)
+}
+
+// afterStream runs fn once the stream s has reached this point of its
+// work, with the stream's error if it failed on the way (fn runs either
+// way, so that what it frees is freed and what it completes completes).
+// The driver's event marks the point; a goroutine of ours waits for it, or
+// fn runs at once when the stream is idle. Callers hold the client's lock,
+// so that the point is taken in the order work was enqueued.
+func afterStream(d driver.Driver, s driver.Stream, what string, fn func(error)) {
+	de := d.NewEvent()
+	s.Record(de)
+	if de.Status() != driver.EventPending {
+		fn(de.Wait())
+		return
+	}
+	go safely(what, func() { fn(de.Wait()) })
+}
+
+// streamEvent is an event that completes when s reaches this point.
+func streamEvent(d driver.Driver, s driver.Stream, what string) *event {
+	e := newEvent()
+	afterStream(d, s, what, func(err error) {
+		if err != nil {
+			err = fmt.Errorf("metalplug: %s: %w", what, err)
+		}
+		e.finish(err)
+	})
+	return e
+}
+
+// ------------------------------------------------------------- C records
+
+// newCEvent wraps e in a new PJRT_Event the caller destroys.
+func newCEvent(e *event) *C.PJRT_Event {
+	p := (*C.PJRT_Event)(C.calloc(1, C.sizeof_PJRT_Event))
+	if p == nil {
+		panic("out of host memory for a PJRT_Event")
+	}
+	p.handle = newHandle(e)
+	return p
+}
+
+func eventOf(p *C.PJRT_Event) (*event, error) {
+	if p == nil {
+		return nil, invalidf("event is NULL")
+	}
+	return lookup[*event](p.handle, "event")
+}
+
+//export mp_PJRT_Event_Destroy
+func mp_PJRT_Event_Destroy(args *C.PJRT_Event_Destroy_Args) (res errT) {
+	defer boundary("mp_PJRT_Event_Destroy", &res)
+	hook("mp_PJRT_Event_Destroy")
+	if err := need(args, C.PJRT_Event_Destroy_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Event_Destroy", err)
+	}
+	if args.event == nil {
+		return nil
+	}
+	if _, err := eventOf(args.event); err != nil {
+		return fail("mp_PJRT_Event_Destroy", err)
+	}
+	// Callbacks registered on it stay registered: the caller's promise is
+	// to keep their arguments alive, not the event.
+	dropHandle(&args.event.handle)
+	C.free(unsafe.Pointer(args.event))
+	return nil
+}
+
+//export mp_PJRT_Event_IsReady
+func mp_PJRT_Event_IsReady(args *C.PJRT_Event_IsReady_Args) (res errT) {
+	defer boundary("mp_PJRT_Event_IsReady", &res)
+	hook("mp_PJRT_Event_IsReady")
+	if err := need(args, C.PJRT_Event_IsReady_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Event_IsReady", err)
+	}
+	e, err := eventOf(args.event)
+	if err != nil {
+		return fail("mp_PJRT_Event_IsReady", err)
+	}
+	done, _ := e.status()
+	args.is_ready = C.bool(done)
+	return nil
+}
+
+//export mp_PJRT_Event_Error
+func mp_PJRT_Event_Error(args *C.PJRT_Event_Error_Args) (res errT) {
+	defer boundary("mp_PJRT_Event_Error", &res)
+	hook("mp_PJRT_Event_Error")
+	if err := need(args, C.PJRT_Event_Error_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Event_Error", err)
+	}
+	e, err := eventOf(args.event)
+	if err != nil {
+		return fail("mp_PJRT_Event_Error", err)
+	}
+	done, status := e.status()
+	if !done {
+		return fail("mp_PJRT_Event_Error", errorf(codeFailedPrecondition, "the event is not ready yet (ask PJRT_Event_IsReady or PJRT_Event_Await first)"))
+	}
+	return cErrorOf(status)
+}
+
+//export mp_PJRT_Event_Await
+func mp_PJRT_Event_Await(args *C.PJRT_Event_Await_Args) (res errT) {
+	defer boundary("mp_PJRT_Event_Await", &res)
+	hook("mp_PJRT_Event_Await")
+	if err := need(args, C.PJRT_Event_Await_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Event_Await", err)
+	}
+	e, err := eventOf(args.event)
+	if err != nil {
+		return fail("mp_PJRT_Event_Await", err)
+	}
+	return cErrorOf(e.wait())
+}
+
+//export mp_PJRT_Event_OnReady
+func mp_PJRT_Event_OnReady(args *C.PJRT_Event_OnReady_Args) (res errT) {
+	defer boundary("mp_PJRT_Event_OnReady", &res)
+	hook("mp_PJRT_Event_OnReady")
+	if err := need(args, C.PJRT_Event_OnReady_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Event_OnReady", err)
+	}
+	e, err := eventOf(args.event)
+	if err != nil {
+		return fail("mp_PJRT_Event_OnReady", err)
+	}
+	if args.callback == nil {
+		return fail("mp_PJRT_Event_OnReady", invalidf("callback is NULL"))
+	}
+	e.onReady(onReady{fn: args.callback, arg: args.user_arg})
+	return nil
+}
+
+//export mp_PJRT_Event_Create
+func mp_PJRT_Event_Create(args *C.PJRT_Event_Create_Args) (res errT) {
+	defer boundary("mp_PJRT_Event_Create", &res)
+	hook("mp_PJRT_Event_Create")
+	if err := need(args, C.PJRT_Event_Create_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Event_Create", err)
+	}
+	args.event = newCEvent(newEvent())
+	return nil
+}
+
+//export mp_PJRT_Event_Set
+func mp_PJRT_Event_Set(args *C.PJRT_Event_Set_Args) (res errT) {
+	defer boundary("mp_PJRT_Event_Set", &res)
+	hook("mp_PJRT_Event_Set")
+	if err := need(args, C.PJRT_Event_Set_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Event_Set", err)
+	}
+	e, err := eventOf(args.event)
+	if err != nil {
+		return fail("mp_PJRT_Event_Set", err)
+	}
+	if done, _ := e.status(); done {
+		return fail("mp_PJRT_Event_Set", errorf(codeFailedPrecondition, "the event is set already"))
+	}
+	var status error
+	if args.error_code != C.PJRT_Error_Code_OK {
+		msg := C.GoStringN(args.error_message, C.int(args.error_message_size))
+		status = &codedError{code(args.error_code), fmt.Errorf("%s", msg)}
+	}
+	e.finish(status)
+	return nil
+}

@@ -1,0 +1,605 @@
+package pjrt
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// loadedExecutable is a program loaded on a client's device: what
+// PJRT_Client_Compile returns and PJRT_LoadedExecutable_Execute runs.
+type loadedExecutable struct {
+	client  *client
+	c       *C.PJRT_LoadedExecutable
+	prog    *program
+	deleted atomic.Bool
+
+	arena      arena
+	logicalIDs *C.PJRT_LogicalDeviceIds // {replica 0, partition 0}
+}
+
+func newLoadedExecutable(c *client, pr *program) *loadedExecutable {
+	le := &loadedExecutable{client: c, prog: pr.acquire()}
+	le.logicalIDs = (*C.PJRT_LogicalDeviceIds)(le.arena.alloc(C.sizeof_PJRT_LogicalDeviceIds))
+	le.c = (*C.PJRT_LoadedExecutable)(le.arena.alloc(C.sizeof_PJRT_LoadedExecutable))
+	le.c.handle = newHandle(le)
+	return le
+}
+
+func loadedOf(p *C.PJRT_LoadedExecutable) (*loadedExecutable, error) {
+	if p == nil {
+		return nil, invalidf("executable is NULL")
+	}
+	return lookup[*loadedExecutable](p.handle, "executable")
+}
+
+func programOf(p *C.PJRT_Executable) (*program, error) {
+	if p == nil {
+		return nil, invalidf("executable is NULL")
+	}
+	return lookup[*program](p.handle, "executable")
+}
+
+// deviceAssignment is the serialized xla.DeviceAssignmentProto of one
+// replica and one computation on device 0: replica_count = 1 (field 1),
+// computation_count = 1 (field 2), and one ComputationDevice (field 3)
+// whose replica_device_ids (field 1, packed) are [0]. XLA's client parses
+// it and aborts on bytes it cannot.
+var deviceAssignment = []byte{
+	1<<3 | wireVarint, 1,
+	2<<3 | wireVarint, 1,
+	3<<3 | wireBytes, 3, 1<<3 | wireBytes, 1, deviceID,
+}
+
+// run executes the program on args (already checked against its
+// parameters) into new result buffers, all on the client's stream.
+func (le *loadedExecutable) run(args []*buffer) ([]*buffer, *event, error) {
+	c, pr := le.client, le.prog
+	outs := make([]*buffer, 0, len(pr.results))
+	cleanup := func() {
+		for _, b := range outs {
+			b.destroy()
+		}
+	}
+	for i, t := range pr.results {
+		b, err := c.newBuffer(pr.resultTypes[i], dims64(t.Shape))
+		if err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("result %d: %w", i, err)
+		}
+		outs = append(outs, b)
+	}
+	var done *event
+	err := c.withStream(func(s driver.Stream) error {
+		in := make([]unsafe.Pointer, len(args))
+		for i, b := range args {
+			p, err := b.usable(c)
+			if err != nil {
+				return fmt.Errorf("argument %d: %w", i, err)
+			}
+			in[i] = p
+		}
+		out := make([]unsafe.Pointer, len(outs))
+		for i, b := range outs {
+			out[i] = b.ptr
+		}
+		s.Execute(pr.exe, in, out)
+		done = streamEvent(c.drv, s, "running "+C.GoString(pr.name.p))
+		for _, b := range outs {
+			b.gen, b.ready = c.gen, done
+		}
+		return nil
+	})
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return outs, done, nil
+}
+
+func dims64(s ir.Shape) []int64 {
+	d := make([]int64, len(s))
+	for i, n := range s {
+		d[i] = int64(n)
+	}
+	return d
+}
+
+// checkArgs matches the caller's argument buffers to the parameters.
+func (pr *program) checkArgs(c *client, bufs []*buffer) error {
+	if len(bufs) != len(pr.params) {
+		return invalidf("%d arguments for a program of %d parameters", len(bufs), len(pr.params))
+	}
+	for i, b := range bufs {
+		if b.client != c {
+			return invalidf("argument %d (%s) belongs to another client", i, b)
+		}
+		want := pr.params[i]
+		wt, _ := typeOfIR(want.DType)
+		if b.typ != wt || !equalDims(b.dims, want.Shape) {
+			return invalidf("argument %d is %s; the program's parameter %d is %s", i, b, i, shapeString(wt, dims64(want.Shape)))
+		}
+	}
+	return nil
+}
+
+func equalDims(a []int64, b ir.Shape) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != int64(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ------------------------------------------------- loaded executable exports
+
+//export mp_PJRT_LoadedExecutable_Destroy
+func mp_PJRT_LoadedExecutable_Destroy(args *C.PJRT_LoadedExecutable_Destroy_Args) (res errT) {
+	defer boundary("mp_PJRT_LoadedExecutable_Destroy", &res)
+	hook("mp_PJRT_LoadedExecutable_Destroy")
+	if err := need(args, C.PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_LoadedExecutable_Destroy", err)
+	}
+	if args.executable == nil {
+		return nil
+	}
+	le, err := loadedOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_LoadedExecutable_Destroy", err)
+	}
+	// Executions in flight hold the driver's executable themselves.
+	le.deleted.Store(true)
+	dropHandle(&le.c.handle)
+	le.prog.release()
+	le.arena.free()
+	return nil
+}
+
+//export mp_PJRT_LoadedExecutable_GetExecutable
+func mp_PJRT_LoadedExecutable_GetExecutable(args *C.PJRT_LoadedExecutable_GetExecutable_Args) (res errT) {
+	defer boundary("mp_PJRT_LoadedExecutable_GetExecutable", &res)
+	hook("mp_PJRT_LoadedExecutable_GetExecutable")
+	if err := need(args, C.PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_LoadedExecutable_GetExecutable", err)
+	}
+	le, err := loadedOf(args.loaded_executable)
+	if err != nil {
+		return fail("mp_PJRT_LoadedExecutable_GetExecutable", err)
+	}
+	p := (*C.PJRT_Executable)(C.calloc(1, C.sizeof_PJRT_Executable))
+	if p == nil {
+		panic("out of host memory for a PJRT_Executable")
+	}
+	p.handle = newHandle(le.prog.acquire())
+	args.executable = p
+	return nil
+}
+
+//export mp_PJRT_LoadedExecutable_AddressableDevices
+func mp_PJRT_LoadedExecutable_AddressableDevices(args *C.PJRT_LoadedExecutable_AddressableDevices_Args) (res errT) {
+	defer boundary("mp_PJRT_LoadedExecutable_AddressableDevices", &res)
+	hook("mp_PJRT_LoadedExecutable_AddressableDevices")
+	if err := need(args, C.PJRT_LoadedExecutable_AddressableDevices_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_LoadedExecutable_AddressableDevices", err)
+	}
+	le, err := loadedOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_LoadedExecutable_AddressableDevices", err)
+	}
+	args.addressable_devices, args.num_addressable_devices = le.client.devices, 1
+	return nil
+}
+
+//export mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds
+func mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds(args *C.PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args) (res errT) {
+	defer boundary("mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds", &res)
+	hook("mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds")
+	if err := need(args, C.PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds", err)
+	}
+	le, err := loadedOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds", err)
+	}
+	args.addressable_device_logical_ids, args.num_addressable_device_logical_ids = le.logicalIDs, 1
+	return nil
+}
+
+//export mp_PJRT_LoadedExecutable_GetDeviceAssignment
+func mp_PJRT_LoadedExecutable_GetDeviceAssignment(args *C.PJRT_LoadedExecutable_GetDeviceAssignment_Args) (res errT) {
+	defer boundary("mp_PJRT_LoadedExecutable_GetDeviceAssignment", &res)
+	hook("mp_PJRT_LoadedExecutable_GetDeviceAssignment")
+	if err := need(args, C.PJRT_LoadedExecutable_GetDeviceAssignment_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_LoadedExecutable_GetDeviceAssignment", err)
+	}
+	if _, err := loadedOf(args.executable); err != nil {
+		return fail("mp_PJRT_LoadedExecutable_GetDeviceAssignment", err)
+	}
+	C.mp_give_device_assignment(args, (*C.char)(unsafe.Pointer(&deviceAssignment[0])), C.size_t(len(deviceAssignment)))
+	return nil
+}
+
+//export mp_PJRT_LoadedExecutable_Delete
+func mp_PJRT_LoadedExecutable_Delete(args *C.PJRT_LoadedExecutable_Delete_Args) (res errT) {
+	defer boundary("mp_PJRT_LoadedExecutable_Delete", &res)
+	hook("mp_PJRT_LoadedExecutable_Delete")
+	if err := need(args, C.PJRT_LoadedExecutable_Delete_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_LoadedExecutable_Delete", err)
+	}
+	le, err := loadedOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_LoadedExecutable_Delete", err)
+	}
+	le.deleted.Store(true)
+	return nil
+}
+
+//export mp_PJRT_LoadedExecutable_IsDeleted
+func mp_PJRT_LoadedExecutable_IsDeleted(args *C.PJRT_LoadedExecutable_IsDeleted_Args) (res errT) {
+	defer boundary("mp_PJRT_LoadedExecutable_IsDeleted", &res)
+	hook("mp_PJRT_LoadedExecutable_IsDeleted")
+	if err := need(args, C.PJRT_LoadedExecutable_IsDeleted_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_LoadedExecutable_IsDeleted", err)
+	}
+	le, err := loadedOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_LoadedExecutable_IsDeleted", err)
+	}
+	args.is_deleted = C.bool(le.deleted.Load())
+	return nil
+}
+
+//export mp_PJRT_LoadedExecutable_Fingerprint
+func mp_PJRT_LoadedExecutable_Fingerprint(args *C.PJRT_LoadedExecutable_Fingerprint_Args) (res errT) {
+	defer boundary("mp_PJRT_LoadedExecutable_Fingerprint", &res)
+	hook("mp_PJRT_LoadedExecutable_Fingerprint")
+	if err := need(args, C.PJRT_LoadedExecutable_Fingerprint_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_LoadedExecutable_Fingerprint", err)
+	}
+	le, err := loadedOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_LoadedExecutable_Fingerprint", err)
+	}
+	args.executable_fingerprint, args.executable_fingerprint_size = le.prog.fp.p, le.prog.fp.n
+	return nil
+}
+
+//export mp_PJRT_LoadedExecutable_Execute
+func mp_PJRT_LoadedExecutable_Execute(args *C.PJRT_LoadedExecutable_Execute_Args) (res errT) {
+	defer boundary("mp_PJRT_LoadedExecutable_Execute", &res)
+	hook("mp_PJRT_LoadedExecutable_Execute")
+	const name = "mp_PJRT_LoadedExecutable_Execute"
+	if err := need(args, C.PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE); err != nil {
+		return fail(name, err)
+	}
+	le, err := loadedOf(args.executable)
+	if err != nil {
+		return fail(name, err)
+	}
+	if le.deleted.Load() {
+		return fail(name, errorf(codeFailedPrecondition, "the executable has been deleted"))
+	}
+	if err := checkExecuteOptions(args.options); err != nil {
+		return fail(name, err)
+	}
+	c := le.client
+	if args.num_devices != 1 {
+		return fail(name, invalidf("%d devices' argument lists; metalplug executes on one device", args.num_devices))
+	}
+	if args.execute_device != nil {
+		if err := c.placeOf(args.execute_device, nil); err != nil {
+			return fail(name, fmt.Errorf("execute_device: %w", err))
+		}
+	}
+	if args.argument_lists == nil || args.output_lists == nil {
+		return fail(name, invalidf("argument_lists or output_lists is NULL"))
+	}
+	n := int(args.num_args)
+	in := make([]*buffer, n)
+	if n > 0 {
+		list := *args.argument_lists
+		if list == nil {
+			return fail(name, invalidf("argument_lists[0] is NULL for %d arguments", n))
+		}
+		for i, p := range unsafe.Slice(list, n) {
+			if in[i], err = bufferOf(p); err != nil {
+				return fail(name, fmt.Errorf("argument %d: %w", i, err))
+			}
+		}
+	}
+	if err := le.prog.checkArgs(c, in); err != nil {
+		return fail(name, err)
+	}
+	outList := *args.output_lists
+	if outList == nil && len(le.prog.results) > 0 {
+		return fail(name, invalidf("output_lists[0] is NULL"))
+	}
+	// Donation needs no work: results are always fresh buffers, so no
+	// input is ever written, donated or not (non_donatable_input_indices
+	// asks for what we do anyway).
+	outs, done, err := le.run(in)
+	if err != nil {
+		return fail(name, err)
+	}
+	for j, b := range outs {
+		unsafe.Slice(outList, len(outs))[j] = b.c
+	}
+	if args.device_complete_events != nil {
+		*args.device_complete_events = newCEvent(done)
+	}
+	return nil
+}
+
+// checkExecuteOptions refuses what an execution asks for that we cannot
+// do: host send/recv and output callbacks (jax.debug.callback, io_callback
+// compiled into the program), which need the Callback extension.
+func checkExecuteOptions(o *C.PJRT_ExecuteOptions) error {
+	if o == nil {
+		return nil
+	}
+	if err := need(o, fieldEnd(unsafe.Offsetof(o.num_recv_ops), unsafe.Sizeof(o.num_recv_ops))); err != nil {
+		return fmt.Errorf("options: %w", err)
+	}
+	if o.num_send_ops > 0 || o.num_recv_ops > 0 {
+		return unimplementedf("host send/recv callbacks (%d sends, %d receives) are not supported by metalplug", o.num_send_ops, o.num_recv_ops)
+	}
+	if has(o.struct_size, fieldEnd(unsafe.Offsetof(o.num_hlo_output_callbacks), unsafe.Sizeof(o.num_hlo_output_callbacks))) && o.num_hlo_output_callbacks > 0 {
+		return unimplementedf("HLO output callbacks (%d) are not supported by metalplug", o.num_hlo_output_callbacks)
+	}
+	return nil
+}
+
+// ---------------------------------------------------------- executable exports
+
+//export mp_PJRT_Executable_Destroy
+func mp_PJRT_Executable_Destroy(args *C.PJRT_Executable_Destroy_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_Destroy", &res)
+	hook("mp_PJRT_Executable_Destroy")
+	if err := need(args, C.PJRT_Executable_Destroy_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_Destroy", err)
+	}
+	if args.executable == nil {
+		return nil
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_Destroy", err)
+	}
+	dropHandle(&args.executable.handle)
+	C.free(unsafe.Pointer(args.executable))
+	pr.release()
+	return nil
+}
+
+//export mp_PJRT_Executable_Name
+func mp_PJRT_Executable_Name(args *C.PJRT_Executable_Name_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_Name", &res)
+	hook("mp_PJRT_Executable_Name")
+	if err := need(args, C.PJRT_Executable_Name_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_Name", err)
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_Name", err)
+	}
+	args.executable_name, args.executable_name_size = pr.name.p, pr.name.n
+	return nil
+}
+
+//export mp_PJRT_Executable_NumReplicas
+func mp_PJRT_Executable_NumReplicas(args *C.PJRT_Executable_NumReplicas_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_NumReplicas", &res)
+	hook("mp_PJRT_Executable_NumReplicas")
+	if err := need(args, C.PJRT_Executable_NumReplicas_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_NumReplicas", err)
+	}
+	if _, err := programOf(args.executable); err != nil {
+		return fail("mp_PJRT_Executable_NumReplicas", err)
+	}
+	args.num_replicas = 1
+	return nil
+}
+
+//export mp_PJRT_Executable_NumPartitions
+func mp_PJRT_Executable_NumPartitions(args *C.PJRT_Executable_NumPartitions_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_NumPartitions", &res)
+	hook("mp_PJRT_Executable_NumPartitions")
+	if err := need(args, C.PJRT_Executable_NumPartitions_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_NumPartitions", err)
+	}
+	if _, err := programOf(args.executable); err != nil {
+		return fail("mp_PJRT_Executable_NumPartitions", err)
+	}
+	args.num_partitions = 1
+	return nil
+}
+
+//export mp_PJRT_Executable_NumOutputs
+func mp_PJRT_Executable_NumOutputs(args *C.PJRT_Executable_NumOutputs_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_NumOutputs", &res)
+	hook("mp_PJRT_Executable_NumOutputs")
+	if err := need(args, C.PJRT_Executable_NumOutputs_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_NumOutputs", err)
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_NumOutputs", err)
+	}
+	args.num_outputs = C.size_t(len(pr.results))
+	return nil
+}
+
+//export mp_PJRT_Executable_SizeOfGeneratedCodeInBytes
+func mp_PJRT_Executable_SizeOfGeneratedCodeInBytes(args *C.PJRT_Executable_SizeOfGeneratedCodeInBytes_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_SizeOfGeneratedCodeInBytes", &res)
+	hook("mp_PJRT_Executable_SizeOfGeneratedCodeInBytes")
+	if err := need(args, C.PJRT_Executable_SizeOfGeneratedCodeInBytes_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_SizeOfGeneratedCodeInBytes", err)
+	}
+	if _, err := programOf(args.executable); err != nil {
+		return fail("mp_PJRT_Executable_SizeOfGeneratedCodeInBytes", err)
+	}
+	args.size_in_bytes = 0 // no machine code of ours: the driver keeps what it compiled
+	return nil
+}
+
+//export mp_PJRT_Executable_GetCostAnalysis
+func mp_PJRT_Executable_GetCostAnalysis(args *C.PJRT_Executable_GetCostAnalysis_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_GetCostAnalysis", &res)
+	hook("mp_PJRT_Executable_GetCostAnalysis")
+	if err := need(args, C.PJRT_Executable_GetCostAnalysis_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_GetCostAnalysis", err)
+	}
+	if _, err := programOf(args.executable); err != nil {
+		return fail("mp_PJRT_Executable_GetCostAnalysis", err)
+	}
+	args.num_properties, args.properties = 0, nil // no cost model
+	return nil
+}
+
+//export mp_PJRT_Executable_OutputMemoryKinds
+func mp_PJRT_Executable_OutputMemoryKinds(args *C.PJRT_Executable_OutputMemoryKinds_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_OutputMemoryKinds", &res)
+	hook("mp_PJRT_Executable_OutputMemoryKinds")
+	if err := need(args, C.PJRT_Executable_OutputMemoryKinds_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_OutputMemoryKinds", err)
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_OutputMemoryKinds", err)
+	}
+	args.num_outputs = C.size_t(len(pr.results))
+	args.memory_kinds, args.memory_kind_sizes = pr.outKinds, pr.outKindLens
+	return nil
+}
+
+//export mp_PJRT_Executable_ParameterMemoryKinds
+func mp_PJRT_Executable_ParameterMemoryKinds(args *C.PJRT_Executable_ParameterMemoryKinds_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_ParameterMemoryKinds", &res)
+	hook("mp_PJRT_Executable_ParameterMemoryKinds")
+	if err := need(args, C.PJRT_Executable_ParameterMemoryKinds_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_ParameterMemoryKinds", err)
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_ParameterMemoryKinds", err)
+	}
+	args.num_parameters = C.size_t(len(pr.params))
+	args.memory_kinds, args.memory_kind_sizes = pr.inKinds, pr.inKindLens
+	return nil
+}
+
+//export mp_PJRT_Executable_OutputElementTypes
+func mp_PJRT_Executable_OutputElementTypes(args *C.PJRT_Executable_OutputElementTypes_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_OutputElementTypes", &res)
+	hook("mp_PJRT_Executable_OutputElementTypes")
+	if err := need(args, C.PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_OutputElementTypes", err)
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_OutputElementTypes", err)
+	}
+	args.output_types, args.num_output_types = pr.outTypes, C.size_t(len(pr.results))
+	return nil
+}
+
+//export mp_PJRT_Executable_OutputDimensions
+func mp_PJRT_Executable_OutputDimensions(args *C.PJRT_Executable_OutputDimensions_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_OutputDimensions", &res)
+	hook("mp_PJRT_Executable_OutputDimensions")
+	if err := need(args, C.PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_OutputDimensions", err)
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_OutputDimensions", err)
+	}
+	args.num_outputs = C.size_t(len(pr.results))
+	args.dims, args.dim_sizes = pr.outDims, pr.outRanks
+	return nil
+}
+
+//export mp_PJRT_Executable_Fingerprint
+func mp_PJRT_Executable_Fingerprint(args *C.PJRT_Executable_Fingerprint_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_Fingerprint", &res)
+	hook("mp_PJRT_Executable_Fingerprint")
+	if err := need(args, C.PJRT_Executable_Fingerprint_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_Fingerprint", err)
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_Fingerprint", err)
+	}
+	args.executable_fingerprint, args.executable_fingerprint_size = pr.fp.p, pr.fp.n
+	return nil
+}
+
+//export mp_PJRT_Executable_GetCompiledMemoryStats
+func mp_PJRT_Executable_GetCompiledMemoryStats(args *C.PJRT_Executable_GetCompiledMemoryStats_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_GetCompiledMemoryStats", &res)
+	hook("mp_PJRT_Executable_GetCompiledMemoryStats")
+	if err := need(args, C.PJRT_Executable_GetCompiledMemoryStats_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_GetCompiledMemoryStats", err)
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_GetCompiledMemoryStats", err)
+	}
+	var in, out int64
+	for _, t := range pr.params {
+		in += int64(t.Bytes())
+	}
+	for _, t := range pr.results {
+		out += int64(t.Bytes())
+	}
+	// What the arrays take is known; what the driver allocates inside an
+	// execution is not, so temporaries and peaks read as 0.
+	args.generated_code_size_in_bytes = 0
+	args.argument_size_in_bytes = C.int64_t(in)
+	args.output_size_in_bytes = C.int64_t(out)
+	args.alias_size_in_bytes = 0
+	args.temp_size_in_bytes = 0
+	args.host_generated_code_size_in_bytes = 0
+	args.host_argument_size_in_bytes = 0
+	args.host_output_size_in_bytes = 0
+	args.host_alias_size_in_bytes = 0
+	args.host_temp_size_in_bytes = 0
+	args.peak_memory_in_bytes = C.int64_t(in + out)
+	args.total_size_in_bytes = C.int64_t(in + out)
+	args.total_allocation_bytes = C.int64_t(out)
+	args.indefinite_allocations = 0
+	args.peak_unpadded_heap_bytes = 0
+	return nil
+}
+
+//export mp_PJRT_Executable_GetCompileOptions
+func mp_PJRT_Executable_GetCompileOptions(args *C.PJRT_Executable_GetCompileOptions_Args) (res errT) {
+	defer boundary("mp_PJRT_Executable_GetCompileOptions", &res)
+	hook("mp_PJRT_Executable_GetCompileOptions")
+	if err := need(args, C.PJRT_Executable_GetCompileOptions_Args_STRUCT_SIZE); err != nil {
+		return fail("mp_PJRT_Executable_GetCompileOptions", err)
+	}
+	pr, err := programOf(args.executable)
+	if err != nil {
+		return fail("mp_PJRT_Executable_GetCompileOptions", err)
+	}
+	var data *C.char
+	if len(pr.options) > 0 {
+		data = (*C.char)(unsafe.Pointer(&pr.options[0]))
+	}
+	C.mp_give_compile_options(args, data, C.size_t(len(pr.options)))
+	return nil
+}

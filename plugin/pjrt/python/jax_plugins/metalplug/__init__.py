@@ -1,0 +1,110 @@
+"""The metalplug PJRT plugin for JAX.
+
+jax imports every module of the ``jax_plugins`` namespace package it finds
+on ``sys.path`` and calls its ``initialize()``. Ours registers the platform
+``metalplug`` backed by ``libmetalplug`` (one library serves TensorFlow and
+JAX), at a priority below CPU's, so that CPU stays jax's default and
+metalplug is used when asked for: ``JAX_PLATFORMS=metalplug,cpu``,
+``jax.devices("metalplug")`` or ``jax.device_put(x, device)``.
+
+It registers nothing, quietly, when no device would be offered (off macOS
+the host reference driver is offered only with ``METALPLUG_HOST_DEVICE=1``)
+or when the library cannot be found: jax must keep working without us.
+This module imports nothing of jax until it registers, and is
+self-contained: the installer copies it as it is.
+
+Settings (environment variables):
+
+=========================  =================================================
+``METALPLUG_LIBRARY``      path of the library to load, instead of looking
+``METALPLUG_DISABLE=1``    register nothing
+``METALPLUG_HOST_DEVICE``  ``1``: use the host reference driver (the only
+                           device off macOS); read by the library too
+=========================  =================================================
+"""
+
+import logging
+import os
+import site
+import sys
+
+logger = logging.getLogger(__name__)
+
+# The platform's name: the registration name (JAX_PLATFORMS,
+# jax.devices(...)) and what the library reports as its platform, the same
+# lowercase word, as lowering rules look platforms up by the latter.
+PLATFORM = "metalplug"
+
+# Below CPU's 0: with JAX_PLATFORMS unset, CPU stays the default backend.
+PRIORITY = -1
+
+
+def _library_name():
+    return "libmetalplug.dylib" if sys.platform == "darwin" else "libmetalplug.so"
+
+
+def _search_dirs():
+    """Where the library may be: next to this file (a wheel that ships it
+    here), then where the TensorFlow plugin installs it in each
+    site-packages directory."""
+    yield os.path.dirname(os.path.abspath(__file__))
+    dirs = []
+    try:
+        dirs.extend(site.getsitepackages())
+    except AttributeError:  # some virtualenvs' site module lacks it
+        pass
+    try:
+        dirs.append(site.getusersitepackages())
+    except AttributeError:
+        pass
+    dirs.extend(p for p in sys.path if p)
+    seen = set()
+    for d in dirs:
+        if d in seen:
+            continue
+        seen.add(d)
+        yield os.path.join(d, "tensorflow-plugins")
+        yield os.path.join(d, "metalplug")
+
+
+def library_path():
+    """The library to load, or None."""
+    override = os.environ.get("METALPLUG_LIBRARY")
+    if override:
+        if os.path.isfile(override):
+            return override
+        logger.warning("METALPLUG_LIBRARY=%s is not a file; metalplug is not registered", override)
+        return None
+    name = _library_name()
+    for d in _search_dirs():
+        path = os.path.join(d, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _device_offered():
+    if os.environ.get("METALPLUG_DISABLE") == "1":
+        return False
+    if sys.platform == "darwin":
+        return True
+    return os.environ.get("METALPLUG_HOST_DEVICE") == "1"
+
+
+def initialize():
+    if not _device_offered():
+        logger.debug(
+            "metalplug: no device here (off macOS, set METALPLUG_HOST_DEVICE=1 for the host "
+            "reference driver); not registering"
+        )
+        return
+    path = library_path()
+    if path is None:
+        logger.debug("metalplug: %s not found; not registering", _library_name())
+        return
+    try:
+        from jax._src import xla_bridge
+    except ImportError as e:  # a jax without the plugin interface
+        logger.debug("metalplug: this jax cannot register plugins (%s)", e)
+        return
+    xla_bridge.register_plugin(PLATFORM, priority=PRIORITY, library_path=path)

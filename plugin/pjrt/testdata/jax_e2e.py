@@ -1,0 +1,204 @@
+"""End-to-end check of metalplug's PJRT plugin in a real jax (e2e_test.go).
+
+Run with the plugin registered (jax_plugins.metalplug on PYTHONPATH, or
+PJRT_NAMES_AND_LIBRARY_PATHS), JAX_PLATFORMS=metalplug,cpu and
+METALPLUG_HOST_DEVICE=1. Each check prints one line; the last line is
+"ALL OK" when every check passed. Exit status 1 otherwise.
+
+With METALPLUG_TEST_TRANSLATOR=affine (the test library's stand-in
+translator, which answers every program with a * 2 + 1 on f32[3]) the jit
+checks run that function through compile and execute instead of expecting
+the seam's error.
+"""
+
+import os
+import sys
+import traceback
+
+import jax
+
+jax.config.update("jax_enable_x64", True)  # so that int64 and float64 stay as they are
+
+import ml_dtypes
+import numpy as np
+
+failures = []
+
+
+def check(name):
+    def wrap(fn):
+        try:
+            fn()
+            print(f"ok   {name}", flush=True)
+        except Exception:  # noqa: BLE001 - report every failure, then go on
+            failures.append(name)
+            print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
+        return fn
+
+    return wrap
+
+
+dev = None
+
+
+@check("jax.devices() shows the metalplug device and its kind")
+def _():
+    global dev
+    devices = jax.devices()
+    assert [d.platform for d in devices] == ["metalplug"], devices
+    dev = devices[0]
+    assert dev.device_kind == "host (reference driver)", dev.device_kind
+    assert dev.id == 0 and dev.process_index == 0
+    assert jax.devices("cpu"), "cpu is not reachable"
+    assert jax.default_backend() == "metalplug", jax.default_backend()
+    assert dev.driver == "host", dev.driver  # a device attribute
+    print(f"     {dev!r} kind={dev.device_kind!r}")
+    print(f"     platform_version={dev.client.platform_version!r}")
+
+
+rng = np.random.default_rng(0)
+
+
+def sample(dtype, shape=(3, 5)):
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+DTYPES = [
+    np.float32,
+    np.float16,
+    ml_dtypes.bfloat16,
+    np.float64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint32,
+    np.bool_,
+]
+
+for dt in DTYPES:
+
+    @check(f"device_put / np.asarray round-trips {np.dtype(dt).name}")
+    def _(dt=dt):
+        a = sample(dt)
+        x = jax.device_put(a, dev)
+        x.block_until_ready()
+        assert x.devices() == {dev}, x.devices()
+        assert x.dtype == np.dtype(dt) and x.shape == a.shape, (x.dtype, x.shape)
+        b = np.asarray(x)
+        assert b.dtype == a.dtype and np.array_equal(b, a), (a, b)
+
+
+base = np.arange(48, dtype=np.float32).reshape(6, 8)
+VIEWS = {
+    "a.T": base.T,
+    "a[:, ::2]": base[:, ::2],
+    "a[::-1, ::-1]": base[::-1, ::-1],
+    "a[::-2, 1::3]": base[::-2, 1::3],
+    "a[2]": base[2],
+    "scalar": np.float32(3.5),
+    "empty": np.zeros((0, 4), np.int32),
+}
+for name, view in VIEWS.items():
+
+    @check(f"a non-contiguous numpy view round-trips: {name}")
+    def _(view=view):
+        x = jax.device_put(view, dev)
+        b = np.asarray(x)
+        assert b.shape == np.shape(view) and np.array_equal(b, view), (view, b)
+
+
+@check("block_until_ready, ready events and copies")
+def _():
+    xs = [jax.device_put(sample(np.float32, (64, 64)), dev) for _ in range(8)]
+    jax.block_until_ready(xs)
+    assert all(x.is_ready() for x in xs)
+    y = jax.device_put(xs[0], dev)  # the same device: no copy needed
+    assert np.array_equal(np.asarray(y), np.asarray(xs[0]))
+    c = jax.device_put(np.asarray(xs[1]), jax.devices("cpu")[0])
+    assert np.array_equal(np.asarray(c), np.asarray(xs[1]))
+
+
+@check("deleting a buffer")
+def _():
+    x = jax.device_put(np.ones((4, 4), np.float32), dev)
+    x.delete()
+    assert x.is_deleted()
+    try:
+        np.asarray(x)
+    except RuntimeError as e:
+        assert "deleted" in str(e), e
+    else:
+        raise AssertionError("reading a deleted array did not fail")
+
+
+@check("memory stats")
+def _():
+    before = dev.memory_stats()["bytes_in_use"]
+    x = jax.device_put(np.zeros((1024, 256), np.float32), dev)
+    x.block_until_ready()
+    stats = dev.memory_stats()
+    assert stats["bytes_in_use"] >= before + 1024 * 256 * 4, (before, stats)
+    assert stats["peak_bytes_in_use"] >= stats["bytes_in_use"], stats
+    assert stats.get("bytes_limit", 0) > 0, stats
+    # Statistics we do not keep are unset: jax shows them as -1 or not at all.
+    assert stats.get("bytes_reserved", -1) == -1 and "pool_bytes" not in stats, stats
+    del x
+    print(f"     {stats}")
+
+
+if os.environ.get("METALPLUG_TEST_TRANSLATOR") == "affine":
+
+    @check("jax.jit compiles and executes (stand-in translator)")
+    def _():
+        f = jax.jit(lambda a: a * 2 + 1)
+        a = np.array([1.0, -2.0, 3.5], np.float32)
+        x = jax.device_put(a, dev)
+        y = f(x)
+        y.block_until_ready()
+        assert y.devices() == {dev} and y.dtype == np.float32 and y.shape == (3,), (y.devices(), y.dtype, y.shape)
+        assert np.array_equal(np.asarray(y), a * 2 + 1), np.asarray(y)
+        assert np.array_equal(np.asarray(x), a), "the input was written"
+        z = f(y)  # a result as the next argument, and the cached executable
+        assert np.array_equal(np.asarray(z), (a * 2 + 1) * 2 + 1), np.asarray(z)
+        compiled = f.lower(x).compile()
+        assert compiled.memory_analysis().argument_size_in_bytes == 12
+        for _ in range(50):  # many in flight at once, then read in order
+            z = f(z)
+        assert np.isfinite(np.asarray(z)).all()
+
+else:
+
+    @check("jax.jit fails with a clear JaxRuntimeError, not an abort")
+    def _():
+        x = jax.device_put(np.ones(3, np.float32), dev)
+        try:
+            jax.jit(lambda a: a * 2 + 1)(x).block_until_ready()
+        except jax.errors.JaxRuntimeError as e:
+            msg = str(e)
+            assert "UNIMPLEMENTED" in msg and "pjrt.Translate is unset" in msg, msg
+            print(f"     {msg.splitlines()[0][:160]}")
+        else:
+            raise AssertionError("jit ran without a translator")
+
+
+@check("compiler options jax cannot know are refused in XLA's words")
+def _():
+    try:
+        jax.jit(lambda a: a + 1, compiler_options={"invalid_key": "invalid_value"})(np.ones(2, np.float32))
+    except jax.errors.JaxRuntimeError as e:
+        assert "No such compile option: 'invalid_key'" in str(e), str(e)
+    else:
+        raise AssertionError("an unknown compile option was accepted")
+
+
+if failures:
+    print(f"{len(failures)} FAILED: {failures}")
+    sys.exit(1)
+print("ALL OK")

@@ -28,7 +28,7 @@ var Default = Build
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
-// Probe reports the TensorFlow the build would target and writes build/probe.json.
+// Probe reports the TensorFlow and jax the build would target and writes build/probe.json.
 func Probe() error {
 	r, err := probe.Run("")
 	if err != nil {
@@ -38,7 +38,7 @@ func Probe() error {
 	return r.WriteJSON(filepath.Join("build", "probe.json"))
 }
 
-// Build compiles build/libmetalplug.so (.dylib on macOS) against the probed TensorFlow.
+// Build compiles build/libmetalplug.so (.dylib on macOS) against the probed TensorFlow and jaxlib.
 func Build() error {
 	start := time.Now()
 	r, err := probe.Run("")
@@ -65,18 +65,20 @@ func Build() error {
 	return nil
 }
 
-// Install builds, then copies the library into the probed site-packages/tensorflow-plugins.
+// Install builds, then puts the library into the probed site-packages (tensorflow-plugins/, jax_plugins/metalplug/).
 func Install() error {
 	mg.Deps(Build)
 	r, err := probe.ReadJSON(filepath.Join("build", "probe.json"))
 	if err != nil {
 		return err
 	}
-	dst, err := install.Library(filepath.Join("build", build.LibraryName(r.GOOS)), r)
+	wrote, err := install.Install(filepath.Join("build", build.LibraryName(r.GOOS)), r)
 	if err != nil {
 		return err
 	}
-	logf("installed %s", dst)
+	for _, dst := range wrote {
+		logf("installed %s", dst)
+	}
 	return nil
 }
 
@@ -94,7 +96,7 @@ func Demo() error { return tasks.Demo(logf) }
 // Sdist writes dist/metalplug-<version>.tar.gz with the Go modules vendored.
 func Sdist() error { return tasks.Sdist(logf) }
 
-// Kernels regenerates docs/kernels.md (the kernel registry) and docs/drivers.md (IR ops by driver).
+// Kernels regenerates docs/kernels.md (the kernel registry), docs/drivers.md (IR ops by driver) and docs/jax.md (StableHLO ops).
 func Kernels() error {
 	drivers, err := docs.Drivers(".")
 	if err != nil {
@@ -104,6 +106,9 @@ func Kernels() error {
 		return err
 	}
 	if err := os.WriteFile(docs.KernelsPath, []byte(docs.Kernels(".")), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(docs.JaxPath, []byte(docs.Jax()), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(docs.DriversPath, []byte(drivers), 0o644)

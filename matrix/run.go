@@ -109,7 +109,7 @@ func (s realSteps) Venv(c Cell, log Logf) (string, error) {
 	return venv.Ensure(c.VenvName(), c.Python.Path, []string{c.Release.Requirement()}, log)
 }
 
-func (realSteps) Probe(python string) (*probe.Report, error) { return probe.Run(python) }
+func (realSteps) Probe(python string) (*probe.Report, error) { return probe.RunTensorFlow(python) }
 
 func (s realSteps) Build(r *probe.Report, pin, out string, log Logf) error {
 	_, err := build.Build(build.Options{Report: r, Root: s.root, Out: out, Pin: pin, Log: log})

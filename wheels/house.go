@@ -125,7 +125,7 @@ func BuildWheelhouse(o HouseOptions) ([]Built, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := probe.Run(python)
+		r, err := probe.RunTensorFlow(python)
 		if err != nil {
 			return nil, err
 		}

@@ -85,7 +85,7 @@ func skipInSdist(rel string) bool {
 		return true
 	}
 	for _, dir := range parts[:len(parts)-1] {
-		if strings.HasPrefix(dir, ".") || dir == "__pycache__" {
+		if strings.HasPrefix(dir, ".") || dir == "__pycache__" || dir == "testdata" { // testdata serves tests only
 			return true
 		}
 	}

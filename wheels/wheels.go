@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/metalplug/metalplug/plugin/pjrt/python"
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
@@ -73,6 +74,19 @@ func Requirement(r *probe.Report) string {
 	return fmt.Sprintf("%s==%s.*", r.TensorFlow.Distribution, version.Minor(r.TensorFlow.Version))
 }
 
+// Requirements pin what the library was built against: TensorFlow's
+// distribution and minor, jaxlib's minor, or both.
+func Requirements(r *probe.Report) []string {
+	var reqs []string
+	if r.HasTensorFlow() {
+		reqs = append(reqs, Requirement(r))
+	}
+	if r.HasJax() {
+		reqs = append(reqs, "jaxlib=="+version.Minor(r.Jax.JaxlibVersion)+".*")
+	}
+	return reqs
+}
+
 // Wheel writes the wheel for lib into dir and returns its file name: the
 // project version, tagged for the probed platform. It is what an install from
 // the sdist builds.
@@ -88,7 +102,8 @@ type Spec struct {
 	// macosx_12_0_arm64; or a compressed set of them joined by dots
 	// (manylinux_2_17_x86_64.manylinux2014_x86_64).
 	Platform string
-	// Lib is the library; it is installed as tensorflow-plugins/<its base name>.
+	// Lib is the library; it is installed as tensorflow-plugins/<its base
+	// name> when it serves TensorFlow, else next to the jax_plugins module.
 	Lib string
 	// Report is the probe of the TensorFlow Lib was built against; it gives
 	// the Requires-Dist pin.
@@ -105,15 +120,25 @@ func (s Spec) FileName() string { return fmt.Sprintf("%s-%s-%s.whl", Name, s.Ver
 // Metadata is the wheel's core metadata (dist-info/METADATA).
 func (s Spec) Metadata() []byte {
 	r := s.Report
-	return []byte(strings.Join([]string{
+	var built []string
+	if r.HasTensorFlow() {
+		built = append(built, r.TensorFlow.Distribution+" "+r.TensorFlow.Version)
+	}
+	if r.HasJax() {
+		built = append(built, "jaxlib "+r.Jax.JaxlibVersion)
+	}
+	lines := []string{
 		"Metadata-Version: 2.1",
 		"Name: " + Name,
 		"Version: " + s.Version,
-		"Summary: A Metal GPU backend for TensorFlow, written in Go (built for " + r.TensorFlow.Distribution + " " + r.TensorFlow.Version + ")",
+		"Summary: A Metal GPU backend for TensorFlow and JAX, written in Go (built for " + strings.Join(built, " and ") + ")",
 		"License: Apache-2.0",
 		"Requires-Python: >=3.9",
-		"Requires-Dist: " + Requirement(r),
-		"", ""}, "\n"))
+	}
+	for _, req := range Requirements(r) {
+		lines = append(lines, "Requires-Dist: "+req)
+	}
+	return []byte(strings.Join(append(lines, "", ""), "\n"))
 }
 
 // WriteWheel writes the wheel s describes into dir and returns its file name.
@@ -129,10 +154,23 @@ func WriteWheel(dir string, s Spec) (string, error) {
 		lines = append(lines, "Tag: py3-none-"+p)
 	}
 	wheel := strings.Join(append(lines, "", ""), "\n")
-	files := []file{
-		{"tensorflow-plugins/" + filepath.Base(s.Lib), data, 0o755},
-		{distInfo + "/METADATA", s.Metadata(), 0o644},
-		{distInfo + "/WHEEL", []byte(wheel), 0o644},
+	var files []file
+	// One copy of the library, so that a process importing TensorFlow and
+	// jax loads one Go runtime: where TensorFlow looks when it serves
+	// TensorFlow (the jax_plugins module looks there too), else next to the
+	// module.
+	if s.Report.HasTensorFlow() {
+		files = append(files, file{"tensorflow-plugins/" + filepath.Base(s.Lib), data, 0o755})
+	}
+	if s.Report.HasJax() {
+		files = append(files, file{python.ModulePath, python.Module, 0o644})
+		if !s.Report.HasTensorFlow() {
+			files = append(files, file{filepath.Dir(python.ModulePath) + "/" + filepath.Base(s.Lib), data, 0o755})
+		}
+	}
+	files = append(files, file{distInfo + "/METADATA", s.Metadata(), 0o644}, file{distInfo + "/WHEEL", []byte(wheel), 0o644})
+	if s.Report.HasJax() {
+		files = append(files, file{distInfo + "/entry_points.txt", []byte(python.EntryPoints), 0o644})
 	}
 	var record bytes.Buffer
 	for _, f := range files {

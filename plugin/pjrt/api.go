@@ -55,6 +55,26 @@ var (
 	StablehloMinimumVersion = "0.9.0"
 )
 
+// BuiltAgainstJaxlib is the jaxlib release the library was built against,
+// stamped by the build. The jax_plugins module compares it with the running
+// jaxlib before it registers the platform, and declines with one line on a
+// different minor: jax aborts a process whose plugin's client cannot be
+// made, so the check cannot wait for PJRT_Client_Create.
+var BuiltAgainstJaxlib = ""
+
+// builtAgainst is BuiltAgainstJaxlib as a C string, made once.
+var builtAgainst = sync.OnceValue(func() *C.char { return C.CString(BuiltAgainstJaxlib) })
+
+// metalplug_jaxlib_built_against returns BuiltAgainstJaxlib ("" when not
+// stamped), for the jax_plugins module to read through ctypes.
+//
+//export metalplug_jaxlib_built_against
+func metalplug_jaxlib_built_against() (v *C.char) {
+	defer boundary("metalplug_jaxlib_built_against", nil)
+	hook("metalplug_jaxlib_built_against")
+	return builtAgainst()
+}
+
 // parseVersion reads "X.Y.Z" as the three integers the attribute holds.
 func parseVersion(s string) ([]int64, error) {
 	parts := strings.Split(strings.TrimSpace(s), ".")

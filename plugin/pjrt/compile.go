@@ -27,11 +27,10 @@ import (
 // not support, so that jax reports UNIMPLEMENTED.
 type Translator func(code []byte, format string) (*ir.Program, error)
 
-// Translate is the StableHLO translation, set by the integrator (from the
-// plugin/pjrt/mlir package, in plugin/libmetalplug or an init of the
-// package that links the two). Until it is set, PJRT_Client_Compile fails
-// with UNIMPLEMENTED, saying so. Set it before jax compiles anything; it is
-// read without a lock.
+// Translate is the translation PJRT_Client_Compile uses: the StableHLO
+// reader and translator (translate.go); tests may set another before jax
+// compiles anything (it is read without a lock). Unset, Compile fails with
+// UNIMPLEMENTED, saying so.
 var Translate Translator
 
 // seamMessage is what Compile says while Translate is unset.

@@ -30,7 +30,7 @@ var bufTypes = map[bufType]bufTypeInfo{
 	C.PJRT_Buffer_Type_S64:           {"s64", 8, ir.I64},
 	C.PJRT_Buffer_Type_U8:            {"u8", 1, ir.U8},
 	C.PJRT_Buffer_Type_U16:           {"u16", 2, ir.Invalid},
-	C.PJRT_Buffer_Type_U32:           {"u32", 4, ir.Invalid},
+	C.PJRT_Buffer_Type_U32:           {"u32", 4, ir.U32},
 	C.PJRT_Buffer_Type_U64:           {"u64", 8, ir.Invalid},
 	C.PJRT_Buffer_Type_F16:           {"f16", 2, ir.F16},
 	C.PJRT_Buffer_Type_F32:           {"f32", 4, ir.F32},

@@ -18,9 +18,9 @@ const PythonEnv = "METALPLUG_TEST_PYTHON"
 // (internal/testlib: no TensorFlow) and runs testdata/jax_e2e.py in a real
 // jax on the host reference driver: the device as jax.devices() shows it,
 // device_put and np.asarray of every dtype and of strided views, deletion,
-// memory stats, and jax.jit, which fails with the seam's error until a
-// translator is linked; then again with the test library's stand-in
-// translator, which runs jit's compile and execute path. It also checks
+// memory stats, jax.jit through compile and execute, and an op nothing
+// translates failing cleanly; then again registered through
+// PJRT_NAMES_AND_LIBRARY_PATHS. It also checks
 // that an installed plugin with no library, or with no device to offer,
 // leaves jax working on CPU.
 func TestJaxEndToEnd(t *testing.T) {
@@ -76,9 +76,9 @@ func TestJaxEndToEnd(t *testing.T) {
 			t.Errorf("jax_e2e.py did not pass:\n%s", out)
 		}
 	})
-	t.Run("PJRT_NAMES_AND_LIBRARY_PATHS, stand-in translator", func(t *testing.T) {
+	t.Run("PJRT_NAMES_AND_LIBRARY_PATHS", func(t *testing.T) {
 		out := run("jax_e2e.py", []string{"PJRT_NAMES_AND_LIBRARY_PATHS=metalplug:" + lib, "JAX_PLATFORMS=metalplug,cpu",
-			"METALPLUG_HOST_DEVICE=1", "METALPLUG_TEST_TRANSLATOR=affine"}, script)
+			"METALPLUG_HOST_DEVICE=1"}, script)
 		if !strings.Contains(out, "ok   jax.jit compiles and executes") || !strings.Contains(out, "\nALL OK") {
 			t.Errorf("jax_e2e.py did not pass:\n%s", out)
 		}

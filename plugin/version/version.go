@@ -40,13 +40,21 @@ func Parse(s string) (*semver.Version, error) {
 }
 
 // Minor is "X.Y" of a version string, or "" when it does not parse.
+// jaxlib's four-component releases (0.12.0.1), which Parse refuses since
+// semver cannot order them, have a minor too.
 func Minor(s string) string {
 	v, err := Parse(s)
 	if err != nil {
+		if m := fourPart.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
+			return m[1] + "." + m[2]
+		}
 		return ""
 	}
 	return fmt.Sprintf("%d.%d", v.Major(), v.Minor())
 }
+
+// fourPart is a release X.Y.Z.N, as jaxlib numbers its rebuilds.
+var fourPart = regexp.MustCompile(`^(\d+)\.(\d+)\.\d+\.\d+$`)
 
 // SameMinor reports whether a and b are the same TensorFlow minor release,
 // which is what the C API's struct layouts follow.

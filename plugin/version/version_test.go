@@ -74,3 +74,13 @@ func TestSameMinor(t *testing.T) {
 		}
 	}
 }
+
+// TestJaxlibVersions: jaxlib's four-component releases have a minor.
+func TestJaxlibVersions(t *testing.T) {
+	if m := Minor("0.12.0.1"); m != "0.12" {
+		t.Errorf("Minor(0.12.0.1) = %q", m)
+	}
+	if !SameMinor("0.12.0.1", "0.12") || SameMinor("0.11.3", "0.12") {
+		t.Error("SameMinor of jaxlib versions")
+	}
+}

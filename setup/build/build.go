@@ -1,8 +1,10 @@
 // Package build compiles the c-shared plugin library against exactly the
-// TensorFlow a probe found: its headers, its framework library (with an
-// rpath), header-feature defines, and the built-against version and pin
-// stamped into the binary. It skips the compile when neither the sources nor
-// the targeted TensorFlow changed.
+// frameworks a probe found. For TensorFlow: its headers, its framework
+// library (with an rpath), header-feature defines, and the built-against
+// version and pin stamped into the binary. For jax: the jaxlib version and
+// the StableHLO versions its serializer writes, stamped. A framework that is
+// not installed is left out of the library (build tags notf, nojax). It
+// skips the compile when neither the sources nor the targets changed.
 package build
 
 import (
@@ -36,9 +38,10 @@ type Options struct {
 	Root, Out string
 	// Pin is TF_SUPPORTED_VERSION. The targeted TensorFlow must match it.
 	Pin string
-	// StampVersion, when set, is stamped as the built-against version instead
-	// of the real one; the load tests use it to build a mismatched library.
-	StampVersion string
+	// StampVersion, when set, is stamped as the built-against TensorFlow
+	// version instead of the real one, and StampJaxlib as the jaxlib one;
+	// the load tests use them to build a mismatched library.
+	StampVersion, StampJaxlib string
 	// Go is the go command; "go" on PATH when empty.
 	Go string
 	// Log receives progress lines; nil discards them.
@@ -73,15 +76,40 @@ func ReadPin(root string) (string, error) {
 	return pin, nil
 }
 
+// ReadJaxPin reads JAX_SUPPORTED_VERSION, the jaxlib minor the tree
+// supports, from the source root.
+func ReadJaxPin(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "JAX_SUPPORTED_VERSION"))
+	if err != nil {
+		return "", fmt.Errorf("reading the jax pin: %w", err)
+	}
+	pin := strings.TrimSpace(string(b))
+	if version.Minor(pin) == "" {
+		return "", fmt.Errorf("JAX_SUPPORTED_VERSION holds %q, not a jaxlib version such as 0.12", pin)
+	}
+	return pin, nil
+}
+
 // Build compiles the library unless it is current; built says whether it ran.
 func Build(o Options) (built bool, err error) {
 	r := o.Report
-	if !version.MatchesPin(r.TensorFlow.Version, o.Pin) {
-		return false, fmt.Errorf("%s %s is installed for %s, but this tree is pinned to TensorFlow %s (TF_SUPPORTED_VERSION): install it with `%s -m pip install '%s==%s.*'`, or point PYTHON at an interpreter that has it",
-			r.TensorFlow.Distribution, r.TensorFlow.Version, r.Interpreter.Path, o.Pin, r.Interpreter.Path, r.TensorFlow.Distribution, version.Minor(o.Pin))
+	if !r.HasTensorFlow() && !r.HasJax() {
+		return false, &probe.NoFrameworkError{Python: r.Interpreter.Path}
 	}
-	if m := r.Missing(); len(m) > 0 {
-		return false, fmt.Errorf("%s does not export %s, which the plugin links: this TensorFlow release cannot load it", r.TensorFlow.FrameworkLibrary, strings.Join(m, ", "))
+	if r.HasJax() {
+		pin, err := ReadJaxPin(o.Root)
+		if err != nil {
+			return false, err
+		}
+		if !version.SameMinor(r.Jax.JaxlibVersion, pin) {
+			return false, fmt.Errorf("jaxlib %s is installed for %s, but this tree supports jaxlib %s (JAX_SUPPORTED_VERSION): install it with `%s -m pip install 'jax==%s.*'`, or point PYTHON at an interpreter that has it",
+				r.Jax.JaxlibVersion, r.Interpreter.Path, pin, r.Interpreter.Path, version.Minor(pin))
+		}
+	}
+	if r.HasTensorFlow() {
+		if err := checkTensorFlow(o); err != nil {
+			return false, err
+		}
 	}
 	logf := o.Log
 	if logf == nil {
@@ -91,15 +119,9 @@ func Build(o Options) (built bool, err error) {
 	if goCmd == "" {
 		goCmd = "go"
 	}
-	stamp := o.StampVersion
-	if stamp == "" {
-		stamp = r.TensorFlow.Version
-	}
 	env := buildEnv(r)
-	args := []string{"build", "-buildmode=c-shared", "-trimpath",
-		"-ldflags=-s -w -X github.com/metalplug/metalplug/plugin/tf.BuiltAgainst=" + stamp +
-			" -X github.com/metalplug/metalplug/plugin/tf.Pin=" + o.Pin,
-		"-o", o.Out, "./plugin/libmetalplug"}
+	args := []string{"build", "-buildmode=c-shared", "-trimpath", "-tags=" + strings.Join(Tags(r), ","),
+		"-ldflags=-s -w " + strings.Join(stamps(o), " "), "-o", o.Out, "./plugin/libmetalplug"}
 
 	key, err := fingerprint(o.Root, r, args, env)
 	if err != nil {
@@ -107,13 +129,13 @@ func Build(o Options) (built bool, err error) {
 	}
 	stampFile := o.Out + ".stamp"
 	if old, err := os.ReadFile(stampFile); err == nil && string(old) == key && fileExists(o.Out) {
-		logf("%s is up to date (TensorFlow %s)", o.Out, r.TensorFlow.Version)
+		logf("%s is up to date (%s)", o.Out, targets(r))
 		return false, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(o.Out), 0o755); err != nil {
 		return false, err
 	}
-	logf("building %s against %s %s", o.Out, r.TensorFlow.Distribution, r.TensorFlow.Version)
+	logf("building %s against %s", o.Out, targets(r))
 	cmd := exec.Command(goCmd, args...)
 	cmd.Dir = o.Root
 	cmd.Env = append(os.Environ(), env...)
@@ -130,8 +152,81 @@ func Build(o Options) (built bool, err error) {
 	return true, os.WriteFile(stampFile, []byte(key), 0o644)
 }
 
-// buildEnv holds the cgo flags that point the compile at this TensorFlow.
+// Tags leave out of the library the frontends whose framework is not
+// installed.
+func Tags(r *probe.Report) []string {
+	var tags []string
+	if !r.HasTensorFlow() {
+		tags = append(tags, "notf")
+	}
+	if !r.HasJax() {
+		tags = append(tags, "nojax")
+	}
+	return tags
+}
+
+// targets names what a build is against, for its log lines.
+func targets(r *probe.Report) string {
+	var parts []string
+	if r.HasTensorFlow() {
+		parts = append(parts, r.TensorFlow.Distribution+" "+r.TensorFlow.Version)
+	}
+	if r.HasJax() {
+		parts = append(parts, "jaxlib "+r.Jax.JaxlibVersion)
+	}
+	return strings.Join(parts, " and ")
+}
+
+// stamps are the -X flags recording what the library is built against.
+func stamps(o Options) []string {
+	r := o.Report
+	var s []string
+	if r.HasTensorFlow() {
+		v := o.StampVersion
+		if v == "" {
+			v = r.TensorFlow.Version
+		}
+		s = append(s, "-X github.com/metalplug/metalplug/plugin/tf.BuiltAgainst="+v, "-X github.com/metalplug/metalplug/plugin/tf.Pin="+o.Pin)
+	}
+	if j := r.Jax; j != nil {
+		v := o.StampJaxlib
+		if v == "" {
+			v = j.JaxlibVersion
+		}
+		s = append(s, "-X github.com/metalplug/metalplug/plugin/pjrt.BuiltAgainstJaxlib="+v,
+			"-X github.com/metalplug/metalplug/plugin/pjrt.StablehloCurrentVersion="+j.StablehloCurrent,
+			"-X github.com/metalplug/metalplug/plugin/pjrt.StablehloMinimumVersion="+j.StablehloMinimum)
+	}
+	return s
+}
+
+// checkTensorFlow refuses a TensorFlow outside the pin, or one whose
+// framework library lacks entry points the plugin links.
+func checkTensorFlow(o Options) error {
+	r := o.Report
+	if !version.MatchesPin(r.TensorFlow.Version, o.Pin) {
+		return fmt.Errorf("%s %s is installed for %s, but this tree is pinned to TensorFlow %s (TF_SUPPORTED_VERSION): install it with `%s -m pip install '%s==%s.*'`, or point PYTHON at an interpreter that has it",
+			r.TensorFlow.Distribution, r.TensorFlow.Version, r.Interpreter.Path, o.Pin, r.Interpreter.Path, r.TensorFlow.Distribution, version.Minor(o.Pin))
+	}
+	if m := r.Missing(); len(m) > 0 {
+		return fmt.Errorf("%s does not export %s, which the plugin links: this TensorFlow release cannot load it", r.TensorFlow.FrameworkLibrary, strings.Join(m, ", "))
+	}
+	return nil
+}
+
+// buildEnv holds the cgo flags that point the compile at this TensorFlow
+// (the JAX frontend needs none: it declares the PJRT ABI itself).
 func buildEnv(r *probe.Report) []string {
+	if !r.HasTensorFlow() {
+		var cflags, ldflags, extra []string
+		if r.GOOS == "darwin" {
+			cflags = append(cflags, "-mmacosx-version-min="+DarwinDeploymentTarget)
+			ldflags = append(ldflags, "-mmacosx-version-min="+DarwinDeploymentTarget)
+			extra = append(extra, "MACOSX_DEPLOYMENT_TARGET="+DarwinDeploymentTarget)
+		}
+		return append([]string{"CGO_ENABLED=1", "GOOS=" + r.GOOS, "GOARCH=" + r.GOARCH, "GOTOOLCHAIN=local",
+			"CGO_CFLAGS=-O2 " + strings.Join(cflags, " "), "CGO_LDFLAGS=" + strings.Join(ldflags, " ")}, extra...)
+	}
 	cflags := []string{"-I" + r.TensorFlow.IncludeDir}
 	if r.Has(probe.FeatureStreamOptions) {
 		cflags = append(cflags, "-DMETALPLUG_HAVE_STREAM_OPTIONS")
@@ -173,8 +268,13 @@ func Env(r *probe.Report) []string { return buildEnv(r) }
 func fingerprint(root string, r *probe.Report, args, env []string) (string, error) {
 	h := sha256.New()
 	tf, _ := json.Marshal(r.TensorFlow)
-	fmt.Fprintf(h, "tf %s\nargs %q\nenv %q\ngo %s\n", tf, args, env, runtime.Version())
-	for _, p := range []string{r.TensorFlow.FrameworkLibrary, r.Headers.StreamExecutor} {
+	jax, _ := json.Marshal(r.Jax)
+	fmt.Fprintf(h, "tf %s\njax %s\nargs %q\nenv %q\ngo %s\n", tf, jax, args, env, runtime.Version())
+	var deps []string
+	if r.HasTensorFlow() {
+		deps = []string{r.TensorFlow.FrameworkLibrary, r.Headers.StreamExecutor}
+	}
+	for _, p := range deps {
 		st, err := os.Stat(p)
 		if err != nil {
 			return "", err
@@ -213,19 +313,29 @@ func fingerprint(root string, r *probe.Report, args, env []string) (string, erro
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// CheckLibrary verifies a built library: it exports the plugin entry points,
-// links only C API functions the framework library exports, and links none
-// of the run-time-only ones (a missing one would make dlopen, and so
+// CheckLibrary verifies a built library: it exports the entry points of
+// the frontends it was built with (and only those), links only C API
+// functions the framework library exports, and links none of the
+// run-time-only ones (a missing one would make dlopen, and so
 // `import tensorflow`, fail).
 func CheckLibrary(lib string, r *probe.Report) error {
 	exported, err := probe.ExportedSymbols(lib)
 	if err != nil {
 		return err
 	}
-	for _, want := range []string{"SE_InitPlugin", "TF_InitKernel"} {
-		if !contains(exported, want) {
-			return fmt.Errorf("%s does not export %s", lib, want)
+	for _, e := range []struct {
+		name string
+		want bool
+	}{{"SE_InitPlugin", r.HasTensorFlow()}, {"TF_InitKernel", r.HasTensorFlow()}, {"GetPjrtApi", r.HasJax()}} {
+		switch has := contains(exported, e.name); {
+		case e.want && !has:
+			return fmt.Errorf("%s does not export %s", lib, e.name)
+		case !e.want && has:
+			return fmt.Errorf("%s exports %s, but the framework it serves is not installed", lib, e.name)
 		}
+	}
+	if !r.HasTensorFlow() {
+		return nil
 	}
 	undefined, err := probe.UndefinedSymbols(lib)
 	if err != nil {

@@ -28,16 +28,57 @@ func lib(t *testing.T, src string) string {
 
 const entryPoints = "void SE_InitPlugin(void* p, void* s) {}\nvoid TF_InitKernel(void) {}\n"
 
+// tfReport is a probe of a TensorFlow-only environment.
+var tfReport = &probe.Report{TensorFlow: probe.TensorFlow{Distribution: "tensorflow", Version: "2.21.0"}}
+
+// TestCheckLibraryFollowsTheFrameworks: a library exports the entry points
+// of the frontends its environment has, and no others.
+func TestCheckLibraryFollowsTheFrameworks(t *testing.T) {
+	jaxOnly := &probe.Report{Jax: &probe.Jax{JaxlibVersion: "0.12.0.1"}}
+	both := &probe.Report{TensorFlow: tfReport.TensorFlow, Jax: jaxOnly.Jax}
+	pjrt := lib(t, "void GetPjrtApi(void) {}\n")
+	if err := CheckLibrary(pjrt, jaxOnly); err != nil {
+		t.Errorf("a JAX-only library for a jax environment: %v", err)
+	}
+	if err := CheckLibrary(pjrt, both); err == nil || !strings.Contains(err.Error(), "SE_InitPlugin") {
+		t.Errorf("a JAX-only library where TensorFlow is installed too: %v", err)
+	}
+	tf := lib(t, entryPoints)
+	if err := CheckLibrary(tf, jaxOnly); err == nil {
+		t.Errorf("a TensorFlow-only library for a jax environment: %v", err)
+	}
+	if got := Tags(jaxOnly); len(got) != 1 || got[0] != "notf" {
+		t.Errorf("tags for jax alone: %v", got)
+	}
+	if got := Tags(both); len(got) != 0 {
+		t.Errorf("tags for both: %v", got)
+	}
+}
+
+// TestBuildRefusesAnotherJaxlib: a jaxlib of another minor than the pin is
+// refused with the fix.
+func TestBuildRefusesAnotherJaxlib(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "JAX_SUPPORTED_VERSION"), []byte("0.12\n"), 0o644)
+	r := &probe.Report{Interpreter: probe.Interpreter{Path: "/venv/bin/python"}, Jax: &probe.Jax{JaxlibVersion: "0.11.3"}}
+	_, err := Build(Options{Report: r, Root: root, Out: filepath.Join(t.TempDir(), "x.so")})
+	for _, want := range []string{"0.11.3", "0.12", "pip install 'jax==0.12.*'"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v does not mention %q", err, want)
+		}
+	}
+}
+
 func TestCheckLibraryAcceptsTheLinkedSet(t *testing.T) {
 	so := lib(t, entryPoints+"extern void TF_NewStatus(void);\nvoid f(void) { TF_NewStatus(); }\n")
-	if err := CheckLibrary(so, &probe.Report{}); err != nil {
+	if err := CheckLibrary(so, tfReport); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestCheckLibraryRejectsLinkedRuntimeOnlySymbols(t *testing.T) {
 	so := lib(t, entryPoints+"extern void TF_AssignVariable(void);\nvoid f(void) { TF_AssignVariable(); }\n")
-	err := CheckLibrary(so, &probe.Report{})
+	err := CheckLibrary(so, tfReport)
 	if err == nil || !strings.Contains(err.Error(), "TF_AssignVariable") || !strings.Contains(err.Error(), "run time") {
 		t.Fatalf("error = %v", err)
 	}
@@ -45,7 +86,7 @@ func TestCheckLibraryRejectsLinkedRuntimeOnlySymbols(t *testing.T) {
 
 func TestCheckLibraryRejectsUnlistedSymbols(t *testing.T) {
 	so := lib(t, entryPoints+"extern void TF_SomethingNew(void);\nvoid f(void) { TF_SomethingNew(); }\n")
-	err := CheckLibrary(so, &probe.Report{})
+	err := CheckLibrary(so, tfReport)
 	if err == nil || !strings.Contains(err.Error(), "TF_SomethingNew") || !strings.Contains(err.Error(), "capi") {
 		t.Fatalf("error = %v", err)
 	}
@@ -53,7 +94,7 @@ func TestCheckLibraryRejectsUnlistedSymbols(t *testing.T) {
 
 func TestCheckLibraryWantsEntryPoints(t *testing.T) {
 	so := lib(t, "void TF_InitKernel(void) {}\n")
-	if err := CheckLibrary(so, &probe.Report{}); err == nil || !strings.Contains(err.Error(), "SE_InitPlugin") {
+	if err := CheckLibrary(so, tfReport); err == nil || !strings.Contains(err.Error(), "SE_InitPlugin") {
 		t.Fatalf("error = %v", err)
 	}
 }
@@ -133,7 +174,7 @@ func TestFingerprintFollowsTensorFlowAndSources(t *testing.T) {
 // library by its install name with a loader-relative rpath, and carries the
 // deployment target in both the compile and the link.
 func TestDarwinBuildFlags(t *testing.T) {
-	r := &probe.Report{GOOS: "darwin", GOARCH: "arm64", TensorFlow: probe.TensorFlow{IncludeDir: "/tf/include", LibDir: "/tf"}}
+	r := &probe.Report{GOOS: "darwin", GOARCH: "arm64", TensorFlow: probe.TensorFlow{Version: "2.21.0", IncludeDir: "/tf/include", LibDir: "/tf"}}
 	env := strings.Join(buildEnv(r), "\n")
 	for _, want := range []string{"GOOS=darwin", "GOARCH=arm64", "-ltensorflow_framework.2", "@loader_path/../tensorflow",
 		"-mmacosx-version-min=" + DarwinDeploymentTarget, "MACOSX_DEPLOYMENT_TARGET=" + DarwinDeploymentTarget} {

@@ -52,3 +52,10 @@ func TestDriversDocIsCurrent(t *testing.T) {
 		t.Fatalf("%s is stale or missing (%v): run `go tool mage kernels` and commit it", DriversPath, err)
 	}
 }
+
+func TestJaxDocIsCurrent(t *testing.T) {
+	got, err := os.ReadFile(filepath.Join("..", "..", JaxPath))
+	if err != nil || string(got) != Jax() {
+		t.Fatalf("%s is stale or missing (%v): run `go tool mage kernels` and commit it", JaxPath, err)
+	}
+}

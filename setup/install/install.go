@@ -1,5 +1,8 @@
-// Package install puts a built library where TensorFlow finds it: the
-// tensorflow-plugins directory of the site-packages that holds TensorFlow.
+// Package install puts a built library where the frameworks find it: the
+// tensorflow-plugins directory of the site-packages that holds TensorFlow,
+// and the jax_plugins.metalplug module in the one that holds jaxlib (with
+// the library next to it when there is no TensorFlow: one copy, so that a
+// process importing both loads one Go runtime).
 package install
 
 import (
@@ -8,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/metalplug/metalplug/plugin/pjrt/python"
 	"github.com/metalplug/metalplug/setup/probe"
 )
 
@@ -16,10 +20,61 @@ func PluginDir(r *probe.Report) string {
 	return filepath.Join(filepath.Dir(r.TensorFlow.PackageDir), "tensorflow-plugins")
 }
 
+// JaxModuleDir is site-packages/jax_plugins/metalplug next to the probed
+// jaxlib.
+func JaxModuleDir(r *probe.Report) string {
+	return filepath.Join(filepath.Dir(r.Jax.JaxlibDir), "jax_plugins", "metalplug")
+}
+
+// Install puts lib, built for r, where its frameworks find it, and returns
+// the paths it wrote.
+func Install(lib string, r *probe.Report) ([]string, error) {
+	var wrote []string
+	if r.HasTensorFlow() {
+		dst, err := Library(lib, r)
+		if err != nil {
+			return nil, err
+		}
+		wrote = append(wrote, dst)
+	}
+	if r.HasJax() {
+		dir := JaxModuleDir(r)
+		if !r.HasTensorFlow() {
+			dst, err := copyAtomic(lib, dir, 0o755)
+			if err != nil {
+				return nil, err
+			}
+			wrote = append(wrote, dst)
+		}
+		dst := filepath.Join(dir, filepath.Base(python.ModulePath))
+		if err := writeAtomic(dst, python.Module); err != nil {
+			return nil, err
+		}
+		wrote = append(wrote, dst)
+	}
+	return wrote, nil
+}
+
 // Library copies lib into PluginDir atomically: a failed copy leaves whatever
 // was installed before, never half a library.
 func Library(lib string, r *probe.Report) (string, error) {
-	dir := PluginDir(r)
+	return copyAtomic(lib, PluginDir(r), 0o755)
+}
+
+// writeAtomic writes data to path through a temporary file.
+func writeAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// copyAtomic copies lib into dir atomically with the given mode.
+func copyAtomic(lib, dir string, mode os.FileMode) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -38,7 +93,7 @@ func Library(lib string, r *probe.Report) (string, error) {
 		tmp.Close()
 		return "", err
 	}
-	if err := tmp.Chmod(0o755); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return "", err
 	}

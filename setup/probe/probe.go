@@ -1,8 +1,10 @@
-// Package probe finds the TensorFlow a build targets and reports what it
-// offers: the interpreter, the distribution and version, the include and
-// library directories, header features, and which C API entry points the
-// framework library really exports (read from its dynamic symbol table, since
-// some releases declare functions they do not export).
+// Package probe finds the TensorFlow and the jax a build targets and reports
+// what they offer: the interpreter; for TensorFlow the distribution and
+// version, the include and library directories, header features, and which C
+// API entry points the framework library really exports (read from its
+// dynamic symbol table, since some releases declare functions they do not
+// export); for jax the jax and jaxlib versions and the StableHLO versions the
+// installed jaxlib writes (jax.go).
 package probe
 
 import (
@@ -26,7 +28,8 @@ var probeScript string
 // Report is everything the build needs to know about the targeted TensorFlow.
 type Report struct {
 	Interpreter Interpreter `json:"interpreter"`
-	TensorFlow  TensorFlow  `json:"tensorflow"`
+	TensorFlow  TensorFlow  `json:"tensorflow"` // the zero value when TensorFlow is not installed
+	Jax         *Jax        `json:"jax,omitempty"`
 	Headers     Headers     `json:"headers"`
 	Symbols     []Symbol    `json:"symbols"`
 	GOOS        string      `json:"goos"`
@@ -146,6 +149,7 @@ func Run(python string) (*Report, error) {
 				Version string `json:"version"`
 			} `json:"distributions"`
 		} `json:"tensorflow"`
+		Jax *Jax `json:"jax"`
 	}
 	var stderr bytes.Buffer
 	cmd := exec.Command(python, "-I", "-c", probeScript)
@@ -158,10 +162,18 @@ func Run(python string) (*Report, error) {
 	if err := json.Unmarshal(stdout, &py); err != nil {
 		return nil, fmt.Errorf("%s: the probe printed %q, not a report: is it Python 3.9 or newer?", python, truncate(string(stdout), 200))
 	}
-	r := &Report{Interpreter: py.Interpreter, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}
+	r := &Report{Interpreter: py.Interpreter, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Jax: py.Jax}
 	r.Interpreter.Source = source
+	if r.Jax != nil {
+		if err := measureJax(python, r.Jax); err != nil {
+			return nil, err
+		}
+	}
 	if py.TensorFlow == nil || len(py.TensorFlow.Distributions) == 0 {
-		return nil, &NoTensorFlowError{Python: r.Interpreter.Path}
+		if r.Jax != nil {
+			return r, nil // a JAX-only build
+		}
+		return nil, &NoFrameworkError{Python: r.Interpreter.Path}
 	}
 	d := py.TensorFlow.Distributions[0]
 	tf := TensorFlow{
@@ -179,6 +191,14 @@ func Run(python string) (*Report, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// NoFrameworkError says the interpreter has neither TensorFlow nor jax.
+type NoFrameworkError struct{ Python string }
+
+func (e *NoFrameworkError) Error() string {
+	return fmt.Sprintf("neither TensorFlow nor jax is installed for %s: install one first, for example `%s -m pip install tensorflow-cpu==%s.*` (or tensorflow) or `%s -m pip install jax` (Python 3.12 or newer), then run this again",
+		e.Python, e.Python, pinOrDefault(), e.Python)
 }
 
 // NoTensorFlowError says the interpreter has no TensorFlow.

@@ -1,5 +1,5 @@
 # Reports, as JSON on stdout, where the interpreter running it finds
-# TensorFlow. It never imports tensorflow: that takes seconds and would load the
+# TensorFlow and jax. It never imports either: that takes seconds and would load the
 # very plugins a build is about to replace.
 import importlib.metadata as md
 import importlib.util
@@ -17,6 +17,7 @@ out = {
         "venv": sys.prefix != sys.base_prefix,
     },
     "tensorflow": None,
+    "jax": None,
 }
 
 spec = importlib.util.find_spec("tensorflow")
@@ -34,6 +35,22 @@ if spec is not None and spec.origin:
     out["tensorflow"] = {
         "package_dir": pkg,
         "distributions": [{"name": n.lower().replace("_", "-"), "version": v} for n, v in dists],
+    }
+
+# jax is found the same way, without importing it; jaxlib holds the runtime
+# the plugin is built against.
+spec = importlib.util.find_spec("jaxlib")
+if spec is not None and spec.origin:
+    versions = {}
+    for name in ("jax", "jaxlib"):
+        try:
+            versions[name] = md.version(name)
+        except md.PackageNotFoundError:
+            versions[name] = ""
+    out["jax"] = {
+        "jaxlib_dir": os.path.dirname(spec.origin),
+        "jax_version": versions["jax"],
+        "jaxlib_version": versions["jaxlib"],
     }
 
 json.dump(out, sys.stdout)

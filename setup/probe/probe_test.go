@@ -101,7 +101,7 @@ func TestWrongInterpreterSaysHowToFix(t *testing.T) {
 	}
 }
 
-func TestMissingTensorFlowSaysInstallFirst(t *testing.T) {
+func TestMissingFrameworksSayInstallFirst(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3")
@@ -111,11 +111,42 @@ func TestMissingTensorFlowSaysInstallFirst(t *testing.T) {
 	if out, err := exec.Command(py, "-m", "venv", "--without-pip", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot make a venv: %v\n%s", err, out)
 	}
-	_, err = Run(filepath.Join(dir, "bin", "python"))
-	var nt *NoTensorFlowError
-	if !errors.As(err, &nt) || !strings.Contains(err.Error(), "install it first") {
-		t.Fatalf("error = %v, want a NoTensorFlowError saying to install TensorFlow first", err)
+	py = filepath.Join(dir, "bin", "python")
+	_, err = Run(py)
+	var nf *NoFrameworkError
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "install one first") || !strings.Contains(err.Error(), "pip install jax") {
+		t.Fatalf("error = %v, want a NoFrameworkError saying to install TensorFlow or jax first", err)
 	}
+	_, err = RunTensorFlow(py)
+	var nt *NoTensorFlowError
+	if !errors.As(err, &nf) && !errors.As(err, &nt) {
+		t.Fatalf("RunTensorFlow: error = %v, want one saying what to install", err)
+	}
+}
+
+// TestJaxOnly probes a venv that has jax but no TensorFlow, when one is given
+// (METALPLUG_TEST_JAX_PYTHON, which go tool mage test provides): a report
+// with jax and the StableHLO versions measured from its jaxlib, and no
+// TensorFlow.
+func TestJaxOnly(t *testing.T) {
+	py := os.Getenv("METALPLUG_TEST_JAX_PYTHON")
+	if py == "" {
+		t.Skip("METALPLUG_TEST_JAX_PYTHON is not set: run go tool mage test")
+	}
+	r, err := Run(py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.HasTensorFlow() || !r.HasJax() {
+		t.Fatalf("TensorFlow %v, jax %+v: want jax alone", r.HasTensorFlow(), r.Jax)
+	}
+	if r.Jax.JaxlibVersion == "" || strings.Count(r.Jax.StablehloCurrent, ".") != 2 || r.Jax.StablehloMinimum == "" {
+		t.Errorf("jax report %+v", *r.Jax)
+	}
+	if _, err := RunTensorFlow(py); err == nil || !strings.Contains(err.Error(), "TensorFlow is not installed") {
+		t.Errorf("RunTensorFlow on a jax-only venv: %v", err)
+	}
+	t.Logf("jax %s, jaxlib %s, StableHLO %s..%s", r.Jax.Version, r.Jax.JaxlibVersion, r.Jax.StablehloMinimum, r.Jax.StablehloCurrent)
 }
 
 func TestHeaderFeaturesAndMissingHeaders(t *testing.T) {

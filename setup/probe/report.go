@@ -20,6 +20,16 @@ func (r *Report) Text() string {
 		return "no"
 	}
 	w("interpreter        %s (Python %s, from %s%s)", r.Interpreter.Path, r.Interpreter.Version, r.Interpreter.Source, map[bool]string{true: ", a venv"}[r.Interpreter.Venv])
+	if j := r.Jax; j != nil {
+		w("jax                %s, jaxlib %s (%s)", j.Version, j.JaxlibVersion, j.JaxlibDir)
+		w("stablehlo          %s to %s (the versions this jaxlib writes)", j.StablehloMinimum, j.StablehloCurrent)
+	} else {
+		w("jax                not installed: the library has no JAX frontend")
+	}
+	if !r.HasTensorFlow() {
+		w("tensorflow         not installed: the library has no TensorFlow frontend")
+		return b.String()
+	}
 	w("tensorflow         %s %s", r.TensorFlow.Distribution, r.TensorFlow.Version)
 	w("include dir        %s", r.TensorFlow.IncludeDir)
 	w("lib dir            %s", r.TensorFlow.LibDir)

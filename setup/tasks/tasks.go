@@ -35,7 +35,7 @@ func pinnedVenv(prefix string, logf Logf) (req string, r *probe.Report, err erro
 	if err != nil {
 		return "", nil, err
 	}
-	r, err = probe.Run(venv.Python(dir))
+	r, err = probe.RunTensorFlow(venv.Python(dir))
 	return req, r, err
 }
 
@@ -80,11 +80,16 @@ func pinMoved() bool {
 }
 
 // Test runs every tier that runs here: gofmt and vet, the unit tests with the
-// race detector, a bounded fuzz run, and the integration tests against the
-// pinned TensorFlow (including the install from the sdist).
+// race detector, a bounded fuzz run, the integration tests against the
+// pinned TensorFlow and jax (including installs from the sdist), the JAX
+// end-to-end tests, and the sweep.
 func Test(logf Logf) error {
 	start := time.Now()
 	req, r, err := pinnedVenv("", logf)
+	if err != nil {
+		return err
+	}
+	jax, err := jaxVenv(logf)
 	if err != nil {
 		return err
 	}
@@ -136,8 +141,14 @@ func Test(logf Logf) error {
 		"METALPLUG_TEST_TF_REQUIREMENT="+req,
 		"METALPLUG_TEST_MISMATCH_VERSION="+otherMinor(r.TensorFlow.Version),
 		"METALPLUG_TEST_TF_MINOR="+version.Minor(r.TensorFlow.Version),
+		"METALPLUG_TEST_JAX_REQUIREMENT="+jax.req,
+		"METALPLUG_TEST_JAX_BASE="+jax.base,
+		"METALPLUG_TEST_JAX_PYTHON="+jax.report.Interpreter.Path,
 	)
 	if err := run(ienv, "go", "test", "-count=1", "-v", "-timeout=30m", "./tests/integration/"); err != nil {
+		return err
+	}
+	if err := jaxTier(env, jax, logf); err != nil {
 		return err
 	}
 	logf("== the op sweep: every registered (op, dtype) against the CPU")

@@ -71,9 +71,9 @@ func TestInstallFromSdist(t *testing.T) {
 	}
 }
 
-// TestInstallWithoutTensorFlow: the build stops with one message saying to
-// install TensorFlow first, and nothing is installed.
-func TestInstallWithoutTensorFlow(t *testing.T) {
+// TestInstallWithoutAFramework: the build stops with one message saying to
+// install TensorFlow or jax first, and nothing is installed.
+func TestInstallWithoutAFramework(t *testing.T) {
 	v := need(t, "METALPLUG_TEST_SDIST")
 	dir, err := venv.Ensure("install-test-bare", "", nil, t.Logf)
 	if err != nil {
@@ -82,12 +82,68 @@ func TestInstallWithoutTensorFlow(t *testing.T) {
 	py := venv.Python(dir)
 	out, err := pipInstall(t, py, v[0])
 	if err == nil {
-		t.Fatalf("pip install succeeded without TensorFlow:\n%s", out)
+		t.Fatalf("pip install succeeded without TensorFlow or jax:\n%s", out)
 	}
-	if !strings.Contains(out, "TensorFlow is not installed") || !strings.Contains(out, "install it first") {
-		t.Errorf("the failure does not say to install TensorFlow first:\n%s", out)
+	if !strings.Contains(out, "neither TensorFlow nor jax is installed") || !strings.Contains(out, "install one first") {
+		t.Errorf("the failure does not say to install TensorFlow or jax first:\n%s", out)
 	}
 	if err := exec.Command(py, "-m", "pip", "show", "-q", "metalplug").Run(); err == nil {
 		t.Errorf("metalplug is installed after a failed build")
 	}
+}
+
+// TestInstallWithJax installs the sdist into a venv that holds only jax
+// (Python 3.12 or newer, no TensorFlow): the build targets that jaxlib, the
+// wheel holds the jax_plugins module with the library next to it, and
+// JAX_PLATFORMS=metalplug,cpu then runs py/jax_ops.py with nothing loaded by
+// hand: jitted programs (math in every float width, integers, matmul, conv,
+// reductions, grad, vmap, scan and loops, cond and switch, threefry random
+// numbers, sorts with NaN, indexing and .at updates, dynamic slices, an Adam
+// step) on the device, each checked against jax's CPU.
+func TestInstallWithJax(t *testing.T) {
+	v := need(t, "METALPLUG_TEST_SDIST", "METALPLUG_TEST_JAX_REQUIREMENT", "METALPLUG_TEST_JAX_BASE")
+	sdist, req, base := v[0], v[1], v[2]
+	dir, err := venv.Ensure("install-test-"+strings.NewReplacer("==", "-", ".*", "").Replace(req), base, []string{req}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := venv.Python(dir)
+	uninstall := func() { exec.Command(py, "-m", "pip", "uninstall", "-y", "-q", "metalplug").Run() }
+	uninstall()
+	defer uninstall()
+	if out, err := pipInstall(t, py, sdist); err != nil {
+		t.Fatalf("pip install %s: %v\n%s", sdist, err, out)
+	}
+	site, err := exec.Command(py, "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := filepath.Join(strings.TrimSpace(string(site)), "jax_plugins", "metalplug")
+	for _, f := range []string{"__init__.py", "libmetalplug.so"} {
+		if _, err := os.Stat(filepath.Join(mod, f)); err != nil {
+			t.Fatalf("the wheel did not install %s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(strings.TrimSpace(string(site)), "tensorflow-plugins")); err == nil {
+		t.Error("a jax-only install wrote tensorflow-plugins/")
+	}
+	show, _ := exec.Command(py, "-m", "pip", "show", "metalplug").Output()
+	if !strings.Contains(string(show), "Requires: jaxlib") {
+		t.Errorf("the installed package does not require jaxlib:\n%s", show)
+	}
+	var res struct {
+		Cases    int      `json:"cases"`
+		Failures []string `json:"failures"`
+	}
+	stderr, err := scriptEnv(t, py, "jax_ops.py", nil, append(os.Environ(), "JAX_PLATFORMS=metalplug,cpu", ask, "PYTHONPATH="), &res)
+	if err != nil && len(res.Failures) == 0 {
+		t.Fatalf("jax_ops.py after install: %v\n%s", err, stderr)
+	}
+	for _, f := range res.Failures {
+		t.Errorf("jax program differs from jax's CPU: %s", f)
+	}
+	if res.Cases < 25 {
+		t.Errorf("jax_ops.py ran %d cases, want at least 25", res.Cases)
+	}
+	t.Logf("%d jax programs agree with jax's CPU", res.Cases-len(res.Failures))
 }

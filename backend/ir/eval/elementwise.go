@@ -135,10 +135,10 @@ func evalBinary(op ir.Op, x, y, out Tensor) error {
 			r = a / b
 		case ir.OpRem:
 			r = math.Mod(a, b)
-		case ir.OpMax:
-			r = math.Max(a, b)
-		case ir.OpMin:
-			r = math.Min(a, b)
+		case ir.OpMax, ir.OpMin:
+			// NaN propagates, as in StableHLO and every driver; Go's
+			// math.Max would give +Inf for Max(NaN, +Inf).
+			r = fold(map[ir.Op]ir.ReduceKind{ir.OpMax: ir.ReduceMax, ir.OpMin: ir.ReduceMin}[op], a, b)
 		case ir.OpPow:
 			r = math.Pow(a, b)
 		default:

@@ -1,5 +1,5 @@
 // Command pep517 does the work of the Python build backend (setup/pep517):
-// `wheel DIR` probes the TensorFlow of $PYTHON, builds the library against it
+// `wheel DIR` probes the TensorFlow and jax of $PYTHON, builds the library against them
 // and writes a wheel into DIR; `sdist DIR` writes the sdist. It prints the
 // file name it wrote on the last line of stdout.
 package main
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
@@ -65,7 +66,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		logf("built %s for %s %s", name, r.TensorFlow.Distribution, r.TensorFlow.Version)
+		logf("built %s for %s", name, strings.Join(wheels.Requirements(r), " and "))
 		fmt.Println(name)
 		return nil
 	}

@@ -20,7 +20,14 @@ Settings (environment variables):
 ``METALPLUG_DISABLE=1``    register nothing
 ``METALPLUG_HOST_DEVICE``  ``1``: use the host reference driver (the only
                            device off macOS); read by the library too
+``METALPLUG_SKIP_VERSION_CHECK=1``  register even when the library was
+                           built for another jaxlib release
 =========================  =================================================
+
+The library records the jaxlib it was built against; with a jaxlib of
+another minor release running, this module declines with one line naming
+both and registers nothing (jax aborts a process whose plugin cannot make
+its client, so the check happens here, before jax loads the library).
 """
 
 import logging
@@ -91,6 +98,45 @@ def _device_offered():
     return os.environ.get("METALPLUG_HOST_DEVICE") == "1"
 
 
+def _minor(version):
+    return ".".join(version.split(".")[:2])
+
+
+def _built_against(path):
+    """The jaxlib release the library at path was built against, or "" when
+    it does not say."""
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(path).metalplug_jaxlib_built_against
+    except (OSError, AttributeError):
+        return ""
+    fn.restype = ctypes.c_char_p
+    v = fn()
+    return v.decode() if v else ""
+
+
+def _version_mismatch(path):
+    """One line saying why the library does not fit the running jaxlib, or
+    None when it does."""
+    if os.environ.get("METALPLUG_SKIP_VERSION_CHECK") == "1":
+        return None
+    try:
+        from importlib.metadata import version
+
+        running = version("jaxlib")
+    except Exception:  # no metadata: nothing to compare
+        return None
+    built = _built_against(path)
+    if built and _minor(built) != _minor(running):
+        return (
+            "metalplug: %s was built for jaxlib %s but jaxlib %s is running: not registering "
+            "(reinstall metalplug so it builds against this jaxlib, or set METALPLUG_SKIP_VERSION_CHECK=1 "
+            "to load it anyway)" % (path, built, running)
+        )
+    return None
+
+
 def initialize():
     if not _device_offered():
         logger.debug(
@@ -101,6 +147,10 @@ def initialize():
     path = library_path()
     if path is None:
         logger.debug("metalplug: %s not found; not registering", _library_name())
+        return
+    why = _version_mismatch(path)
+    if why:
+        logger.warning(why)
         return
     try:
         from jax._src import xla_bridge

@@ -1,0 +1,5 @@
+//go:build !nojax
+
+package main
+
+import _ "github.com/metalplug/metalplug/plugin/pjrt" // GetPjrtApi

@@ -1,0 +1,232 @@
+package stablehlo
+
+// dot_general and convolution.
+
+import (
+	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/plugin/pjrt/mlir"
+)
+
+// computeType is the dtype a contraction of operands of dtype in into a
+// result of dtype out runs in: out when it is at least as wide (jax's
+// preferred_element_type: bf16 operands summed into f32, int8 into int32),
+// so that nothing is rounded to the narrower type on the way; in
+// otherwise, converted after.
+func computeType(op *mlir.Operation, in, out ir.DType) (ir.DType, error) {
+	switch {
+	case in == ir.C64 || out == ir.C64:
+		return 0, unsupported(op, "complex operands (the IR has no complex arithmetic)")
+	case in == ir.Bool || out == ir.Bool:
+		return 0, unsupported(op, "bool operands")
+	case in == out:
+		return in, nil
+	case in.IsFloat() && out.IsInt():
+		return 0, unsupported(op, "float operands with an integer result")
+	case out.Size() > in.Size() || (in.IsInt() && out.IsFloat()):
+		return out, nil
+	case out.Size() == in.Size() && in.IsFloat():
+		return ir.F32, nil // bf16 into f16 or the reverse
+	}
+	return in, nil
+}
+
+// contractOperands converts both operands to the dtype the contraction
+// computes in.
+func contractOperands(e *env, op *mlir.Operation, x, y ir.Value) (ir.Value, ir.Value, ir.DType, error) {
+	rt, err := resultType(op, 0)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	b := e.b
+	dx, dy := b.Type(x).DType, b.Type(y).DType
+	in := dx
+	if dx != dy {
+		// Mixed operands (f32 x bf16): both go to the wider.
+		if dy.Size() > dx.Size() || (dx.IsInt() && dy.IsFloat()) {
+			in = dy
+		}
+	}
+	d, err := computeType(op, in, rt.DType)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return b.Convert(x, d), b.Convert(y, d), rt.DType, nil
+}
+
+// dotGeneral ignores precision_config (the drivers compute in the operand
+// type) and the algorithm fields of v2, which are hints about how to
+// reach at most that precision.
+func dotGeneral(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	x, y, err := twoOperands(e, op)
+	if err != nil {
+		return nil, err
+	}
+	var d ir.DotDims
+	if d.LhsBatch, err = optInts(op, "lhs_batching_dimensions", nil); err != nil {
+		return nil, err
+	}
+	if d.RhsBatch, err = optInts(op, "rhs_batching_dimensions", nil); err != nil {
+		return nil, err
+	}
+	if d.LhsContract, err = optInts(op, "lhs_contracting_dimensions", nil); err != nil {
+		return nil, err
+	}
+	if d.RhsContract, err = optInts(op, "rhs_contracting_dimensions", nil); err != nil {
+		return nil, err
+	}
+	x, y, out, err := contractOperands(e, op, x, y)
+	if err != nil {
+		return nil, err
+	}
+	return one(e.b.Convert(e.b.DotGeneral(x, y, d), out)), nil
+}
+
+// dot is the old dot_v1: a vector or matrix product, the last dim of lhs
+// with the first of rhs.
+func dot(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	x, y, err := twoOperands(e, op)
+	if err != nil {
+		return nil, err
+	}
+	rl := e.b.Type(x).Shape.Rank()
+	if rl < 1 || rl > 2 || e.b.Type(y).Shape.Rank() < 1 || e.b.Type(y).Shape.Rank() > 2 {
+		return nil, invalid(op, "operands %v and %v are not vectors or matrices", e.b.Type(x), e.b.Type(y))
+	}
+	x, y, out, err := contractOperands(e, op, x, y)
+	if err != nil {
+		return nil, err
+	}
+	return one(e.b.Convert(e.b.DotGeneral(x, y, ir.DotDims{LhsContract: []int{rl - 1}, RhsContract: []int{0}}), out)), nil
+}
+
+// convolution maps StableHLO's dimension numbers onto the IR's
+// channels-last layout by transposing the input to [N, spatial..., C], the
+// kernel to [spatial..., I, O] and the result back. window_reversal
+// reverses the kernel's spatial dims; batch_group_count B (the kernel
+// gradient of a grouped convolution) is B feature groups over the input
+// with its batch split into B groups moved into the channels. precision
+// is ignored, as dot_general's.
+func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	x, k, err := twoOperands(e, op)
+	if err != nil {
+		return nil, err
+	}
+	b := e.b
+	get := func(name string) int {
+		if err != nil {
+			return 0
+		}
+		var v int
+		v, err = smallInt(op, name)
+		return v
+	}
+	list := func(name string) []int {
+		if err != nil {
+			return nil
+		}
+		var v []int
+		v, err = optInts(op, name, nil)
+		return v
+	}
+	inB, inF, inS := get("input_batch_dimension"), get("input_feature_dimension"), list("input_spatial_dimensions")
+	kI, kO, kS := get("kernel_input_feature_dimension"), get("kernel_output_feature_dimension"), list("kernel_spatial_dimensions")
+	outB, outF, outS := get("output_batch_dimension"), get("output_feature_dimension"), list("output_spatial_dimensions")
+	groups, batchGroups := get("feature_group_count"), get("batch_group_count")
+	if err != nil {
+		return nil, err
+	}
+	ns := len(inS)
+	if len(kS) != ns || len(outS) != ns || ns == 0 {
+		return nil, invalid(op, "spatial dims %v, %v, %v differ in number (or are none)", inS, kS, outS)
+	}
+	var a ir.ConvAttrs
+	if a.Strides, err = optInts(op, "window_strides", filled(ns, 1)); err != nil {
+		return nil, err
+	}
+	if a.LhsDilation, err = optInts(op, "lhs_dilation", filled(ns, 1)); err != nil {
+		return nil, err
+	}
+	if a.RhsDilation, err = optInts(op, "rhs_dilation", filled(ns, 1)); err != nil {
+		return nil, err
+	}
+	if a.Padding, err = pairs(op, "padding", ns); err != nil {
+		return nil, err
+	}
+	reversal, err := optInts(op, "window_reversal", make([]int, ns))
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Strides) != ns || len(a.LhsDilation) != ns || len(a.RhsDilation) != ns || len(reversal) != ns {
+		return nil, invalid(op, "window attributes do not have one entry per spatial dim (%d)", ns)
+	}
+	xr, kr := b.Type(x).Shape.Rank(), b.Type(k).Shape.Rank()
+	inPerm := append(append([]int{inB}, inS...), inF)
+	kPerm := append(append(append([]int{}, kS...), kI), kO)
+	if !isPerm(inPerm, xr) || !isPerm(kPerm, kr) {
+		return nil, invalid(op, "dimension numbers do not fit input %v and kernel %v", b.Type(x), b.Type(k))
+	}
+	x, k, out, err := contractOperands(e, op, x, k)
+	if err != nil {
+		return nil, err
+	}
+	if d := b.Type(x).DType; !d.IsFloat() {
+		return nil, unsupported(op, "a convolution of %v (the IR convolves floats only)", d)
+	}
+	x, k = b.Transpose(x, inPerm), b.Transpose(k, kPerm)
+	var rev []int
+	for i, r := range reversal {
+		if r != 0 {
+			rev = append(rev, i)
+		}
+	}
+	k = b.Reverse(k, rev)
+	a.FeatureGroups = groups
+	if batchGroups < 1 || groups < 1 {
+		return nil, invalid(op, "feature_group_count %d, batch_group_count %d", groups, batchGroups)
+	}
+	if batchGroups > 1 {
+		if groups != 1 {
+			return nil, invalid(op, "both feature_group_count %d and batch_group_count %d above 1", groups, batchGroups)
+		}
+		s := b.Type(x).Shape
+		n, c := s[0], s[ns+1]
+		if n%batchGroups != 0 {
+			return nil, invalid(op, "batch %d not divisible by batch_group_count %d", n, batchGroups)
+		}
+		split := append(ir.Shape{batchGroups, n / batchGroups}, s[1:]...)
+		x = b.Reshape(x, split)
+		perm := []int{1}
+		for i := range ns {
+			perm = append(perm, 2+i)
+		}
+		perm = append(perm, 0, ns+2)
+		x = b.Transpose(x, perm)
+		merged := append(ir.Shape{n / batchGroups}, s[1:ns+1]...)
+		x = b.Reshape(x, append(merged, batchGroups*c))
+		a.FeatureGroups = batchGroups
+	}
+	y := b.Convolution(x, k, a)
+	outPerm := make([]int, ns+2)
+	if !isPerm(append(append([]int{outB}, outS...), outF), ns+2) {
+		return nil, invalid(op, "output dimension numbers %d, %v, %d", outB, outS, outF)
+	}
+	outPerm[outB], outPerm[outF] = 0, ns+1
+	for i, d := range outS {
+		outPerm[d] = 1 + i
+	}
+	return one(b.Convert(b.Transpose(y, outPerm), out)), nil
+}
+
+func isPerm(p []int, n int) bool {
+	if len(p) != n {
+		return false
+	}
+	seen := make([]bool, n)
+	for _, v := range p {
+		if v < 0 || v >= n || seen[v] {
+			return false
+		}
+		seen[v] = true
+	}
+	return true
+}

@@ -1,0 +1,218 @@
+package stablehlo
+
+// Conversions: convert, bitcast_convert (of one width and between widths),
+// reduce_precision, and the unsigned types held as signed bits.
+
+import (
+	"math"
+
+	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/plugin/pjrt/mlir"
+)
+
+// convert follows StableHLO (and XLA's CPU, measured with jaxlib 0.12):
+// the IR's convert already truncates floats toward zero and saturates them
+// at the integer range with NaN giving 0, wraps integers, and maps nonzero
+// (NaN included) to true. To complex it sets the real part; from complex to
+// a real type StableHLO leaves the result undefined, which is an error.
+func convert(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	x, err := oneOperand(e, op)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := resultType(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	b := e.b
+	from := b.Type(x).DType
+	heldFrom, heldTo := heldUnsigned(op.Operands[0].Type), heldUnsigned(op.Results[0].Type)
+	if heldFrom && from == ir.I16 && !(heldTo && rt.DType == ir.I16) {
+		x, from, heldFrom = zeroExtend16(b, x), ir.I32, false // the value, then as any int32
+	}
+	switch {
+	case from == rt.DType:
+		return one(x), nil
+	case rt.DType == ir.C64:
+		re := b.Convert(x, ir.F32)
+		return one(complexOf(b, re, floatConst(b, ir.F32, rt.Shape, 0))), nil
+	case from == ir.C64:
+		return nil, unsupported(op, "a conversion from complex to %v (take real_v1 first)", rt.DType)
+	case heldFrom && rt.DType.IsFloat():
+		return one(u64ToFloat(b, x, rt.DType)), nil
+	case heldTo && rt.DType == ir.I64 && from.IsFloat():
+		return one(floatToU64(b, x)), nil
+	case heldTo && rt.DType == ir.I16 && from.IsFloat():
+		// Saturate to [0, 65535] in int32, then keep the low 16 bits.
+		w := b.Convert(x, ir.I32)
+		s := b.Type(w).Shape
+		w = b.Binary(ir.OpMin, b.Binary(ir.OpMax, w, intConst(b, ir.I32, s, 0)), intConst(b, ir.I32, s, 0xFFFF))
+		return one(b.Convert(w, ir.I16)), nil
+	}
+	return one(b.Convert(x, rt.DType)), nil
+}
+
+// u64ToFloat converts ui64 values held as int64 bits: those below 2^63 as
+// they are; the others halved, keeping the lost bit (round to odd, so the
+// final rounding is right), converted and doubled.
+func u64ToFloat(b *ir.Builder, x ir.Value, d ir.DType) ir.Value {
+	s := b.Type(x).Shape
+	small := b.Compare(ir.CmpGE, x, intConst(b, ir.I64, s, 0))
+	half := b.Binary(ir.OpOr, b.Binary(ir.OpShiftRightLogical, x, intConst(b, ir.I64, s, 1)), b.Binary(ir.OpAnd, x, intConst(b, ir.I64, s, 1)))
+	cd := d
+	if d != ir.F64 {
+		cd = ir.F32 // halves double to f16's or bf16's infinity correctly from f32
+	}
+	f := b.Convert(half, cd)
+	big := b.Binary(ir.OpAdd, f, f)
+	return b.Convert(b.Select(small, b.Convert(x, cd), big), d)
+}
+
+// floatToU64 is XLA's saturating conversion to ui64 (NaN and negatives to
+// 0, 2^64 and above to all ones), as int64 bits: values from 2^63 on are
+// converted less 2^63 with the top bit set back.
+func floatToU64(b *ir.Builder, x ir.Value) ir.Value {
+	t := b.Type(x)
+	if t.DType != ir.F64 {
+		x = b.Convert(x, ir.F32)
+		t.DType = ir.F32
+	}
+	v := b.Binary(ir.OpMax, x, floatConst(b, t.DType, t.Shape, 0)) // NaN stays NaN, converts to 0
+	two63 := floatConst(b, t.DType, t.Shape, 1<<63)
+	big := b.Compare(ir.CmpGE, v, two63)
+	hi := b.Binary(ir.OpXor, b.Convert(b.Binary(ir.OpSub, v, two63), ir.I64), intConst(b, ir.I64, t.Shape, math.MinInt64))
+	return b.Select(big, hi, b.Convert(v, ir.I64))
+}
+
+func bitcastConvert(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	x, err := oneOperand(e, op)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := resultType(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	b := e.b
+	t := b.Type(x)
+	if t.DType == ir.Bool || rt.DType == ir.Bool {
+		return nil, unsupported(op, "a bitcast from %v to %v (not of bool)", t, rt)
+	}
+	wf, wt := bits(t.DType), bits(rt.DType)
+	switch {
+	case t.DType == rt.DType:
+		return one(x), nil
+	case wf == wt:
+		return one(b.BitcastConvert(x, rt.DType)), nil
+	case wf < wt:
+		if n := t.Shape.Rank(); n == 0 || t.Shape[n-1] != wt/wf {
+			return nil, invalid(op, "a bitcast from %v to %v needs a last dim of %d", t, rt.DType, wt/wf)
+		}
+		return one(bitcastJoin(b, x, rt.DType)), nil
+	}
+	return one(bitcastSplit(b, x, rt.DType)), nil
+}
+
+// bitsInt is the integer dtype holding a w-bit element's bits, and
+// whether converting it to a wider integer zero-extends.
+func bitsInt(w int) (ir.DType, bool) {
+	switch w {
+	case 8:
+		return ir.U8, true
+	case 16:
+		return ir.I16, false
+	case 32:
+		return ir.U32, true
+	}
+	return ir.I64, false
+}
+
+// bitcastJoin is a bitcast to a wider dtype: the last dim's r = wide/narrow
+// elements become one, the first the least significant (the bytes in
+// memory order, little-endian).
+func bitcastJoin(b *ir.Builder, x ir.Value, to ir.DType) ir.Value {
+	t := b.Type(x)
+	wn, ww := bits(t.DType), bits(to)
+	r := ww / wn
+	s := t.Shape // its last dim is r, checked by the caller
+	out := s[:s.Rank()-1].Clone()
+	nd, _ := bitsInt(wn)
+	wd, _ := sameWidthInt(to, false)
+	v := b.BitcastConvert(x, nd)
+	if t.DType == nd {
+		v = x
+	}
+	var acc ir.Value
+	for i := range r {
+		start, limit := make([]int, s.Rank()), s.Clone()
+		start[s.Rank()-1], limit[s.Rank()-1] = i, i+1
+		part := b.Reshape(b.Slice(v, start, limit, filled(s.Rank(), 1)), out)
+		part = b.Binary(ir.OpAnd, b.Convert(part, wd), intConst(b, wd, out, int64(uint64(1)<<wn-1)))
+		if i > 0 {
+			part = b.Binary(ir.OpShiftLeft, part, intConst(b, wd, out, int64(i*wn)))
+			part = b.Binary(ir.OpOr, acc, part)
+		}
+		acc = part
+	}
+	if to == wd {
+		return acc
+	}
+	return b.BitcastConvert(acc, to)
+}
+
+// bitcastSplit is a bitcast to a narrower dtype: each element becomes a
+// new last dim of r = wide/narrow elements, least significant first.
+func bitcastSplit(b *ir.Builder, x ir.Value, to ir.DType) ir.Value {
+	t := b.Type(x)
+	wn, ww := bits(to), bits(t.DType)
+	r := ww / wn
+	wd, _ := sameWidthInt(t.DType, false)
+	nd, _ := bitsInt(wn)
+	v := x
+	if t.DType != wd {
+		v = b.BitcastConvert(x, wd)
+	}
+	shape := append(t.Shape.Clone(), 1)
+	parts := make([]ir.Value, r)
+	for i := range r {
+		p := v
+		if i > 0 {
+			p = b.Binary(ir.OpShiftRightLogical, v, intConst(b, wd, t.Shape, int64(i*wn)))
+		}
+		parts[i] = b.Reshape(b.Convert(p, nd), shape)
+	}
+	out := b.Concat(len(shape)-1, parts...)
+	if to == nd {
+		return out
+	}
+	return b.BitcastConvert(out, to)
+}
+
+// reducePrecision supports the cases that are a round trip through a dtype
+// the IR has: f16 and bf16 (and a no-op at the operand's own precision).
+func reducePrecision(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	x, err := oneOperand(e, op)
+	if err != nil {
+		return nil, err
+	}
+	eb, err := intAttr(op, "exponent_bits")
+	if err != nil {
+		return nil, err
+	}
+	mb, err := intAttr(op, "mantissa_bits")
+	if err != nil {
+		return nil, err
+	}
+	b := e.b
+	d := b.Type(x).DType
+	own := map[ir.DType][2]int64{ir.F32: {8, 23}, ir.F16: {5, 10}, ir.BF16: {8, 7}, ir.F64: {11, 52}}
+	if p, ok := own[d]; ok && p == [2]int64{eb, mb} {
+		return one(x), nil
+	}
+	for _, via := range []ir.DType{ir.F16, ir.BF16} {
+		if own[via] == [2]int64{eb, mb} && (d == ir.F32 || d == ir.F64) {
+			return one(b.Convert(b.Convert(x, via), d)), nil
+		}
+	}
+	return nil, unsupported(op, "reduce_precision to %d exponent and %d mantissa bits of %v (only to f16's or bf16's)", eb, mb, d)
+}

@@ -1,0 +1,309 @@
+package stablehlo
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/eval"
+)
+
+// The numerical fixtures of testdata/ (see testdata/README.md): each
+// program's artifact, translated and run on the reference interpreter,
+// must give what jax's CPU gave.
+
+type fixtureTensor struct {
+	DType string `json:"dtype"`
+	Shape []int  `json:"shape"`
+	Data  string `json:"data"`
+}
+
+type fixture struct {
+	Name     string            `json:"name"`
+	Versions map[string]string `json:"versions"`
+	Inputs   []fixtureTensor   `json:"inputs"`
+	Outputs  []fixtureTensor   `json:"outputs"`
+}
+
+func (ft fixtureTensor) tensor() (eval.Tensor, error) {
+	d, err := ir.ParseDType(ft.DType)
+	if err != nil {
+		return eval.Tensor{}, err
+	}
+	raw, err := base64.StdEncoding.DecodeString(ft.Data)
+	if err != nil {
+		return eval.Tensor{}, err
+	}
+	t := ir.TensorType{DType: d, Shape: ir.Shape(ft.Shape)}
+	if len(raw) != t.Bytes() {
+		return eval.Tensor{}, fmt.Errorf("%d bytes for %v", len(raw), t)
+	}
+	return eval.FromBytes(t, raw), nil
+}
+
+// tolerance is how far a float result may be from jax's: |got - want| <=
+// Atol + Rtol*|want|. NaN must meet NaN and an infinity the same infinity;
+// Exact programs compare every float bit for bit (signed zeros and NaN
+// payloads aside, which jax's CPU does not keep stable either).
+type tolerance struct {
+	Rtol, Atol float64
+	Exact      bool
+}
+
+// Float tolerances, by dtype, for elementwise programs. +, -, *, / and
+// sqrt are correctly rounded on both sides (the interpreter computes in
+// float64 and rounds once, which for these equals float32's own rounding),
+// so they agree exactly. Transcendental functions differ: XLA's CPU uses
+// its own approximations, the interpreter Go's math rounded to float32;
+// measured, the worst is under 2 ulp (2^-23 = 1.2e-7 relative each), so
+// 1e-6 (8 ulp) with an absolute floor of 1e-7 where a result nears 0 from
+// a larger input (sin near pi; the floor is one ulp of 1). Half types are
+// computed in float32 by XLA and rounded once, as the interpreter rounds
+// its float64: one ulp of f16 (2^-10) and of bf16 (2^-7) covers a result
+// on a rounding boundary (none differed, measured).
+var dtypeTolerance = map[ir.DType]tolerance{
+	ir.F32:  {Rtol: 1e-6, Atol: 1e-7},
+	ir.F64:  {Rtol: 1e-13, Atol: 1e-300},
+	ir.F16:  {Rtol: 1e-3, Atol: 6e-8},
+	ir.BF16: {Rtol: 8e-3, Atol: 1e-38},
+	ir.C64:  {Rtol: 1e-6, Atol: 1e-7},
+}
+
+// accumulated is the float32 tolerance of programs that sum products or
+// chain many ops: XLA's CPU sums float32 in float32 (Eigen's blocked order),
+// the interpreter in float64, so a sum of n terms of magnitude m differs by
+// up to about n*m*2^-24; for these programs' sizes (16 to 40 terms of
+// magnitude about 1, gradients through a few such sums) 4e-6 relative with
+// a floor of 4e-7 holds with 3x to spare, measured.
+var accumulated = tolerance{Rtol: 4e-6, Atol: 4e-7}
+
+// programTolerance overrides the dtype's for programs whose results are
+// exact (data movement, sorts, conversions) or accumulate rounding.
+// Convolutions sum up to 54 products of normal inputs into results that
+// cross zero, and their gradients sum those again, hence an absolute floor
+// of 1e-5 (about 40 ulp of the typical magnitude of 2 to 8).
+var programTolerance = map[string]tolerance{
+	"converts":         {Exact: true},
+	"random":           {Exact: true},
+	"random_typed_key": {Exact: true},
+	"total_order":      {Exact: true},
+	"sort":             {Exact: true},
+	"indexing":         {Exact: true},
+	"dynamic_slice":    {Exact: true},
+	"sharding":         {Exact: true},
+	"donation":         {Exact: true},
+	"uint64_internal":  {Exact: true},
+	"uint16_internal":  {Exact: true},
+	"int64":            {Exact: true},
+	"matmul":           accumulated,
+	"einsum":           accumulated,
+	"reductions":       accumulated,
+	"softmax":          accumulated,
+	"grad":             accumulated,
+	"vmap":             accumulated,
+	"scan":             accumulated,
+	"loops":            accumulated,
+	"mlp_adam":         accumulated,
+	"cumulative":       accumulated,
+	"pooling":          accumulated,
+	"fft":              accumulated,
+	"conv":             {Rtol: 1e-5, Atol: 1e-5},
+	"conv_grad":        {Rtol: 1e-5, Atol: 1e-5},
+}
+
+// resultTolerance overrides the program's for single results. jax's
+// random floats are made from the bits exactly (uniform, and bf16 and f16
+// normals, agree bit for bit) except where a transcendental function is
+// applied to them: normal is erf_inv(uniform), whose log1p differs from
+// XLA's by an ulp now and then (1 of 6 values here, by 1 ulp);
+// truncated_normal goes through erf and erf_inv, which amplify that
+// (7 ulp of a value near 0.02), gumbel through log(-log(u)).
+var resultTolerance = map[string]tolerance{
+	"random/0":           {Rtol: 2.4e-7},
+	"random_typed_key/3": {Rtol: 1e-6, Atol: 1e-7},
+	"random_typed_key/4": {Rtol: 1e-6, Atol: 1e-7},
+}
+
+func loadFixtures(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/ (%v): run testdata/generate.py", err)
+	}
+	return files
+}
+
+func TestNumericsAgainstJaxCPU(t *testing.T) {
+	for _, file := range loadFixtures(t) {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fx fixture
+			if err := json.Unmarshal(raw, &fx); err != nil {
+				t.Fatal(err)
+			}
+			code, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".mlir.bc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, sig, err := Read(code)
+			if err != nil {
+				t.Fatalf("translate: %v", err)
+			}
+			if err := ir.Verify(p); err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			args := make([]eval.Tensor, len(fx.Inputs))
+			for i, in := range fx.Inputs {
+				if args[i], err = in.tensor(); err != nil {
+					t.Fatalf("input %d: %v", i, err)
+				}
+				if pt := p.Params[i]; pt.DType != args[i].Type.DType || !pt.Shape.Equal(args[i].Type.Shape) {
+					t.Fatalf("input %d is %v, parameter %v", i, args[i].Type, pt)
+				}
+			}
+			if len(sig.Args) != len(p.Params) || len(sig.Results) != len(p.Results) {
+				t.Fatalf("signature %d args %d results, program %d and %d", len(sig.Args), len(sig.Results), len(p.Params), len(p.Results))
+			}
+			got, err := eval.Run(p, args)
+			if err != nil {
+				t.Fatalf("eval: %v", err)
+			}
+			if len(got) != len(fx.Outputs) {
+				t.Fatalf("%d results, jax gave %d", len(got), len(fx.Outputs))
+			}
+			tol, ok := programTolerance[name]
+			for i, o := range fx.Outputs {
+				want, err := o.tensor()
+				if err != nil {
+					t.Fatalf("output %d: %v", i, err)
+				}
+				if g := got[i].Type; g.DType != want.Type.DType || !g.Shape.Equal(want.Type.Shape) {
+					t.Errorf("result %d is %v, jax's %v", i, g, want.Type)
+					continue
+				}
+				ti := tol
+				if !ok {
+					ti = dtypeTolerance[want.Type.DType]
+				}
+				if rt, ok := resultTolerance[fmt.Sprintf("%s/%d", name, i)]; ok {
+					ti = rt
+				}
+				known := knownDifferences[fmt.Sprintf("%s/%d", name, i)]
+				msg, worst, seen := compareTensors(got[i], want, ti, known)
+				if msg != "" {
+					t.Errorf("result %d (%v): %s", i, want.Type, msg)
+				}
+				if known != nil && seen == 0 {
+					t.Errorf("result %d: the known difference (%s) no longer shows: update knownDifferences", i, known.what)
+				}
+				if worst > 0 {
+					t.Logf("result %d (%v): the worst difference uses %.2g of the tolerance", i, want.Type, worst)
+				}
+			}
+		})
+	}
+}
+
+// knownDiff is a difference between the IR's reference semantics and
+// XLA's CPU that the translation does not paper over (see the README's
+// "IR and XLA" section): where it shows, the interpreter's value is
+// asserted instead of jax's.
+type knownDiff struct {
+	what string
+	ok   func(got, want float64) bool // got is the interpreter's documented value
+}
+
+// knownDifferences, by program/result. XLA's CPU runs with
+// subnormals flushed to zero (inputs and results of float32 arithmetic,
+// and so of bf16, which it computes in float32); the interpreter keeps
+// them: bf16(1e-38) * 3 is 3.0e-38 there, 0 in XLA.
+//
+// The interpreter holds f16 values as float64 and makes their bits again
+// with ir.F32ToF16, which writes every NaN as 0x7e00: a bitcast through
+// f16 keeps no NaN payload. Splitting a float32 NaN or infinity into two
+// f16 and joining them back gives 0x7e000000 (4.25e37) where XLA gives the
+// bits back.
+//
+// The interpreter converts int64 to float32 through float64, rounding
+// twice; XLA rounds once: 2^60 + 2^36 + 1 is 2^60 there, 2^60 + 2^37 in XLA
+// (float64 to f16 goes through float32 in both, measured).
+var knownDifferences = map[string]*knownDiff{
+	"int64/7": {"int64 to float32 rounds twice in the interpreter", func(g, w float64) bool {
+		return g == 1<<60 && w == 1<<60+1<<37
+	}},
+	"converts/22": {"f16 NaN payloads are canonicalized to 0x7e00 by the interpreter", func(g, w float64) bool {
+		return (math.IsNaN(w) || math.IsInf(w, 0)) && math.Float32bits(float32(g))&0x7fff0000 == 0x7e000000
+	}},
+	"elementwise_bf16/2":  {"a subnormal operand is flushed to zero by XLA", subnormalFlushed},
+	"elementwise_bf16/13": {"a subnormal operand is flushed to zero by XLA", subnormalFlushed},
+}
+
+// subnormalFlushed: XLA gave 0 where the interpreter kept a result near
+// float32's smallest normal, from a subnormal operand.
+func subnormalFlushed(g, w float64) bool { return w == 0 && g != 0 && math.Abs(g) < 1e-37 }
+
+// compareTensors reports the first mismatches (or ""), the worst float
+// difference as a fraction of the tolerance, and how many elements a
+// known difference covered.
+func compareTensors(got, want eval.Tensor, tol tolerance, known *knownDiff) (string, float64, int) {
+	d := want.Type.DType
+	var bad []string
+	n := want.Type.Shape.Size()
+	worst := 0.0
+	seen := 0
+	for k := range n {
+		var ok bool
+		switch {
+		case d.IsInt() || d == ir.Bool:
+			ok = got.I[k] == want.I[k]
+		case d == ir.C64:
+			ok = closeFloat(real(got.C[k]), real(want.C[k]), tol, &worst) && closeFloat(imag(got.C[k]), imag(want.C[k]), tol, &worst)
+		default:
+			ok = closeFloat(got.F[k], want.F[k], tol, &worst)
+			if !ok && known != nil && known.ok(got.F[k], want.F[k]) {
+				ok = true
+				seen++
+			}
+		}
+		if !ok && len(bad) < 6 {
+			idx := eval.Unravel(k, want.Type.Shape)
+			switch {
+			case d.IsInt() || d == ir.Bool:
+				bad = append(bad, fmt.Sprintf("at %v got %d want %d", idx, got.I[k], want.I[k]))
+			case d == ir.C64:
+				bad = append(bad, fmt.Sprintf("at %v got %v want %v", idx, got.C[k], want.C[k]))
+			default:
+				bad = append(bad, fmt.Sprintf("at %v got %v want %v", idx, got.F[k], want.F[k]))
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return "", worst, seen
+	}
+	return strings.Join(bad, "; "), worst, seen
+}
+
+func closeFloat(g, w float64, tol tolerance, worst *float64) bool {
+	switch {
+	case math.IsNaN(w) || math.IsNaN(g):
+		return math.IsNaN(w) && math.IsNaN(g)
+	case math.IsInf(w, 0) || math.IsInf(g, 0):
+		return g == w
+	case tol.Exact:
+		return g == w
+	}
+	diff := math.Abs(g - w)
+	bound := tol.Atol + tol.Rtol*math.Abs(w)
+	*worst = max(*worst, diff/bound)
+	return diff <= bound
+}

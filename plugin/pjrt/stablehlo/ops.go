@@ -1,0 +1,154 @@
+package stablehlo
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/plugin/pjrt/mlir"
+)
+
+// OpSupport is one op the translation supports and what it becomes.
+type OpSupport struct {
+	Name string // the op as the artifact names it: vhlo.add_v1
+	Note string // what it becomes in the IR, and its limits
+}
+
+// Ops lists every supported op, sorted by name: the table docs/jax.md is
+// generated from. Any op not listed is an error naming it.
+func Ops() []OpSupport {
+	out := make([]OpSupport, 0, len(handlers)+len(structural))
+	for name, h := range handlers {
+		out = append(out, OpSupport{Name: name, Note: h.note})
+	}
+	for name, note := range structural {
+		out = append(out, OpSupport{Name: name, Note: note})
+	}
+	slices.SortFunc(out, func(a, b OpSupport) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// structural are the ops that hold the program rather than compute in it.
+var structural = map[string]string{
+	"builtin.module": "the module: its functions (one device: mhlo.num_partitions and mhlo.num_replicas must be 1)",
+	"vhlo.func_v1":   "main becomes the program; private functions are inlined where called",
+	"vhlo.return_v1": "the results of a function or region",
+	"sdy.mesh":       "ignored (one device)",
+}
+
+type handler struct {
+	fn    func(e *env, op *mlir.Operation) ([]ir.Value, error)
+	note  string
+	binds bool // fn binds op's results itself (tuples)
+}
+
+// handlers is filled by init: handlers translate regions, which look
+// handlers up.
+var handlers map[string]handler
+
+func init() { handlers = handlerTable() }
+
+func handlerTable() map[string]handler {
+	h := map[string]handler{}
+	add := func(name string, fn func(*env, *mlir.Operation) ([]ir.Value, error), note string) {
+		h[name] = handler{fn: fn, note: note}
+	}
+	// Both versions of the ops that gained result_accuracy in VHLO 1.9-1.10
+	// (an artifact targets any version from 0.9.0 on).
+	for name, o := range unaryOps {
+		note := "IR " + o.String()
+		switch name {
+		case "negate":
+			note += "; complex: each part negated"
+		case "abs", "sign":
+			note += " (not complex)"
+		}
+		add("vhlo."+name+"_v1", unary(o), note)
+		switch name {
+		case "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "sqrt", "rsqrt", "tanh", "sine", "cosine":
+			add("vhlo."+name+"_v2", unary(o), note+"; result_accuracy must be DEFAULT")
+		}
+	}
+	for name, o := range binaryOps {
+		note := "IR " + o.String()
+		switch name {
+		case "divide":
+			note = "IR divide; integers composed to XLA's x/0 = -1 (all bits), MIN/-1 = MIN"
+		case "remainder":
+			note = "IR remainder (C fmod); integers composed to XLA's x%0 = x, MIN%-1 = 0"
+		case "add", "subtract", "multiply":
+			note += "; complex composed from the parts"
+			if name != "subtract" {
+				note += "; i1 as " + map[string]string{"add": "or", "multiply": "and"}[name]
+			}
+		case "maximum", "minimum":
+			note += "; i1 as " + map[string]string{"maximum": "or", "minimum": "and"}[name]
+		}
+		add("vhlo."+name+"_v1", binary(o), note)
+	}
+	add("vhlo.tan_v1", tan, "sin/cos (in f32 for half types)")
+	add("vhlo.tan_v2", tan, "sin/cos (in f32 for half types); result_accuracy must be DEFAULT")
+	add("vhlo.cbrt_v1", cbrt, "pow(|x|, 1/3) and a Newton step, with the sign (in f32 for half types)")
+	add("vhlo.cbrt_v2", cbrt, "as cbrt_v1; result_accuracy must be DEFAULT")
+	add("vhlo.atan2_v1", atan2, "composed: a float32 minimax polynomial (1.1 ulp) reflected to the quadrant; f64 is an error")
+	add("vhlo.round_nearest_afz_v1", roundAFZ, "composed: floor(|x|) + (frac >= 0.5), times sign(x)")
+	add("vhlo.is_finite_v1", isFinite, "x - x == 0")
+	add("vhlo.popcnt_v1", popcnt, "composed: SWAR bit counting with shifts and masks")
+	add("vhlo.count_leading_zeros_v1", countLeadingZeros, "composed: a binary search with shifts and selects")
+	add("vhlo.real_v1", realImag(false), "complex: the low half of the bits; float: identity")
+	add("vhlo.imag_v1", realImag(true), "complex: the high half of the bits; float: zeros")
+	add("vhlo.complex_v1", complexOp, "the parts' bits put together (f32 parts only)")
+	add("vhlo.compare_v1", compare, "IR compare; TOTALORDER on floats through the bits (XLA's total order); "+
+		"SIGNED on unsigned and UNSIGNED on signed types by flipping the top bit; complex EQ and NE only")
+	add("vhlo.select_v1", selectOp, "IR select (a scalar predicate broadcast)")
+	add("vhlo.clamp_v1", clamp, "max then min (scalar bounds broadcast)")
+	add("vhlo.convert_v1", convert, "IR convert (float to int truncates and saturates, NaN to 0, as XLA's CPU); to complex sets the real part; from complex is an error")
+	add("vhlo.bitcast_convert_v1", bitcastConvert, "IR bitcast_convert; between widths, the last dim joined or split with shifts (little-endian), as XLA")
+	add("vhlo.reduce_precision_v1", reducePrecision, "a round trip through f16 or bf16 (other widths are an error)")
+
+	add("vhlo.constant_v1", constant, "IR constant (dense elements; a splat is broadcast)")
+	add("vhlo.iota_v1", iota, "IR iota")
+	add("vhlo.broadcast_in_dim_v1", broadcastInDim, "IR broadcast_in_dim (unsorted dims: a transpose first)")
+	add("vhlo.reshape_v1", reshape, "IR reshape")
+	add("vhlo.transpose_v1", transpose, "IR transpose")
+	add("vhlo.slice_v1", slice, "IR slice")
+	add("vhlo.concatenate_v1", concatenate, "IR concatenate")
+	add("vhlo.pad_v1", pad, "IR pad (negative and interior padding)")
+	add("vhlo.reverse_v1", reverse, "IR reverse")
+	add("vhlo.get_dimension_size_v1", getDimensionSize, "a constant (shapes are static)")
+	add("vhlo.dynamic_slice_v1", dynamicSlice, "IR gather of one slice (the IR clamps starts to [0, dim - size], as StableHLO)")
+	add("vhlo.dynamic_update_slice_v1", dynamicUpdateSlice, "starts clamped to [0, dim - update], then IR scatter (replace)")
+	add("vhlo.gather_v1", gather, "IR gather")
+	add("vhlo.gather_v2", gather, "IR gather; operand_batching_dims become iota index components and collapsed dims")
+	add("vhlo.scatter_v1", scatter, "as scatter_v2")
+	add("vhlo.scatter_v2", scatter, "ScatterWith (fixed kinds or the region form); several inputs: IR scatter_region; "+
+		"input_batching_dims become iota index components and inserted dims")
+
+	add("vhlo.fft_v1", fft, "IR fft (complex64 and float32)")
+	add("vhlo.dot_general_v1", dotGeneral, "IR dot_general (precision ignored)")
+	add("vhlo.dot_general_v2", dotGeneral, "IR dot_general (precision and algorithm ignored); a wider result type computes in it")
+	add("vhlo.dot_v1", dot, "IR dot_general of the last lhs dim with the first rhs dim")
+	add("vhlo.convolution_v1", convolution, "IR convolution between transposes to channels-last; window_reversal as a reverse; "+
+		"batch_group_count as feature groups; float operands only")
+
+	add("vhlo.reduce_v1", reduce, "ReduceWith: IR reduce for the fixed monoids, reduce_region otherwise")
+	add("vhlo.reduce_window_v1", reduceWindow, "ReduceWindowWith (several inputs: reduce_window_region); base dilation and negative padding as a pad with the init; "+
+		"window dilation is an error")
+	add("vhlo.select_and_scatter_v1", selectAndScatter, "SelectAndScatterWith (non-negative padding)")
+	add("vhlo.sort_v1", sortOp, "SortWith (IR sorts are stable)")
+	add("vhlo.while_v1", while, "IR while; captured values carried unchanged, small constants rebuilt inside")
+	add("vhlo.case_v1", caseOp, "IR case; captured values passed to every branch")
+	add("vhlo.if_v1", ifOp, "IR case on !pred")
+	add("vhlo.call_v1", call, "inlined")
+	add("vhlo.composite_v1", composite, "its decomposition, inlined")
+	add("vhlo.composite_v2", composite, "its decomposition, inlined")
+	add("vhlo.optimization_barrier_v1", identity, "identity")
+	add("vhlo.custom_call_v1", customCall, "only the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity)")
+	add("vhlo.custom_call_v2", customCall, "as custom_call_v1")
+	add("sdy.sharding_constraint", identity, "identity (one device)")
+	add("sdy.reshard", identity, "identity (one device)")
+	add("builtin.unrealized_conversion_cast", identity, "identity (VHLO and builtin tensor types are one)")
+	h["vhlo.tuple_v1"] = handler{fn: tuple, note: "kept apart: only get_tuple_element may use the tuple", binds: true}
+	h["vhlo.get_tuple_element_v1"] = handler{fn: getTupleElement, note: "the element of a tuple_v1", binds: true}
+	return h
+}

@@ -1,0 +1,71 @@
+"""TensorFlow and jax in one process on the installed plugin: argv[1] says
+which to import first. Each framework computes on its device and on its CPU;
+the result says how far apart they are and which libmetalplug files the
+process maps (one means one Go runtime)."""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+first = sys.argv[1]
+device_type = os.environ.get("METALPLUG_TEST_DEVICE_TYPE", "METALPLUG_HOST")
+
+
+def tensorflow_part():
+    import tensorflow as tf
+
+    devs = tf.config.list_logical_devices(device_type)
+    x = np.linspace(-1, 1, 64 * 64, dtype=np.float32).reshape(64, 64)
+    with tf.device(devs[0].name):
+        got = tf.linalg.matmul(x, x).numpy()
+    with tf.device("/CPU:0"):
+        want = tf.linalg.matmul(x, x).numpy()
+    return devs[0].name, float(np.max(np.abs(got - want)))
+
+
+def jax_part():
+    import jax
+    import jax.numpy as jnp
+
+    dev = jax.devices("metalplug")[0]
+    cpu = jax.devices("cpu")[0]
+    x = np.linspace(-1, 1, 48, dtype=np.float32).reshape(6, 8)
+    f = jax.jit(lambda a: jnp.tanh(a @ a.T) + 1)
+    got = np.asarray(f(jax.device_put(x, dev)))
+    want = np.asarray(f(jax.device_put(x, cpu)))
+    return dev, float(np.max(np.abs(got - want)))
+
+
+if first == "tensorflow":
+    tf_dev, tf_err = tensorflow_part()
+    jax_dev, jax_err = jax_part()
+else:
+    jax_dev, jax_err = jax_part()
+    tf_dev, tf_err = tensorflow_part()
+
+libs = set()
+if os.path.exists("/proc/self/maps"):
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            path = fields[-1] if len(fields) >= 6 else ""
+            if os.path.basename(path).startswith("libmetalplug"):
+                libs.add(os.path.realpath(path))
+else:  # macOS: the loader keeps one image per path, which the install makes one
+    libs.add("(one path, by the install)")
+print(
+    "RESULT "
+    + json.dumps(
+        {
+            "tf_device": tf_dev,
+            "tf_error": tf_err,
+            "jax_device": str(jax_dev),
+            "jax_kind": jax_dev.device_kind,
+            "jax_error": jax_err,
+            "libraries": sorted(libs),
+            "order": first,
+        }
+    )
+)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/cgo"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/plugin/cenv"
+	"github.com/metalplug/metalplug/plugin/testhook"
 )
 
 // The C boundary. A Go panic that unwinds into C aborts the process that
@@ -94,62 +94,26 @@ func safely(what string, fn func()) {
 	fn()
 }
 
-// PanicHookEnv names exported functions (comma-separated) that panic on
-// every call, or, written name@N, on the first N calls: the test hook of
-// plugin/tf, with the same variable, so one setting reaches both frontends.
-const PanicHookEnv = "METALPLUG_TEST_PANIC"
-
-var panicHook struct {
-	once  sync.Once
-	names map[string]*panicCount // nil unless the hook is set: one load per call
-	trace bool                   // TraceEnv is 1
-	seen  sync.Map               // export names traced so far
-}
-
 // TraceEnv, set to 1, logs the first call of each exported function: which
 // of the PJRT API a caller uses, in the order it first uses it.
 const TraceEnv = "METALPLUG_PJRT_TRACE"
 
-type panicCount struct {
-	always bool
-	left   atomic.Int64
+var trace struct {
+	once sync.Once
+	on   bool     // TraceEnv is 1
+	seen sync.Map // export names traced so far
 }
 
-// hook panics when the test hook names the exported function name.
+// hook is what every export calls first: the trace, then the test hook
+// (plugin/testhook).
 func hook(name string) {
-	panicHook.once.Do(func() {
-		panicHook.trace = cenv.Get(TraceEnv) == "1"
-		v := cenv.Get(PanicHookEnv)
-		if v == "" {
-			return
-		}
-		names := map[string]*panicCount{}
-		for _, n := range strings.Split(v, ",") {
-			n, count, limited := strings.Cut(strings.TrimSpace(n), "@")
-			c := &panicCount{always: !limited}
-			if limited {
-				k, err := strconv.ParseInt(count, 10, 64)
-				if err != nil || k < 0 {
-					logf("%s=%s: %q is not name or name@count; ignored", PanicHookEnv, v, n+"@"+count)
-					continue
-				}
-				c.left.Store(k)
-			}
-			names[n] = c
-		}
-		panicHook.names = names
-	})
-	if panicHook.trace {
-		if _, seen := panicHook.seen.LoadOrStore(name, true); !seen {
+	trace.once.Do(func() { trace.on = cenv.Get(TraceEnv) == "1" })
+	if trace.on {
+		if _, seen := trace.seen.LoadOrStore(name, true); !seen {
 			logf("PJRT call: %s (first)", slotName(name))
 		}
 	}
-	if panicHook.names == nil {
-		return
-	}
-	if c := panicHook.names[name]; c != nil && (c.always || c.left.Add(-1) >= 0) {
-		panic("forced panic in " + name + " (" + PanicHookEnv + ")")
-	}
+	testhook.Check(name)
 }
 
 // ------------------------------------------------------------------ errors

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/metalplug/metalplug/plugin/testhook"
 )
 
 // TestEveryExportRecovers holds every function exported to C to the shape
@@ -219,11 +221,7 @@ var exportCalls = map[string]func() errT{
 
 // armPanic makes the export name panic on every call, as
 // METALPLUG_TEST_PANIC does, and returns the function that disarms it.
-func armPanic(name string) (disarm func()) {
-	panicHook.once.Do(func() {})
-	panicHook.names = map[string]*panicCount{name: {always: true}}
-	return func() { panicHook.names = nil }
-}
+func armPanic(name string) (disarm func()) { return testhook.Arm(name) }
 
 // TestEveryExportSurvivesAPanic forces a panic in every export and calls
 // it as C would: the panic must not escape, and the export must return an
@@ -279,29 +277,6 @@ func TestStructSizes(t *testing.T) {
 	idx, err := callLarger(h)
 	if err != nil || idx != 0 {
 		t.Errorf("a larger struct: index %d, %v; want 0, nil", idx, err)
-	}
-}
-
-// TestPanicHookCounts: name@N panics on the first N calls only.
-func TestPanicHookCounts(t *testing.T) {
-	panicHook.once.Do(func() {})
-	c := &panicCount{}
-	c.left.Store(2)
-	panicHook.names = map[string]*panicCount{"mp_X": c}
-	defer func() { panicHook.names = nil }()
-	panics := 0
-	for range 5 {
-		func() {
-			defer func() {
-				if recover() != nil {
-					panics++
-				}
-			}()
-			hook("mp_X")
-		}()
-	}
-	if panics != 2 {
-		t.Errorf("mp_X@2 panicked %d times in 5 calls, want 2", panics)
 	}
 }
 

@@ -20,14 +20,12 @@ import "C"
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/status"
-	"github.com/metalplug/metalplug/plugin/cenv"
+	"github.com/metalplug/metalplug/plugin/testhook"
 )
 
 // The C boundary. A Go panic that unwinds into C aborts the process that
@@ -151,55 +149,8 @@ func failConstruction(ctx *C.TF_OpKernelConstruction, err error) {
 	C.TF_OpKernelConstruction_Failure(ctx, st)
 }
 
-// PanicHookEnv names exported functions (comma-separated) that panic on
-// every call, or, written name@N, on the first N calls: a test hook, so
-// that the tests can show a panic in any of them reaches TensorFlow as an
-// error and the process lives. It is read once, at the first call into the
-// library.
-const PanicHookEnv = "METALPLUG_TEST_PANIC"
-
-var panicHook struct {
-	once  sync.Once
-	names map[string]*panicCount // nil unless the hook is set: one load per call
-}
-
-// panicCount is how often one export is to panic: always, or left more times.
-type panicCount struct {
-	always bool
-	left   atomic.Int64
-}
-
-// hook panics when the test hook names the exported function name.
-func hook(name string) {
-	panicHook.once.Do(func() {
-		v := cenv.Get(PanicHookEnv)
-		if v == "" {
-			return
-		}
-		names := map[string]*panicCount{}
-		for _, n := range strings.Split(v, ",") {
-			n, count, limited := strings.Cut(strings.TrimSpace(n), "@")
-			c := &panicCount{always: !limited}
-			if limited {
-				k, err := strconv.ParseInt(count, 10, 64)
-				if err != nil || k < 0 {
-					logf("%s=%s: %q is not name or name@count; ignored", PanicHookEnv, v, n+"@"+count)
-					continue
-				}
-				c.left.Store(k)
-			}
-			names[n] = c
-		}
-		panicHook.names = names
-		logf("test hook: %s panic (%s)", v, PanicHookEnv)
-	})
-	if panicHook.names == nil {
-		return
-	}
-	if c := panicHook.names[name]; c != nil && (c.always || c.left.Add(-1) >= 0) {
-		panic("forced panic in " + name + " (" + PanicHookEnv + ")")
-	}
-}
+// hook is the test hook every export calls first (plugin/testhook).
+func hook(name string) { testhook.Check(name) }
 
 // Helpers for boundary_test.go (cgo is not allowed in _test.go files); the
 // linker drops them from the library.
@@ -227,8 +178,4 @@ func testCallbacks() int { return int(C.metalplug_test_callback_count()) }
 
 // armPanic makes the exported function name panic on every call, as
 // METALPLUG_TEST_PANIC does, and returns the function that disarms it.
-func armPanic(name string) (disarm func()) {
-	panicHook.once.Do(func() {})
-	panicHook.names = map[string]*panicCount{name: {always: true}}
-	return func() { panicHook.names = nil }
-}
+func armPanic(name string) (disarm func()) { return testhook.Arm(name) }

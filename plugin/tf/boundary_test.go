@@ -270,26 +270,3 @@ func wantNil(isNil bool) func() string {
 		return ""
 	}
 }
-
-// TestPanicHookCounts: name@N panics on the first N calls only.
-func TestPanicHookCounts(t *testing.T) {
-	panicHook.once.Do(func() {})
-	c := &panicCount{}
-	c.left.Store(2)
-	panicHook.names = map[string]*panicCount{"goX": c}
-	defer func() { panicHook.names = nil }()
-	panics := 0
-	for range 5 {
-		func() {
-			defer func() {
-				if recover() != nil {
-					panics++
-				}
-			}()
-			hook("goX")
-		}()
-	}
-	if panics != 2 {
-		t.Errorf("goX@2 panicked %d times in 5 calls, want 2", panics)
-	}
-}

@@ -203,23 +203,8 @@ func intPow(a, b int64) int64 {
 	return r
 }
 
-func cmpInt(dir ir.CompareDir, a, b int64) bool {
-	switch dir {
-	case ir.CmpEQ:
-		return a == b
-	case ir.CmpNE:
-		return a != b
-	case ir.CmpLT:
-		return a < b
-	case ir.CmpLE:
-		return a <= b
-	case ir.CmpGT:
-		return a > b
-	}
-	return a >= b
-}
-
-func cmpFloat(dir ir.CompareDir, a, b float64) bool {
+// compare is a dir b; for floats IEEE's (NaN is unordered, -0 == +0).
+func compare[T int64 | float64](dir ir.CompareDir, a, b T) bool {
 	switch dir {
 	case ir.CmpEQ:
 		return a == b

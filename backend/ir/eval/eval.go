@@ -252,7 +252,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 				var a, b float64
 				if x.I != nil {
 					ai, bi := x.I[k], y.I[k]
-					out.I[k] = int64(boolFloat(cmpInt(in.Compare, ai, bi)))
+					out.I[k] = int64(boolFloat(compare(in.Compare, ai, bi)))
 					continue
 				}
 				if x.C != nil { // complex64 compares EQ or NE only
@@ -260,7 +260,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 					continue
 				}
 				a, b = x.F[k], y.F[k]
-				out.I[k] = int64(boolFloat(cmpFloat(in.Compare, a, b)))
+				out.I[k] = int64(boolFloat(compare(in.Compare, a, b)))
 			}
 		case ir.OpSelect:
 			pr, x, y := arg(0), arg(1), arg(2)

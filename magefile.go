@@ -90,6 +90,9 @@ func Test() error {
 	return release.Check(".", logf)
 }
 
+// Jaxfixtures regenerates the committed jax artifacts (plugin/pjrt/mlir/testdata, plugin/pjrt/stablehlo/testdata) with the pinned jax.
+func Jaxfixtures() error { return tasks.JaxFixtures(logf) }
+
 // Demo makes a venv with the pinned TensorFlow, installs the plugin and trains a Keras model on the device.
 func Demo() error { return tasks.Demo(logf) }
 

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
@@ -53,4 +54,27 @@ func jaxTier(env []string, j *jaxEnv, logf Logf) error {
 	logf("== JAX: jax %s, jaxlib %s on %s", j.report.Jax.Version, j.report.Jax.JaxlibVersion, py)
 	jenv := append(env, "METALPLUG_TEST_PYTHON="+py, "METALPLUG_TEST_JAX_PYTHON="+py)
 	return run(jenv, "go", "test", "-count=1", "-v", "-run=TestJaxOnly|TestJaxEndToEnd", "./setup/probe/", "./plugin/pjrt/")
+}
+
+// jaxFixtureDirs are the committed jax artifacts and the generators that
+// write them: the reader's (artifacts with jaxlib's own print of each) and
+// the translation's (artifacts with inputs and jax's CPU outputs).
+var jaxFixtureDirs = []string{"plugin/pjrt/mlir/testdata", "plugin/pjrt/stablehlo/testdata"}
+
+// JaxFixtures regenerates the committed jax artifacts with the pinned jax,
+// running each directory's generate.py into that directory. The artifacts
+// are deterministic: a second run changes nothing; a new jax or an edited
+// generator does, and the golden tests then say what.
+func JaxFixtures(logf Logf) error {
+	j, err := jaxVenv(logf)
+	if err != nil {
+		return err
+	}
+	for _, dir := range jaxFixtureDirs {
+		logf("== %s/generate.py with jax %s", dir, j.report.Jax.Version)
+		if err := run(nil, j.report.Interpreter.Path, filepath.Join(dir, "generate.py"), dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }

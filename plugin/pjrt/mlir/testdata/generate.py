@@ -337,7 +337,9 @@ def vhlo_text(code):
 def write_gz(path, text):
     # mtime=0 keeps the bytes the same from run to run.
     with open(path, "wb") as f:
-        f.write(gzip.compress(text.encode(), compresslevel=9, mtime=0))
+        data = bytearray(gzip.compress(text.encode(), compresslevel=9, mtime=0))
+        data[9] = 255  # the OS byte, which Python versions set differently: "unknown"
+        f.write(bytes(data))
 
 
 def write(outdir, stem, code):

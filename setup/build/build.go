@@ -76,6 +76,28 @@ func ReadPin(root string) (string, error) {
 	return pin, nil
 }
 
+// PJRTVersion is the PJRT C API version the JAX frontend reports
+// (MP_PJRT_MAJOR and MP_PJRT_MINOR of plugin/pjrt/abi.h, which a test holds
+// this to).
+const PJRTVersion = "0.114"
+
+// checkPJRT refuses a jaxlib that would refuse the library: one whose PJRT
+// API has another major version, or accepts only newer plugins.
+func checkPJRT(j *probe.Jax) error {
+	major := func(v string) string { m, _, _ := strings.Cut(v, "."); return m }
+	minor := func(v string) int {
+		_, m, _ := strings.Cut(v, ".")
+		n := 0
+		fmt.Sscan(m, &n)
+		return n
+	}
+	if major(j.PJRTFramework) != major(PJRTVersion) || minor(j.PJRTMinimum) > minor(PJRTVersion) {
+		return fmt.Errorf("jaxlib %s speaks PJRT API %s and accepts plugins from %s, but this library speaks %s: it would not load; install the jax release JAX_SUPPORTED_VERSION names",
+			j.JaxlibVersion, j.PJRTFramework, j.PJRTMinimum, PJRTVersion)
+	}
+	return nil
+}
+
 // ReadJaxPin reads JAX_SUPPORTED_VERSION, the jaxlib minor the tree
 // supports, from the source root.
 func ReadJaxPin(root string) (string, error) {
@@ -104,6 +126,9 @@ func Build(o Options) (built bool, err error) {
 		if !version.SameMinor(r.Jax.JaxlibVersion, pin) {
 			return false, fmt.Errorf("jaxlib %s is installed for %s, but this tree supports jaxlib %s (JAX_SUPPORTED_VERSION): install it with `%s -m pip install 'jax==%s.*'`, or point PYTHON at an interpreter that has it",
 				r.Jax.JaxlibVersion, r.Interpreter.Path, pin, r.Interpreter.Path, version.Minor(pin))
+		}
+		if err := checkPJRT(r.Jax); err != nil {
+			return false, err
 		}
 	}
 	if r.HasTensorFlow() {

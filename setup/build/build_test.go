@@ -34,7 +34,7 @@ var tfReport = &probe.Report{TensorFlow: probe.TensorFlow{Distribution: "tensorf
 // TestCheckLibraryFollowsTheFrameworks: a library exports the entry points
 // of the frontends its environment has, and no others.
 func TestCheckLibraryFollowsTheFrameworks(t *testing.T) {
-	jaxOnly := &probe.Report{Jax: &probe.Jax{JaxlibVersion: "0.12.0.1"}}
+	jaxOnly := &probe.Report{Jax: &probe.Jax{JaxlibVersion: "0.12.0.1", PJRTFramework: "0.116", PJRTMinimum: "0.29"}}
 	both := &probe.Report{TensorFlow: tfReport.TensorFlow, Jax: jaxOnly.Jax}
 	pjrt := lib(t, "void GetPjrtApi(void) {}\n")
 	if err := CheckLibrary(pjrt, jaxOnly); err != nil {
@@ -184,5 +184,40 @@ func TestDarwinBuildFlags(t *testing.T) {
 	}
 	if LibraryName("darwin") != "libmetalplug.dylib" {
 		t.Errorf("darwin library name %q", LibraryName("darwin"))
+	}
+}
+
+// TestPJRTVersion: PJRTVersion is what plugin/pjrt/abi.h declares, and a
+// jaxlib that would refuse it is refused at build time.
+func TestPJRTVersion(t *testing.T) {
+	abi, err := os.ReadFile(filepath.Join("..", "..", "plugin", "pjrt", "abi.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var major, minor string
+	for _, line := range strings.Split(string(abi), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "#define" {
+			switch f[1] {
+			case "MP_PJRT_MAJOR":
+				major = f[2]
+			case "MP_PJRT_MINOR":
+				minor = f[2]
+			}
+		}
+	}
+	if major+"."+minor != PJRTVersion {
+		t.Errorf("abi.h declares PJRT %s.%s, PJRTVersion is %s", major, minor, PJRTVersion)
+	}
+	ok := &probe.Jax{JaxlibVersion: "0.12.0.1", PJRTFramework: "0.116", PJRTMinimum: "0.29"}
+	if err := checkPJRT(ok); err != nil {
+		t.Errorf("jaxlib 0.12's range: %v", err)
+	}
+	for _, bad := range []*probe.Jax{
+		{JaxlibVersion: "9", PJRTFramework: "1.3", PJRTMinimum: "1.0"},
+		{JaxlibVersion: "9", PJRTFramework: "0.140", PJRTMinimum: "0.120"},
+	} {
+		if err := checkPJRT(bad); err == nil || !strings.Contains(err.Error(), "would not load") {
+			t.Errorf("PJRT %s from %s: %v", bad.PJRTFramework, bad.PJRTMinimum, err)
+		}
 	}
 }

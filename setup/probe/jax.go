@@ -17,6 +17,10 @@ type Jax struct {
 	// (what the plugin asks programs to be written in) and the oldest.
 	StablehloCurrent string `json:"stablehlo_current"`
 	StablehloMinimum string `json:"stablehlo_minimum"`
+	// The PJRT C API version jaxlib itself speaks, and the oldest a plugin
+	// may report (pjrt.go measures both).
+	PJRTFramework string `json:"pjrt_framework"`
+	PJRTMinimum   string `json:"pjrt_minimum"`
 }
 
 // stablehloScript asks jaxlib's own StableHLO bindings for the version
@@ -40,7 +44,7 @@ func measureJax(python string, j *Jax) error {
 		return fmt.Errorf("jaxlib %s printed %q for its StableHLO versions, not two versions such as 1.22.0 0.9.0", j.JaxlibVersion, truncate(string(out), 200))
 	}
 	j.StablehloCurrent, j.StablehloMinimum = f[0], f[1]
-	return nil
+	return measurePJRT(python, j)
 }
 
 // HasTensorFlow reports whether the probed interpreter has TensorFlow.

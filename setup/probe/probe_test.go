@@ -140,13 +140,15 @@ func TestJaxOnly(t *testing.T) {
 	if r.HasTensorFlow() || !r.HasJax() {
 		t.Fatalf("TensorFlow %v, jax %+v: want jax alone", r.HasTensorFlow(), r.Jax)
 	}
-	if r.Jax.JaxlibVersion == "" || strings.Count(r.Jax.StablehloCurrent, ".") != 2 || r.Jax.StablehloMinimum == "" {
+	if r.Jax.JaxlibVersion == "" || strings.Count(r.Jax.StablehloCurrent, ".") != 2 || r.Jax.StablehloMinimum == "" ||
+		strings.Count(r.Jax.PJRTFramework, ".") != 1 || strings.Count(r.Jax.PJRTMinimum, ".") != 1 {
 		t.Errorf("jax report %+v", *r.Jax)
 	}
 	if _, err := RunTensorFlow(py); err == nil || !strings.Contains(err.Error(), "TensorFlow is not installed") {
 		t.Errorf("RunTensorFlow on a jax-only venv: %v", err)
 	}
-	t.Logf("jax %s, jaxlib %s, StableHLO %s..%s", r.Jax.Version, r.Jax.JaxlibVersion, r.Jax.StablehloMinimum, r.Jax.StablehloCurrent)
+	t.Logf("jax %s, jaxlib %s, StableHLO %s..%s, PJRT %s (from %s)", r.Jax.Version, r.Jax.JaxlibVersion, r.Jax.StablehloMinimum, r.Jax.StablehloCurrent,
+		r.Jax.PJRTFramework, r.Jax.PJRTMinimum)
 }
 
 func TestHeaderFeaturesAndMissingHeaders(t *testing.T) {

@@ -23,6 +23,7 @@ func (r *Report) Text() string {
 	if j := r.Jax; j != nil {
 		w("jax                %s, jaxlib %s (%s)", j.Version, j.JaxlibVersion, j.JaxlibDir)
 		w("stablehlo          %s to %s (the versions this jaxlib writes)", j.StablehloMinimum, j.StablehloCurrent)
+		w("pjrt api           %s (this jaxlib's), plugins from %s accepted (measured)", j.PJRTFramework, j.PJRTMinimum)
 	} else {
 		w("jax                not installed: the library has no JAX frontend")
 	}

@@ -95,12 +95,12 @@ def random_draws(seed):
             jax.random.split(key(4), 3))
 
 
-def adam_step(w1, w2, x, y):
+def adam_step(w1, w2, x, y, steps=3):
     params = (w1, w2)
     loss = lambda p: jnp.mean((jnp.tanh(x @ p[0]) @ p[1] - y) ** 2)
     m = jax.tree_util.tree_map(jnp.zeros_like, params)
     v = jax.tree_util.tree_map(jnp.zeros_like, params)
-    for t in range(1, 4):
+    for t in range(1, steps + 1):
         g = jax.grad(loss)(params)
         m = jax.tree_util.tree_map(lambda a, b: 0.9 * a + 0.1 * b, m, g)
         v = jax.tree_util.tree_map(lambda a, b: 0.999 * a + 0.001 * b * b, v, g)
@@ -108,6 +108,34 @@ def adam_step(w1, w2, x, y):
             lambda p, a, b: p - 0.01 * (a / (1 - 0.9**t)) / (jnp.sqrt(b / (1 - 0.999**t)) + 1e-8), params, m, v)
     return loss(params), params
 
+
+def training():
+    """An MLP trained with Adam for 30 jitted steps on the device: the loss
+    falls, and the parameters end where jax's CPU puts them."""
+    w1, w2, x, y = f32(16, 8), f32(8, 1), X, f32(8, 1)
+    step = jax.jit(lambda a, b: adam_step(a, b, x, y, steps=1)[1])
+    loss = jax.jit(lambda a, b: jnp.mean((jnp.tanh(x @ a) @ b - y) ** 2))
+    ends = {}
+    for d in (dev, cpu):
+        a, b = jax.device_put(w1, d), jax.device_put(w2, d)
+        first = float(loss(a, b))
+        for _ in range(30):
+            a, b = step(a, b)
+        ends[d.platform] = (first, float(loss(a, b)), np.asarray(a), np.asarray(b))
+    first, last, a, b = ends["metalplug"]
+    assert last < 0.8 * first, ("the loss did not fall", first, last)
+    np.testing.assert_allclose(a, ends["cpu"][2], rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(b, ends["cpu"][3], rtol=1e-3, atol=1e-4)
+    print("     loss %.4f -> %.4f in 30 steps" % (first, last))
+
+
+try:
+    training()
+    print("ok   training: the loss falls, the parameters match the CPU's")
+except Exception as e:
+    failures.append("training: " + (str(e).splitlines() or [repr(e)])[0][:300])
+    print("FAIL training")
+    traceback.print_exc(limit=2)
 
 for name, make, rtol, atol in cases:
     try:
@@ -122,5 +150,5 @@ for name, make, rtol, atol in cases:
         failures.append(name + ": " + (str(e).splitlines() or [repr(e)])[0][:300])
         print("FAIL", name)
         traceback.print_exc(limit=2)
-print("RESULT " + json.dumps({"cases": len(cases), "failures": failures}))
+print("RESULT " + json.dumps({"cases": len(cases) + 1, "failures": failures}))
 sys.exit(1 if failures else 0)

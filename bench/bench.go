@@ -129,6 +129,8 @@ type Report struct {
 	// Other are the same cases in the other mode (nil with NoSyncComparison).
 	Other []Case
 	Sync  []SyncCost
+	// Jax is the JAX cases (nil when not measured).
+	Jax *JaxReport `json:",omitempty"`
 	// Load samples /proc/loadavg before, between and after the processes;
 	// Busy lists other processes that used CPU when the run started.
 	Load []string

@@ -192,6 +192,10 @@ func (r *Report) markdown(plotPath string) string {
 	}
 	w("\n")
 
+	if r.Jax != nil {
+		w("%s", r.Jax.markdown())
+	}
+
 	w("## Correctness and placement\n\n| Case | Kernels that ran on the device (warm-up) | Max relative difference from the CPU |\n|---|---|---:|\n")
 	for _, c := range r.Cases {
 		var ops []string

@@ -104,6 +104,18 @@ func Bench(logf Logf) error {
 	if err != nil {
 		return err
 	}
+	j, err := jaxVenv(logf)
+	if err != nil {
+		return err
+	}
+	jlib := filepath.Join("build", "jax", build.LibraryName(r.GOOS))
+	if _, err := build.Build(build.Options{Report: j.report, Root: ".", Out: jlib, Log: logf}); err != nil {
+		return err
+	}
+	jabs, _ := filepath.Abs(jlib)
+	if rep.Jax, err = bench.RunJax(bench.JaxOptions{Root: ".", Python: j.report.Interpreter.Path, Lib: jabs, Log: logf}); err != nil {
+		return err
+	}
 	if err := rep.Plot(bench.PlotPath); err != nil {
 		return err
 	}

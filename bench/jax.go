@@ -17,8 +17,8 @@ import (
 // the library built for its jaxlib.
 type JaxOptions struct {
 	Root, Python, Lib string
-	Runs              int // whole runs (processes); 0 means 3
-	Reps              int // timed calls per case, device and run; 0 means 20
+	Runs              int                              // whole runs (processes); 0 means 3
+	Reps              int                              // timed calls per case, device and run; 0 means 20
 	Log               func(format string, args ...any) `json:"-"`
 }
 

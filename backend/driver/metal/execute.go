@@ -9,6 +9,7 @@ import (
 	"github.com/progrium/darwinkit/macos/metal"
 	"github.com/progrium/darwinkit/macos/mps"
 	"github.com/progrium/darwinkit/macos/mpsgraph"
+	"github.com/progrium/darwinkit/objc"
 )
 
 // run is what one execution keeps alive until its command buffer completes:
@@ -144,6 +145,14 @@ func (s *stream) bind(r *run, p unsafe.Pointer, b binding, input bool) (mpsgraph
 		}
 		if d.feat.ndOffset {
 			desc := mps.NDArrayDescriptorClass.DescriptorWithDataTypeShape(b.dtype, numbers(b.shape))
+			// The tensor is TensorFlow's or jax's, packed row after row.
+			// Left at its default (NO), preferPackedRows lets MPS pad each
+			// row to a stride of its own, and a rank >= 2 tensor whose row
+			// is not a multiple of its alignment would be read and written
+			// at the wrong places.
+			if desc.RespondsToSelector(objc.Sel("setPreferPackedRows:")) {
+				objc.Call[objc.Void](desc, objc.Sel("setPreferPackedRows:"), true)
+			}
 			nd := msg[mps.NDArray](mps.NDArrayClass.Alloc(), "initWithBuffer:offset:descriptor:", a.buf, uint(off), desc)
 			if nd.Ptr() == nil {
 				return mpsgraph.TensorData{}, nil, fmt.Errorf("MPSNDArray refused offset %d into the allocation at %p", off, a.ptr)

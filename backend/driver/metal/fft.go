@@ -56,6 +56,10 @@ func lowerFFT(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		re = l.alongLast(x, shape, l.constMatrix(c, last, half))
 		im = l.alongLast(x, shape, l.constMatrix(s, last, half))
 		shape[r-1] = half
+		// alongLast gives [rows, half]: back to the logical rank, which the
+		// other axes' transforms permute (a rank-2 tensor given a rank-r
+		// permutation asserts in MPSGraph and aborts the process).
+		re, im = l.reshape(re, shape), l.reshape(im, shape)
 		for ax := r - nd; ax < r-1; ax++ {
 			re, im = l.dftAxis(re, im, shape, ax, false)
 		}

@@ -171,7 +171,14 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 			return l.div(x, y), nil
 		case ir.OpRem:
 			// fmod: x - trunc(x/y)*y, with the sign of x; x/0 gives NaN.
-			return l.sub(x, l.mul(l.trunc(l.div(x, y)), y)), nil
+			// Composed, it would also give NaN for a finite x over an
+			// infinite y (0 * inf), where fmod is x, and +0 where fmod
+			// keeps the sign of x: both are selected back.
+			r := l.sub(x, l.mul(l.trunc(l.div(x, y)), y))
+			zero := l.scalar(0, mustPhys(d))
+			r = l.sel(l.eq(r, zero), l.mul(x, zero), r) // x*0 is -0 for a negative x
+			infY := l.land(l.lnot(l.isFinite(y)), l.lnot(l.isNaN(y)))
+			return l.sel(l.land(infY, l.isFinite(x)), x, r), nil
 		case ir.OpPow:
 			return l.pow(x, y), nil
 		}

@@ -47,6 +47,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/progrium/darwinkit/macos/metal"
@@ -113,6 +114,9 @@ func Open(opts Options) (*Driver, error) {
 		d.gdevice = msg[mpsgraph.Device](mpsgraph.DeviceClass, "deviceWithMTLDevice:", d.device)
 		d.gdevice.Retain()
 		d.feat = detectFeatures()
+		if m := missingRequired(); len(m) > 0 {
+			return fmt.Errorf("this macOS lacks MPSGraph's %s: metalplug needs macOS 12.3 or later", strings.Join(m, ", "))
+		}
 		d.capacity = opts.MemoryBytes
 		if d.capacity <= 0 {
 			d.capacity = int64(d.device.RecommendedMaxWorkingSetSize())

@@ -95,6 +95,28 @@ func detectFeatures() features {
 	}
 }
 
+// required are MPSGraph methods the lowerings call without a fallback,
+// newer than the deployment target (macOS 12.0): they came with macOS
+// 12.3, and on 12.0 to 12.2 an unrecognised selector would abort the
+// process at the first program that uses one.
+var required = []string{
+	"gatherAlongAxis:withUpdatesTensor:indicesTensor:name:",
+	"scatterNDWithDataTensor:updatesTensor:indicesTensor:batchDimensions:mode:name:",
+	"maximumWithNaNPropagationWithPrimaryTensor:secondaryTensor:name:",
+	"minimumWithNaNPropagationWithPrimaryTensor:secondaryTensor:name:",
+}
+
+// missingRequired lists the required methods this macOS lacks.
+func missingRequired() []string {
+	var missing []string
+	for _, sel := range required {
+		if !mpsgraph.GraphClass.RespondsToSelector(objc.Sel(sel)) {
+			missing = append(missing, sel)
+		}
+	}
+	return missing
+}
+
 // errorText is an NSError's description, or a fallback when there is none.
 func errorText(e foundation.Error, fallback string) string {
 	if e.Ptr() == nil {

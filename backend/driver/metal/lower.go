@@ -494,6 +494,10 @@ func (l *lowering) lowerWithEmpty(in ir.Instr, args []val) (tensor, error) {
 		}
 		return l.broadcastTo(args[1].t, physShape(in.Type)), nil
 	case ir.OpReduce, ir.OpReduceWindow: // folds of nothing: the identity
+		if d := in.Type.DType; d.IsInt() && (in.Reduce == ir.ReduceMax || in.Reduce == ir.ReduceMin) {
+			// Exact: int64's highest value has no float64 form.
+			return l.broadcastTo(l.extremeConst(d, in.Reduce == ir.ReduceMin), physShape(in.Type)), nil
+		}
 		return l.fill(in.Type, reduceIdentity(in.Reduce, in.Type.DType)), nil
 	case ir.OpDotGeneral, ir.OpConvolution: // empty sums
 		return l.zeros(in.Type), nil

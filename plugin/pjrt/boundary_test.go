@@ -4,10 +4,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/metalplug/metalplug/plugin/internal/exports"
 
 	"github.com/metalplug/metalplug/plugin/testhook"
 )
@@ -27,37 +27,14 @@ func TestEveryExportRecovers(t *testing.T) {
 	}
 }
 
-// exportedFunctions parses dir's non-test Go files and returns each
-// function with a //export line, by its exported name.
+// exportedFunctions is every //export of dir, by its exported name.
 func exportedFunctions(t *testing.T, dir string) map[string]*ast.FuncDecl {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	fns, err := exports.Functions(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*ast.FuncDecl{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, parser.ParseComments)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Doc == nil {
-				continue
-			}
-			for _, c := range fn.Doc.List {
-				if name, ok := strings.CutPrefix(c.Text, "//export "); ok {
-					out[strings.TrimSpace(name)] = fn
-				}
-			}
-		}
-	}
-	return out
+	return fns
 }
 
 // checkBoundary returns what is wrong with fn's first statements, or "".
@@ -91,18 +68,7 @@ func checkBoundary(name string, fn *ast.FuncDecl) string {
 	return ""
 }
 
-func callsWith(c *ast.CallExpr, fn, name string) bool {
-	id, ok := c.Fun.(*ast.Ident)
-	if !ok || id.Name != fn || len(c.Args) == 0 {
-		return false
-	}
-	lit, ok := c.Args[0].(*ast.BasicLit)
-	if !ok {
-		return false
-	}
-	s, err := strconv.Unquote(lit.Value)
-	return err == nil && s == name
-}
+var callsWith = exports.CallsWith
 
 // TestBoundaryCheckCatches: the shape check rejects what it must.
 func TestBoundaryCheckCatches(t *testing.T) {

@@ -4,10 +4,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/metalplug/metalplug/plugin/internal/exports"
 )
 
 // TestEveryExportRecovers holds every function exported to C to the shape
@@ -26,37 +27,14 @@ func TestEveryExportRecovers(t *testing.T) {
 	}
 }
 
-// exportedFunctions parses dir's non-test Go files and returns each function
-// with a //export line, by its exported name.
+// exportedFunctions is every //export of dir, by its exported name.
 func exportedFunctions(t *testing.T, dir string) map[string]*ast.FuncDecl {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	fns, err := exports.Functions(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*ast.FuncDecl{}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, parser.ParseComments)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range file.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Doc == nil {
-				continue
-			}
-			for _, c := range fn.Doc.List {
-				if name, ok := strings.CutPrefix(c.Text, "//export "); ok {
-					out[strings.TrimSpace(name)] = fn
-				}
-			}
-		}
-	}
-	return out
+	return fns
 }
 
 // checkBoundary returns what is wrong with fn's first statements, or "".
@@ -116,18 +94,7 @@ func literals(es []ast.Expr) bool {
 	return true
 }
 
-func callsWith(c *ast.CallExpr, fn, name string) bool {
-	id, ok := c.Fun.(*ast.Ident)
-	if !ok || id.Name != fn || len(c.Args) == 0 {
-		return false
-	}
-	lit, ok := c.Args[0].(*ast.BasicLit)
-	if !ok {
-		return false
-	}
-	s, err := strconv.Unquote(lit.Value)
-	return err == nil && s == name
-}
+var callsWith = exports.CallsWith
 
 // TestBoundaryCheckCatches: the shape check rejects what it must.
 func TestBoundaryCheckCatches(t *testing.T) {

@@ -1,10 +1,9 @@
 package probe
 
 import (
-	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
-	"strings"
 )
 
 // Jax is the installed jax and jaxlib, and what the plugin must speak to
@@ -23,28 +22,25 @@ type Jax struct {
 	PJRTMinimum   string `json:"pjrt_minimum"`
 }
 
-// stablehloScript asks jaxlib's own StableHLO bindings for the version
-// range; importing jaxlib's MLIR takes about a second, so it runs only when
-// jaxlib is there.
-const stablehloScript = `from jaxlib.mlir.dialects import stablehlo
-print(stablehlo.get_current_version(), stablehlo.get_minimum_version())`
-
-// measureJax fills j's StableHLO versions by asking the jaxlib python has.
+// measureJax asks the jaxlib python has, in one process (importing
+// jaxlib's MLIR takes about a second): its StableHLO bindings for the
+// version range its serializer writes, then its plugin loader for the PJRT
+// versions (pjrt.go).
 func measureJax(python string, j *Jax) error {
-	var stderr bytes.Buffer
-	cmd := exec.Command(python, "-I", "-c", stablehloScript)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	lib, err := pjrtProbeLibrary()
 	if err != nil {
-		return fmt.Errorf("jaxlib %s (%s) does not report its StableHLO versions (%v%s): reinstall it (`%s -m pip install --force-reinstall jaxlib==%s`)",
-			j.JaxlibVersion, j.JaxlibDir, err, indent(stderr.String()), python, j.JaxlibVersion)
+		return err
 	}
-	f := strings.Fields(string(out))
-	if len(f) != 2 || strings.Count(f[0], ".") != 2 || strings.Count(f[1], ".") != 2 {
-		return fmt.Errorf("jaxlib %s printed %q for its StableHLO versions, not two versions such as 1.22.0 0.9.0", j.JaxlibVersion, truncate(string(out), 200))
+	cmd := exec.Command(python, "-I", "-c", jaxScript, lib)
+	cmd.Env = append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=0") // the framework version is an info line
+	out, _ := cmd.CombinedOutput()
+	m := stablehloRE.FindSubmatch(out)
+	if m == nil {
+		return fmt.Errorf("jaxlib %s (%s) does not report its StableHLO versions (it printed %q): reinstall it (`%s -m pip install --force-reinstall jaxlib==%s`)",
+			j.JaxlibVersion, j.JaxlibDir, truncate(string(out), 400), python, j.JaxlibVersion)
 	}
-	j.StablehloCurrent, j.StablehloMinimum = f[0], f[1]
-	return measurePJRT(python, j)
+	j.StablehloCurrent, j.StablehloMinimum = string(m[1]), string(m[2])
+	return readPJRT(out, j)
 }
 
 // HasTensorFlow reports whether the probed interpreter has TensorFlow.

@@ -24,7 +24,10 @@ static api probe_api = {sizeof(api), NULL, {sizeof(version), NULL, 0, 0}, {NULL}
 const api* GetPjrtApi(void) { return &probe_api; }
 `
 
-const pjrtProbeScript = `import sys
+// jaxScript prints the StableHLO versions, then loads the probe plugin.
+const jaxScript = `import sys
+from jaxlib.mlir.dialects import stablehlo
+print("STABLEHLO", stablehlo.get_current_version(), stablehlo.get_minimum_version(), flush=True)
 from jax._src.lib import xla_client
 xla_client.load_pjrt_plugin_dynamically("metalplug_probe", sys.argv[1])
 try:
@@ -34,20 +37,14 @@ except Exception as e:
 `
 
 var (
+	stablehloRE = regexp.MustCompile(`STABLEHLO (\d+\.\d+\.\d+) (\d+\.\d+\.\d+)`)
 	frameworkRE = regexp.MustCompile(`framework PJRT API version is (\d+)\.(\d+)`)
 	minimumRE   = regexp.MustCompile(`minimum supported version (\d+)\.(\d+)`)
 )
 
-// measurePJRT fills j's PJRT versions by loading the probe plugin into the
-// jaxlib python has.
-func measurePJRT(python string, j *Jax) error {
-	lib, err := pjrtProbeLibrary()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(python, "-I", "-c", pjrtProbeScript, lib)
-	cmd.Env = append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=0") // the framework version is an info line
-	out, _ := cmd.CombinedOutput()
+// readPJRT fills j's PJRT versions from what jaxlib printed on refusing
+// the probe plugin.
+func readPJRT(out []byte, j *Jax) error {
 	f, m := frameworkRE.FindSubmatch(out), minimumRE.FindSubmatch(out)
 	if f == nil || m == nil {
 		return fmt.Errorf("jaxlib %s did not say which PJRT API versions it accepts when given a plugin of version 0.0 (it printed %q): this jaxlib loads plugins differently; report it",

@@ -245,7 +245,7 @@ func (b *Builder) Reshape(x Value, shape Shape) Value {
 // Transpose permutes dimensions: result dimension i is operand dimension perm[i].
 func (b *Builder) Transpose(x Value, perm []int) Value {
 	t := b.Type(x)
-	if !isPermutation(perm, t.Shape.Rank()) {
+	if !IsPermutation(perm, t.Shape.Rank()) {
 		return b.fail(OpTranspose, "%v is not a permutation of the %d dims of %v", perm, t.Shape.Rank(), t)
 	}
 	if isIdentity(perm) {
@@ -499,7 +499,8 @@ func windowed(t TensorType, w WindowAttrs) (Shape, WindowAttrs, error) {
 	return out, WindowAttrs{slices.Clone(w.Dims), slices.Clone(w.Strides), slices.Clone(w.Padding)}, nil
 }
 
-func isPermutation(p []int, n int) bool {
+// IsPermutation reports whether p is a permutation of 0..n-1.
+func IsPermutation(p []int, n int) bool {
 	if len(p) != n {
 		return false
 	}

@@ -162,7 +162,7 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	xr, kr := b.Type(x).Shape.Rank(), b.Type(k).Shape.Rank()
 	inPerm := append(append([]int{inB}, inS...), inF)
 	kPerm := append(append(append([]int{}, kS...), kI), kO)
-	if !isPerm(inPerm, xr) || !isPerm(kPerm, kr) {
+	if !ir.IsPermutation(inPerm, xr) || !ir.IsPermutation(kPerm, kr) {
 		return nil, invalid(op, "dimension numbers do not fit input %v and kernel %v", b.Type(x), b.Type(k))
 	}
 	x, k, out, err := contractOperands(e, op, x, k)
@@ -207,7 +207,7 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	}
 	y := b.Convolution(x, k, a)
 	outPerm := make([]int, ns+2)
-	if !isPerm(append(append([]int{outB}, outS...), outF), ns+2) {
+	if !ir.IsPermutation(append(append([]int{outB}, outS...), outF), ns+2) {
 		return nil, invalid(op, "output dimension numbers %d, %v, %d", outB, outS, outF)
 	}
 	outPerm[outB], outPerm[outF] = 0, ns+1
@@ -215,18 +215,4 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		outPerm[d] = 1 + i
 	}
 	return one(b.Convert(b.Transpose(y, outPerm), out)), nil
-}
-
-func isPerm(p []int, n int) bool {
-	if len(p) != n {
-		return false
-	}
-	seen := make([]bool, n)
-	for _, v := range p {
-		if v < 0 || v >= n || seen[v] {
-			return false
-		}
-		seen[v] = true
-	}
-	return true
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/host"
+	"github.com/metalplug/metalplug/backend/driver/metal"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/plugin/cenv"
 )
 
@@ -19,9 +21,10 @@ import (
 type Kind int
 
 const (
-	None  Kind = iota // no device is offered
-	Host              // the host reference driver (pure Go, the CPU)
-	Metal             // the Metal driver (Apple silicon)
+	None       Kind = iota // no device is offered
+	Host                   // the host reference driver (pure Go, the CPU)
+	Metal                  // the Metal driver (Apple silicon)
+	MetalModel             // the Metal driver on the model of MPSGraph (the CPU; for tests)
 )
 
 var chosen struct {
@@ -34,11 +37,40 @@ var chosen struct {
 // Driver is the process's driver and its kind, chosen once from the
 // settings of the process start: off macOS the host reference driver when
 // METALPLUG_HOST_DEVICE=1 asks for it, on macOS the Metal driver (or the host
-// driver, asked for the same way, for comparing the two). With no driver,
-// why says what to do.
+// driver, asked for the same way, for comparing the two). With
+// METALPLUG_HOST_DEVICE=1, METALPLUG_DRIVER=metal-model picks instead the
+// Metal driver on the model of MPSGraph, on any OS. With no driver, why
+// says what to do.
 func Driver() (d driver.Driver, kind Kind, why string) {
 	chosen.once.Do(func() { chosen.d, chosen.kind, chosen.why = choose() })
 	return chosen.d, chosen.kind, chosen.why
+}
+
+// hostSide is the driver METALPLUG_HOST_DEVICE=1 asks for: the host
+// reference driver, or with METALPLUG_DRIVER=metal-model the Metal driver
+// on the model of MPSGraph (METALPLUG_MODEL_MACOS=13.0, say, models an older
+// release).
+func hostSide() (driver.Driver, Kind, string) {
+	switch v := cenv.Get("METALPLUG_DRIVER"); v {
+	case "", "host":
+		return hostDriver()
+	case "metal-model":
+		var opts metal.ModelOptions
+		if s := cenv.Get("METALPLUG_MODEL_MACOS"); s != "" {
+			var maj, min int
+			if n, err := fmt.Sscanf(s, "%d.%d", &maj, &min); n != 2 || err != nil {
+				return nil, None, "METALPLUG_MODEL_MACOS=" + s + " is not a macOS release such as 14.0: offering no device"
+			}
+			opts.MacOS = gpu.Version{Major: maj, Minor: min}
+		}
+		m, err := metal.OpenModel(opts)
+		if err != nil {
+			return nil, None, "the MPSGraph model: " + err.Error() + ": offering no device"
+		}
+		return m, MetalModel, ""
+	default:
+		return nil, None, "METALPLUG_DRIVER=" + v + " is not a driver: use host or metal-model; offering no device"
+	}
 }
 
 // hostDriver makes the host reference driver: METALPLUG_HOST_MEMORY_MB caps

@@ -12,7 +12,7 @@ import (
 // reference driver instead, for comparing the two.
 func choose() (driver.Driver, Kind, string) {
 	if cenv.Get("METALPLUG_HOST_DEVICE") == "1" {
-		return hostDriver()
+		return hostSide()
 	}
 	m, err := metal.Open(metal.Options{})
 	if err != nil {

@@ -13,5 +13,5 @@ func choose() (driver.Driver, Kind, string) {
 	if cenv.Get("METALPLUG_HOST_DEVICE") != "1" {
 		return nil, None, "no device offered: set METALPLUG_HOST_DEVICE=1 to use the host reference driver (the Metal driver runs on Apple silicon only)"
 	}
-	return hostDriver()
+	return hostSide()
 }

@@ -33,8 +33,11 @@ func chooseDriver() (driver.Driver, string, error) {
 // The device kinds jax shows (jax.devices()[0].device_kind): which driver
 // backs the device, said plainly.
 func deviceKind(k backing.Kind) string {
-	if k == backing.Metal {
+	switch k {
+	case backing.Metal:
 		return "metal"
+	case backing.MetalModel:
+		return "metal (model of MPSGraph, on the CPU)"
 	}
 	return "host (reference driver)"
 }

@@ -15,6 +15,9 @@ func deviceNames(k device.Kind) (deviceType, platform string) {
 	if k == device.Metal {
 		return "GPU", "METAL"
 	}
+	if k == device.MetalModel { // a type of its own would change every test that selects the device
+		return "METALPLUG_HOST", "METALPLUG_METAL_MODEL"
+	}
 	return "METALPLUG_HOST", "METALPLUG_HOST_REFERENCE"
 }
 

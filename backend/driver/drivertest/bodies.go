@@ -58,7 +58,7 @@ func windowAt(o, off, stride, low, size int) int {
 // testReduceWindowRegion: acc = acc/2 + x over padded, overlapping windows
 // from an init of 0.5, which the padding positions hold too.
 func testReduceWindowRegion(t *testing.T, h *harness) {
-	for _, d := range []ir.DType{ir.F32, ir.F16} {
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16}) {
 		s := tt(d)
 		body := region(t, []ir.TensorType{s, s}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
 			return []ir.Value{b.Binary(ir.OpAdd, b.Binary(ir.OpMul, xs[0], b.Scalar(d, 0.5)), xs[1])}

@@ -80,7 +80,7 @@ func testDotGeneral(t *testing.T, h *harness) {
 		{"empty contracting", []int{3, 0}, []int{0, 2}, ir.DotDims{LhsContract: []int{1}, RhsContract: []int{0}}},
 		{"empty rows", []int{0, 4}, []int{4, 2}, ir.DotDims{LhsContract: []int{1}, RhsContract: []int{0}}},
 	}
-	for _, d := range []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I32, ir.I8, ir.I64, ir.U8} {
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I32, ir.I8, ir.I64, ir.U8}) {
 		for _, c := range cases {
 			if c.name == "large" && d != ir.F32 && d != ir.BF16 {
 				continue
@@ -168,7 +168,7 @@ func testConvolution(t *testing.T, h *harness) {
 		{"empty input channels", []int{1, 3, 3, 0}, []int{2, 2, 0, 2}, ir.ConvAttrs{}, []int{1, 2, 2, 2}},
 		{"only padding", []int{1, 0, 3, 1}, []int{1, 1, 1, 2}, ir.ConvAttrs{Padding: [][2]int{{1, 1}, {0, 0}}}, []int{1, 2, 3, 2}},
 	}
-	for _, d := range floatTypes {
+	for _, d := range h.keep(floatTypes) {
 		for _, c := range cases {
 			x, k := h.gen(d, small, c.x...), h.gen(d, small, c.k...)
 			want := convRef(x, k, c.a, c.result)
@@ -257,7 +257,7 @@ func testReduce(t *testing.T, h *harness) {
 		{[]int{3, 0}, []int{1}},
 		{[]int{0, 3}, []int{1}},
 	}
-	for _, d := range allTypes {
+	for _, d := range h.keep(allTypes) {
 		kinds := []ir.ReduceKind{ir.ReduceSum, ir.ReduceProd, ir.ReduceMax, ir.ReduceMin}
 		if d == ir.Bool {
 			kinds = []ir.ReduceKind{ir.ReduceAnd, ir.ReduceOr}
@@ -341,7 +341,7 @@ func testReduceWindow(t *testing.T, h *harness) {
 		{"empty operand, padding only", []int{0, 2}, ir.WindowAttrs{Dims: []int{1, 1}, Padding: [][2]int{{1, 1}, {0, 0}}}, []int{2, 2}},
 		{"scalar", []int{}, ir.WindowAttrs{Dims: []int{}}, []int{}},
 	}
-	for _, d := range []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I32, ir.I8, ir.U8} {
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I32, ir.I8, ir.U8}) {
 		for _, kind := range []ir.ReduceKind{ir.ReduceSum, ir.ReduceMax, ir.ReduceMin} {
 			for _, c := range cases {
 				x := h.gen(d, anyValue, c.shape...)
@@ -415,7 +415,7 @@ func testSelectAndScatter(t *testing.T, h *harness) {
 		{"window past the input", []int{2, 2}, ir.WindowAttrs{Dims: []int{3, 3}, Padding: [][2]int{{2, 2}, {2, 2}}}, []int{4, 4}},
 		{"empty", []int{0, 4}, ir.WindowAttrs{Dims: []int{1, 2}}, []int{0, 3}},
 	}
-	for _, d := range []ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I32, ir.I8} {
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F64, ir.F16, ir.BF16, ir.I32, ir.I8}) {
 		for _, dir := range []ir.CompareDir{ir.CmpGE, ir.CmpLE} {
 			for _, c := range cases {
 				x := h.gen(d, small, c.shape...) // few values: ties decide by position

@@ -33,7 +33,7 @@ func region(t *testing.T, params []ir.TensorType, build func(b *ir.Builder, xs [
 // (i, n, x, acc), for trip counts 0, 1 and 5; the result is acc.
 func testWhile(t *testing.T, h *harness) {
 	i32 := tt(ir.I32)
-	for _, d := range []ir.DType{ir.F32, ir.F16} {
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16}) {
 		vec := tt(d, 2, 3)
 		carried := []ir.TensorType{i32, i32, vec, vec}
 		cond := region(t, carried, func(b *ir.Builder, xs []ir.Value) []ir.Value {

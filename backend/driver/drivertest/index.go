@@ -98,7 +98,7 @@ var gatherCases = []gatherCase{
 
 func testGather(t *testing.T, h *harness) {
 	for _, c := range gatherCases {
-		for _, d := range movementTypes {
+		for _, d := range h.keep(movementTypes) {
 			for _, id := range []ir.DType{ir.I32, ir.I64} {
 				if id == ir.I64 && d != ir.F32 {
 					continue // index width is independent of the operand's
@@ -224,7 +224,7 @@ func testScatter(t *testing.T, h *harness) {
 			if kind == ir.ScatterReplace {
 				types = movementTypes
 			}
-			for _, d := range types {
+			for _, d := range h.keep(types) {
 				vk := anyValue
 				if kind == ir.ScatterMul {
 					vk = small

@@ -314,7 +314,7 @@ func testRngLayout(t *testing.T, h *harness) {
 			}
 		}
 	}
-	for _, d := range []ir.DType{ir.F32, ir.F16, ir.BF16} {
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16, ir.BF16}) {
 		want := make([]float64, n)
 		for i := range want {
 			switch d {
@@ -428,7 +428,7 @@ func meanStd(v []float64) (mean, std float64) {
 func testRngStatistics(t *testing.T, h *harness) {
 	const n = 8192
 	key, ctr := uint64(20240611), [2]uint64{3, 0}
-	for _, d := range []ir.DType{ir.F32, ir.F16, ir.BF16} {
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16, ir.BF16}) {
 		u := decode(d, rngDraw(t, h, ir.RngUniform, d, []int{n}, key, ctr))
 		for i, v := range u {
 			if !(v >= 0 && v < 1) {
@@ -457,7 +457,7 @@ func testRngStatistics(t *testing.T, h *harness) {
 			t.Errorf("truncated normal %v: mean %.4f, std %.4f; want 0 and 0.8796", d, m, s)
 		}
 	}
-	for _, d := range []ir.DType{ir.I32, ir.I64} {
+	for _, d := range h.keep([]ir.DType{ir.I32, ir.I64}) {
 		b := rngDraw(t, h, ir.RngUniform, d, []int{n}, key, ctr)
 		// Every bit of the full-range integers is a fair coin.
 		size := d.Size()

@@ -1,11 +1,9 @@
-//go:build darwin
-
 package metal
 
 import (
 	"fmt"
 
-	"github.com/progrium/darwinkit/macos/mps"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -43,9 +41,9 @@ func lowerCompare(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		last := len(physShape(args[0].typ)) - 1
 		switch in.Compare {
 		case ir.CmpEQ: // both parts equal
-			r = l.reduceMin(r, []int{last})
+			r = l.cast(l.reduceMin(l.cast(r, i32), []int{last}), gpu.UInt8)
 		case ir.CmpNE: // either part differs
-			r = l.reduceMax(r, []int{last})
+			r = l.cast(l.reduceMax(l.cast(r, i32), []int{last}), gpu.UInt8)
 		default:
 			return tensor{}, fallback(in.Op, "complex64 has no order")
 		}
@@ -87,13 +85,13 @@ func lowerConvert(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	case src.IsFloat():
 		return l.floatToInt(x, dst), nil
 	}
-	return l.intToInt(x, src, dst), nil
+	return l.intToInt(x, src, dst)
 }
 
 // floatToInt truncates toward zero and saturates at dst's range; NaN gives 0.
 func (l *lowering) floatToInt(x tensor, dst ir.DType) tensor {
 	dt := mustPhys(dst)
-	f32 := mps.DataTypeFloat32
+	f32 := gpu.Float32
 	lo, hi := dst.Range()
 	// float32(hi) may round up (2^31, 2^63): values at or above it saturate
 	// and never reach the cast, which could overflow.
@@ -107,26 +105,86 @@ func (l *lowering) floatToInt(x tensor, dst ir.DType) tensor {
 	return v
 }
 
-// intToInt converts between integer types, wrapping as two's complement does.
-func (l *lowering) intToInt(x tensor, src, dst ir.DType) tensor {
+// intToInt converts between integer types, wrapping as two's complement
+// does. MPSGraph's cast leaves out-of-range integer conversions unspecified,
+// so only exact ones are casts: the value's low 32 bits are found as an
+// int32 (low32), then wrapped into the destination (narrow), or read as
+// unsigned.
+func (l *lowering) intToInt(x tensor, src, dst ir.DType) (tensor, error) {
 	dt := mustPhys(dst)
 	slo, shi := src.Range()
 	dlo, dhi := dst.Range()
 	if slo >= dlo && shi <= dhi {
-		return l.cast(x, dt) // widening: exact
+		return l.cast(x, dt), nil // widening: exact
 	}
-	// Narrowing or changing sign: dst has at most 32 bits here (nothing
-	// narrows to int64), so 2^bits fits the wider working type.
-	w := i32
-	if src == ir.I64 || dst == ir.I64 || dst == ir.I32 {
-		w = i64
+	v, err := l.low32(x, src)
+	if err != nil {
+		return tensor{}, err
 	}
-	bits := 8 * dst.Size()
-	mod := l.intConst(1<<bits, w)
-	m := l.floorMod(l.cast(x, w), mod)
-	m = l.sel(l.lt(m, l.scalar(0, w)), l.add(m, mod), m) // in [0, 2^bits) whichever way floorMod rounds
-	if dst != ir.U8 {
-		half := l.intConst(1<<(bits-1), w)
+	switch dst {
+	case ir.I32:
+		return v, nil
+	case ir.U32: // through int64, where v + 2^32 is exact
+		w := l.cast(v, i64)
+		w = l.sel(l.lt(w, l.scalar(0, i64)), l.add(w, l.intConst(1<<32, i64)), w)
+		return l.cast(w, dt), nil
+	}
+	return l.narrow(v, dst), nil
+}
+
+// low32 is an integer value's low 32 bits, as int32.
+func (l *lowering) low32(x tensor, src ir.DType) (tensor, error) {
+	switch src {
+	case ir.I32:
+		return x, nil
+	case ir.I8, ir.I16, ir.U8, ir.Bool:
+		return l.cast(x, i32), nil
+	case ir.U32: // exact in int64, then into int32's range
+		w := l.cast(x, i64)
+		w = l.sel(l.ge(w, l.intConst(1<<31, i64)), l.sub(w, l.intConst(1<<32, i64)), w)
+		return l.cast(w, i32), nil
+	case ir.I64:
+		if !l.g.Has(gpu.OpBitwiseAND) {
+			return tensor{}, fallback(ir.OpConvert, "narrowing int64 needs bitwise ops (macOS 13)")
+		}
+		w := l.band(x, l.intConst(1<<32-1, i64))
+		w = l.sel(l.ge(w, l.intConst(1<<31, i64)), l.sub(w, l.intConst(1<<32, i64)), w)
+		return l.cast(w, i32), nil
+	}
+	return tensor{}, fmt.Errorf("low32 of %v", src)
+}
+
+// Narrow integers (int8, int16, uint8 and the 0/1 bytes of bool) compute in
+// int32: MPSGraph's division, remainder, reductions and scatter have int32
+// kernels, not 8- or 16-bit ones (see package gpu's contract). Addition and
+// multiplication modulo 2^32 keep the low bits that modulo 2^8 or 2^16
+// would, so wrapping the int32 result back (narrow) is exact.
+
+// isNarrow reports a dtype that computes in int32.
+func isNarrow(d ir.DType) bool { return d == ir.I8 || d == ir.I16 || d == ir.U8 || d == ir.Bool }
+
+// widen is x in int32 when d is narrow, else x.
+func (l *lowering) widen(x tensor, d ir.DType) tensor {
+	if isNarrow(d) {
+		return l.cast(x, i32)
+	}
+	return x
+}
+
+// narrow wraps an int32 value into an 8- or 16-bit type (or bool's 0/1),
+// keeping the low bits, with floor modulo on int32 (which every release
+// has) and an exact cast of the in-range result.
+func (l *lowering) narrow(v tensor, d ir.DType) tensor {
+	dt := mustPhys(d)
+	if d == ir.Bool {
+		return l.cast(l.ne(v, l.scalar(0, i32)), dt)
+	}
+	bits := 8 * d.Size()
+	mod := l.scalar(float64(int64(1)<<bits), i32)
+	m := l.floorMod(v, mod)
+	m = l.sel(l.lt(m, l.scalar(0, i32)), l.add(m, mod), m) // in [0, 2^bits) whichever sign floorMod gives
+	if d != ir.U8 {
+		half := l.scalar(float64(int64(1)<<(bits-1)), i32)
 		m = l.sel(l.ge(m, half), l.sub(m, mod), m)
 	}
 	return l.cast(m, dt)

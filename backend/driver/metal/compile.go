@@ -1,38 +1,32 @@
-//go:build darwin
-
 package metal
 
 import (
 	"fmt"
 
-	"github.com/progrium/darwinkit/macos/foundation"
-	"github.com/progrium/darwinkit/macos/mps"
-	"github.com/progrium/darwinkit/macos/mpsgraph"
-
 	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
-// binding ties one tensor of the MPSGraph executable to a program parameter
-// or result: which one, and the storage shape and type of its bytes.
+// binding ties one tensor of the compiled graph to a program parameter or
+// result: which one, and the storage shape and type of its bytes.
 type binding struct {
 	index int
 	shape []int
-	dtype mps.DataType
+	dtype gpu.DataType
 	bytes int
 }
 
-// executable is a compiled program: an MPSGraphExecutable, or a host-driver
+// executable is a compiled program: a graph executable, or a host-driver
 // executable for programs that need something not lowered.
 type executable struct {
 	prog    *ir.Program
 	params  []ir.TensorType
 	results []ir.TensorType
 
-	graph   mpsgraph.Graph      // retained; the executable was compiled from it
-	exe     mpsgraph.Executable // retained; nil-object when nothing runs on the GPU
-	feeds   []binding           // in the executable's feedTensors order
-	targets []binding           // in the executable's targetTensors order
+	exe     gpu.Executable // nil when nothing runs on the GPU
+	feeds   []binding      // in the order the executable was compiled with
+	targets []binding
 
 	cpu      driver.Executable // set when the program runs on the CPU
 	fallback string            // why
@@ -46,27 +40,11 @@ func (e *executable) Program() *ir.Program { return e.prog }
 // OnCPU reports whether the program runs on the CPU, and why.
 func (e *executable) OnCPU() (bool, string) { return e.cpu != nil, e.fallback }
 
-// objects are the Objective-C objects an executable retains; they hold no
-// pointer to the executable, so a cleanup can release them after it is gone.
-type objects struct {
-	graph mpsgraph.Graph
-	exe   mpsgraph.Executable
-}
-
-func (e *executable) objects() objects { return objects{graph: e.graph, exe: e.exe} }
-
-func (e *executable) release() { e.objects().release() }
-
-func (o objects) release() {
-	withPool(func() error {
-		if o.exe.Ptr() != nil {
-			o.exe.Release()
-		}
-		if o.graph.Ptr() != nil {
-			o.graph.Release()
-		}
-		return nil
-	})
+func (e *executable) release() {
+	if e.exe != nil {
+		e.exe.Release()
+		e.exe = nil
+	}
 }
 
 // compile validates p, then lowers it; a program that needs an op or case
@@ -74,8 +52,7 @@ func (o objects) release() {
 // forbid it.
 func (d *Driver) compile(p *ir.Program) (*executable, error) {
 	// The IR's verifier checks every operand count, type and attribute the
-	// way the frontends' lowerings did, before anything reaches MPSGraph
-	// (whose Objective-C exceptions on a bad graph cannot be recovered).
+	// way the frontends' lowerings did, before anything reaches MPSGraph.
 	if err := ir.Verify(p); err != nil {
 		return nil, fmt.Errorf("metal: compile: %w", err)
 	}
@@ -92,7 +69,7 @@ func (d *Driver) compile(p *ir.Program) (*executable, error) {
 		}
 	}
 	e := &executable{prog: p, params: p.Params, results: p.ResultTypes()}
-	err := withPool(func() error { return d.lower(p, e) })
+	err := d.lower(p, e)
 	if err == nil {
 		return e, nil
 	}
@@ -107,16 +84,22 @@ func (d *Driver) compile(p *ir.Program) (*executable, error) {
 	return nil, fmt.Errorf("metal: compile: %w", err)
 }
 
-// lower builds the graph of p and compiles it into e.
-func (d *Driver) lower(p *ir.Program, e *executable) error {
-	l := &lowering{d: d, p: p, feat: d.feat, vals: make([]val, len(p.Instrs))}
-	l.g = mpsgraph.NewGraph()
-	l.g.Retain()
-	e.graph = l.g
+// lower builds the graph of p and compiles it into e. A call outside
+// MPSGraph's contract is a fallback to the CPU, naming the instruction and
+// the primitive (a lowering bug, which tests with NoCPUFallback catch); a
+// panic in a lowering is an error.
+func (d *Driver) lower(p *ir.Program, e *executable) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("lowering panicked: %v", r)
+		}
+	}()
+	g := gpu.NewGraph(d.dev.NewGraph(), d.dev.MacOS())
+	defer g.Release()
+	l := &lowering{d: d, p: p, g: g, vals: make([]val, len(p.Instrs))}
 
-	feeds := foundation.NewMutableDictionaryWithCapacity(uint(len(p.Params)))
 	placeholders := map[int]tensor{}
-	var feedBindings []binding
+	var feeds []tensor
 	for i, in := range p.Instrs {
 		l.instr = i
 		args := make([]val, len(in.Args))
@@ -126,9 +109,12 @@ func (d *Driver) lower(p *ir.Program, e *executable) error {
 		var v val
 		var err error
 		if in.Op == ir.OpParameter {
-			v, err = l.parameter(in, placeholders, feeds, &feedBindings)
+			v, err = l.parameter(in, placeholders, &feeds, &e.feeds)
 		} else {
 			v, err = l.lowerInstr(in, args)
+		}
+		if err == nil && g.Err() != nil {
+			err = fallback(in.Op, "the lowering broke MPSGraph's contract: %v", g.Err())
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", describe(p, i), err)
@@ -137,65 +123,37 @@ func (d *Driver) lower(p *ir.Program, e *executable) error {
 	}
 
 	// One distinct target tensor per non-empty result, in storage form.
-	var targets []mpsgraph.ITensor
-	var targetBindings []binding
+	var targets []tensor
 	for r, v := range p.Results {
 		rv := l.vals[v]
 		if rv.empty {
 			continue
 		}
 		t, err := l.store(rv.t, rv.typ.DType)
+		if err == nil && g.Err() != nil {
+			err = fallback(ir.OpParameter, "the lowering broke MPSGraph's contract: %v", g.Err())
+		}
 		if err != nil {
 			return fmt.Errorf("result %d (%v): %w", r, rv.typ, err)
 		}
 		st, _ := storageType(rv.typ.DType)
 		targets = append(targets, t)
-		targetBindings = append(targetBindings, binding{index: r, shape: physShape(rv.typ), dtype: st, bytes: rv.typ.Bytes()})
+		e.targets = append(e.targets, binding{index: r, shape: physShape(rv.typ), dtype: st, bytes: rv.typ.Bytes()})
 	}
 	if len(targets) == 0 {
 		return nil // every result is empty: nothing to run
 	}
-	exe := msg[mpsgraph.Executable](l.g, "compileWithDevice:feeds:targetTensors:targetOperations:compilationDescriptor:",
-		d.gdevice, feeds, targets, nil, nil)
-	if exe.Ptr() == nil {
-		return fmt.Errorf("MPSGraph did not compile the program")
+	exe, err := g.Compile(feeds, targets)
+	if err != nil {
+		return fmt.Errorf("MPSGraph did not compile the program: %w", err)
 	}
-	exe.Retain()
 	e.exe = exe
-
-	// The executable orders its feeds and targets as it likes; match them
-	// to parameters and results by identity.
-	byPtr := map[uintptr]binding{}
-	for _, b := range feedBindings {
-		byPtr[uintptr(placeholders[b.index].Ptr())] = b
-	}
-	for _, t := range exe.FeedTensors() {
-		b, ok := byPtr[uintptr(t.Ptr())]
-		if !ok {
-			return fmt.Errorf("MPSGraph executable feeds a tensor that is no parameter")
-		}
-		e.feeds = append(e.feeds, b)
-	}
-	tgt := map[uintptr]binding{}
-	for i, t := range targets {
-		tgt[uintptr(t.Ptr())] = targetBindings[i]
-	}
-	for _, t := range exe.TargetTensors() {
-		b, ok := tgt[uintptr(t.Ptr())]
-		if !ok {
-			return fmt.Errorf("MPSGraph executable computes a tensor that is no result")
-		}
-		e.targets = append(e.targets, b)
-	}
-	if len(e.targets) != len(targets) {
-		return fmt.Errorf("MPSGraph executable has %d targets, want %d", len(e.targets), len(targets))
-	}
 	return nil
 }
 
 // parameter declares a placeholder of the parameter's storage type (none for
 // an empty one) and loads it into physical form.
-func (l *lowering) parameter(in ir.Instr, placeholders map[int]tensor, feeds foundation.MutableDictionary, bs *[]binding) (val, error) {
+func (l *lowering) parameter(in ir.Instr, placeholders map[int]tensor, feeds *[]tensor, bs *[]binding) (val, error) {
 	v := val{typ: in.Type}
 	if in.Type.Shape.Size() == 0 {
 		v.empty = true
@@ -213,9 +171,7 @@ func (l *lowering) parameter(in ir.Instr, placeholders map[int]tensor, feeds fou
 	shape := physShape(in.Type)
 	ph := l.placeholder(shape, st)
 	placeholders[in.Param] = ph
-	stype := msg[mpsgraph.ShapedType](mpsgraph.ShapedTypeClass.Alloc(), "initWithShape:dataType:", nsInts(shape), st)
-	feeds.SetObjectForKeyObject(stype, ph)
-	stype.Release() // the dictionary holds it
+	*feeds = append(*feeds, ph)
 	*bs = append(*bs, binding{index: in.Param, shape: shape, dtype: st, bytes: in.Type.Bytes()})
 	t, err := l.load(ph, in.Type.DType)
 	v.t = t

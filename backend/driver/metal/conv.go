@@ -1,9 +1,7 @@
-//go:build darwin
-
 package metal
 
 import (
-	"github.com/progrium/darwinkit/macos/mpsgraph"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -53,16 +51,10 @@ func lowerConv(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	}
 	x = l.padGeneral(x, xs, low, high, interior, 0)
 
-	desc := mpsgraph.Convolution2DOpDescriptorClass.New()
-	desc.SetStrideInY(uint(strides[0]))
-	desc.SetStrideInX(uint(strides[1]))
-	desc.SetDilationRateInY(uint(rhsDil[0]))
-	desc.SetDilationRateInX(uint(rhsDil[1]))
-	desc.SetGroups(uint(groups))
-	desc.SetPaddingStyle(mpsgraph.PaddingStyleExplicit)
-	desc.SetExplicitPaddingWithPaddingLeftPaddingRightPaddingTopPaddingBottom(0, 0, 0, 0)
-	desc.SetDataLayout(mpsgraph.TensorNamedDataLayoutNHWC)
-	desc.SetWeightsLayout(mpsgraph.TensorNamedDataLayoutHWIO)
-	out := l.g.Convolution2DWithSourceTensorWeightsTensorDescriptorName(x, k, desc, "")
+	out := l.g.Convolution2D(x, k, gpu.Conv2D{
+		StrideY: strides[0], StrideX: strides[1],
+		DilationY: rhsDil[0], DilationX: rhsDil[1],
+		Groups: groups,
+	})
 	return l.toShape(out, in.Type), nil
 }

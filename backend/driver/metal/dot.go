@@ -1,10 +1,9 @@
-//go:build darwin
-
 package metal
 
 import (
 	"slices"
 
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
@@ -45,9 +44,27 @@ func lowerDot(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		if B*M*K*N > maxIntDotElements {
 			return tensor{}, fallback(in.Op, "integer dot of %d products is too large to broadcast", B*M*K*N)
 		}
+		// Narrow types multiply and sum in int32 and wrap back; uint32's
+		// products and sums are its bits as int32 (equal modulo 2^32).
+		d := in.Type.DType
+		x, y = l.widen(x, d), l.widen(y, d)
+		switch {
+		case d == ir.U32 && !l.g.Has(gpu.OpReinterpretCast):
+			return tensor{}, fallback(in.Op, "uint32 dot products sum its bits as int32, which needs reinterpretCast (macOS 13.2)")
+		case d == ir.U32:
+			x, y = l.reinterpret(x, i32), l.reinterpret(y, i32)
+		case d == ir.I64 && !l.g.Accepts(gpu.OpReductionSum, gpu.Int64):
+			return tensor{}, fallback(in.Op, "int64 dot products sum in int64, which MPSGraph reduces from macOS 13.3")
+		}
 		x = l.reshape(x, []int{B, M, K, 1})
 		y = l.reshape(y, []int{B, 1, K, N})
 		out = l.reduceSum(l.mul(x, y), []int{2})
+		switch {
+		case isNarrow(d):
+			out = l.narrow(out, d)
+		case d == ir.U32:
+			out = l.reinterpret(out, gpu.UInt32)
+		}
 	}
 	return l.toShape(out, in.Type), nil
 }

@@ -1,11 +1,9 @@
-//go:build darwin
-
 package metal
 
 import (
 	"fmt"
 
-	"github.com/progrium/darwinkit/macos/mps"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -68,23 +66,23 @@ func lowerUnary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	case ir.OpLog:
 		return l.log(x), nil
 	case ir.OpSqrt:
-		return l.g.SquareRootWithTensorName(x, ""), nil
+		return l.g.SquareRoot(x), nil
 	case ir.OpRsqrt:
-		return l.g.ReverseSquareRootWithTensorName(x, ""), nil
+		return l.g.ReverseSquareRoot(x), nil
 	case ir.OpTanh:
-		return l.g.TanhWithTensorName(x, ""), nil
+		return l.g.Tanh(x), nil
 	case ir.OpLogistic:
-		return l.g.SigmoidWithTensorName(x, ""), nil
+		return l.g.Sigmoid(x), nil
 	case ir.OpFloor:
 		return l.floor(x), nil
 	case ir.OpCeil:
 		return l.ceil(x), nil
 	case ir.OpErf:
-		return l.g.ErfWithTensorName(x, ""), nil
+		return l.g.Erf(x), nil
 	case ir.OpSin:
-		return l.g.SinWithTensorName(x, ""), nil
+		return l.g.Sin(x), nil
 	case ir.OpCos:
-		return l.g.CosWithTensorName(x, ""), nil
+		return l.g.Cos(x), nil
 	case ir.OpLog1p:
 		// Kahan's log1p: with u = 1+x rounded, log(u) * x/(u-1) cancels
 		// the rounding of u, keeping full relative accuracy near 0, where
@@ -144,7 +142,7 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 			}
 			return l.maximum(x, y), nil
 		}
-		if !l.feat.bitwise {
+		if !l.g.Has(gpu.OpBitwiseAND) {
 			return tensor{}, fallback(in.Op, "bitwise ops on %v need macOS 13", d)
 		}
 		if in.Op == ir.OpAnd {
@@ -155,12 +153,12 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		if d == ir.Bool {
 			return l.boolToU8(l.ne(x, y)), nil
 		}
-		if !l.feat.bitwise {
+		if !l.g.Has(gpu.OpBitwiseAND) {
 			return tensor{}, fallback(in.Op, "bitwise ops on %v need macOS 13", d)
 		}
 		return l.bxor(x, y), nil
 	case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
-		if !l.feat.bitwise || !l.feat.reinterpret {
+		if !l.g.Has(gpu.OpBitwiseAND) || !l.g.Has(gpu.OpReinterpretCast) {
 			return tensor{}, fallback(in.Op, "shifts of %v need bitwise ops and reinterpretCastTensor (macOS 13.2)", d)
 		}
 		return l.shift(in.Op, d, x, y)
@@ -184,14 +182,22 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		}
 	} else {
 		switch in.Op {
-		case ir.OpDiv:
-			q, _ := l.intDivRem(x, y, d)
+		case ir.OpDiv, ir.OpRem:
+			// MPSGraph's division and floor modulo have no 64-bit or
+			// unsigned 32-bit kernels, and narrow types go through int32.
+			if d == ir.I64 || d == ir.U32 {
+				return tensor{}, fallback(in.Op, "integer division of %v: MPSGraph's division and modulo take float32, float16 and int32 only", d)
+			}
+			q, r := l.intDivRem(l.widen(x, d), l.widen(y, d), d)
+			if in.Op == ir.OpRem {
+				q = r
+			}
+			if isNarrow(d) {
+				q = l.narrow(q, d)
+			}
 			return q, nil
-		case ir.OpRem:
-			_, r := l.intDivRem(x, y, d)
-			return r, nil
 		case ir.OpPow:
-			return l.intPow(x, y, d), nil
+			return l.intPow(x, y, d)
 		}
 	}
 	return tensor{}, fmt.Errorf("op %s is not defined on %v", in.Op, d)
@@ -199,17 +205,18 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 
 // trunc rounds toward zero.
 func (l *lowering) trunc(x tensor) tensor {
-	return l.sel(l.lt(x, l.scalar(0, x.DataType())), l.ceil(x), l.floor(x))
+	return l.sel(l.lt(x, l.scalar(0, x.DType)), l.ceil(x), l.floor(x))
 }
 
 // intDivRem is C's truncating division and remainder (the remainder has the
 // dividend's sign), with the host driver's answers where C has none: x/0 is
-// 0, x%0 is x, MinInt/-1 wraps to MinInt. The remainder comes from floor
-// modulo, corrected where its sign differs from the dividend's (which makes
-// it right whether MPSGraph's floor modulo floors or truncates); the
-// quotient is then an exact division, which any rounding gets right.
+// 0, x%0 is x, MinInt/-1 wraps to MinInt. x and y are int32 (narrow types
+// widened); d is the IR type. The remainder comes from floor modulo,
+// corrected where its sign differs from the dividend's (which makes it
+// right whether MPSGraph's floor modulo floors or truncates); the quotient
+// is then an exact division, which any rounding gets right.
 func (l *lowering) intDivRem(x, y tensor, d ir.DType) (q, r tensor) {
-	dt := mustPhys(d)
+	dt := x.DType
 	zero, one := l.scalar(0, dt), l.scalar(1, dt)
 	byZero := l.eq(y, zero)
 	ys := l.sel(byZero, one, y)
@@ -229,47 +236,69 @@ func (l *lowering) intDivRem(x, y tensor, d ir.DType) (q, r tensor) {
 
 // intPow is exact integer power with wrap-around by binary exponentiation,
 // unrolled over the exponent's bits. A negative exponent gives 1/x^-y
-// truncated, as the host driver does: 0 except for bases 1 and -1.
-func (l *lowering) intPow(x, y tensor, d ir.DType) tensor {
-	dt := mustPhys(d)
-	zero, one, two := l.scalar(0, dt), l.scalar(1, dt), l.scalar(2, dt)
-	bits := 8*d.Size() - 1
-	if d == ir.U8 {
-		bits = 8
+// truncated, as the host driver does: 0 except for bases 1 and -1. Narrow
+// types compute in int32 and wrap back; the exponent's bits are read with
+// floor modulo and division on int32, and with bitwise ops (macOS 13) on
+// int64 and uint32, which MPSGraph's division does not take.
+func (l *lowering) intPow(x, y tensor, d ir.DType) (tensor, error) {
+	x, y = l.widen(x, d), l.widen(y, d)
+	dt := x.DType
+	bitwise := dt != i32
+	if bitwise && !l.g.Has(gpu.OpBitwiseAND) {
+		return tensor{}, fallback(ir.OpPow, "integer power of %v needs bitwise ops (macOS 13)", d)
 	}
-	e := l.sel(l.lt(y, zero), zero, y)
+	zero, one, two := l.scalar(0, dt), l.scalar(1, dt), l.scalar(2, dt)
+	odd := func(e tensor) tensor {
+		if bitwise {
+			return l.ne(l.band(e, one), zero)
+		}
+		return l.ne(l.floorMod(e, two), zero)
+	}
+	bits := 8*d.Size() - 1
+	if d == ir.U8 || d == ir.U32 {
+		bits = 8 * d.Size()
+	}
+	e := y
+	if d != ir.U8 && d != ir.U32 {
+		e = l.sel(l.lt(y, zero), zero, y)
+	}
 	r, b := one, x
 	for i := range bits {
-		odd := l.ne(l.floorMod(e, two), zero)
-		r = l.sel(odd, l.mul(r, b), r)
+		r = l.sel(odd(e), l.mul(r, b), r)
 		if i < bits-1 {
 			b = l.mul(b, b)
-			e = l.div(e, two) // e >= 0: floor and truncation agree
+			if bitwise {
+				e = l.shr(e, one) // e >= 0: logical and arithmetic agree
+			} else {
+				e = l.div(e, two) // e >= 0: floor and truncation agree
+			}
 		}
 	}
-	if d == ir.U8 {
-		return r
+	if d != ir.U8 && d != ir.U32 {
+		negOne := l.scalar(-1, dt)
+		negative := l.sel(l.eq(x, one), one, l.sel(l.eq(x, negOne), l.sel(odd(y), negOne, one), zero))
+		r = l.sel(l.lt(y, zero), negative, r)
 	}
-	negOne := l.scalar(-1, dt)
-	oddY := l.ne(l.floorMod(y, two), zero)
-	negative := l.sel(l.eq(x, one), one, l.sel(l.eq(x, negOne), l.sel(oddY, negOne, one), zero))
-	return l.sel(l.lt(y, zero), negative, r)
+	if isNarrow(d) {
+		r = l.narrow(r, d)
+	}
+	return r, nil
 }
 
 // i32 and i64 abbreviate the index types.
 const (
-	i32 = mps.DataTypeInt32
-	i64 = mps.DataTypeInt64
+	i32 = gpu.Int32
+	i64 = gpu.Int64
 )
 
 // unsignedOf is the unsigned MPS type of an integer dtype's width.
-func unsignedOf(d ir.DType) mps.DataType {
-	return map[int]mps.DataType{1: mps.DataTypeUInt8, 2: mps.DataTypeUInt16, 4: mps.DataTypeUInt32, 8: mps.DataTypeUInt64}[d.Size()]
+func unsignedOf(d ir.DType) gpu.DataType {
+	return map[int]gpu.DataType{1: gpu.UInt8, 2: gpu.UInt16, 4: gpu.UInt32, 8: gpu.UInt64}[d.Size()]
 }
 
 // signedOf is the signed MPS type of an integer dtype's width.
-func signedOf(d ir.DType) mps.DataType {
-	return map[int]mps.DataType{1: mps.DataTypeInt8, 2: mps.DataTypeInt16, 4: mps.DataTypeInt32, 8: mps.DataTypeInt64}[d.Size()]
+func signedOf(d ir.DType) gpu.DataType {
+	return map[int]gpu.DataType{1: gpu.Int8, 2: gpu.Int16, 4: gpu.Int32, 8: gpu.Int64}[d.Size()]
 }
 
 // shift lowers the IR's shifts, whose amounts are read as unsigned and

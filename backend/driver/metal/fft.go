@@ -1,5 +1,3 @@
-//go:build darwin
-
 package metal
 
 import (
@@ -7,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/progrium/darwinkit/macos/mps"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -168,5 +166,5 @@ func (l *lowering) constMatrix(v []float64, rows, cols int) tensor {
 	for _, x := range v {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(x)))
 	}
-	return l.constBytes(b, []int{rows, cols}, mps.DataTypeFloat32)
+	return l.constBytes(b, []int{rows, cols}, gpu.Float32)
 }

@@ -1,11 +1,9 @@
-//go:build darwin
-
 package metal
 
 import (
 	"slices"
 
-	"github.com/progrium/darwinkit/macos/mpsgraph"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -81,7 +79,7 @@ func (l *lowering) linearPositions(opShape ir.Shape, batch []int, starts []tenso
 	wi := 0
 	for d := range opShape {
 		st := l.scalar(float64(strides[d]), i32)
-		if starts[d].Ptr() != nil {
+		if starts[d].Valid() {
 			bshape := slices.Concat(batch, ones(len(wshape)))
 			if len(bshape) == 0 {
 				bshape = []int{1}
@@ -134,7 +132,7 @@ func lowerGather(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		}
 	}
 	lin := l.linearPositions(to.Shape, batch, starts, win)
-	got := l.g.GatherWithUpdatesTensorIndicesTensorAxisBatchDimensionsName(l.flat(args[0].t, to), lin, 0, 0, "")
+	got := l.g.Gather(l.flat(args[0].t, to), lin, 0)
 	// got is [batch..., window...]; the result interleaves them as
 	// OffsetDims say.
 	nb, nw := len(batch), len(g.OffsetDims)
@@ -204,7 +202,7 @@ func lowerScatter(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	// valid[b]: every start keeps its window inside the operand.
 	valid := l.full(1, bshape, i32)
 	for d := range r {
-		if starts[d].Ptr() == nil {
+		if !starts[d].Valid() {
 			if sizes[d] > to.Shape[d] {
 				valid = l.full(0, bshape, i32)
 			}
@@ -249,32 +247,45 @@ func lowerScatter(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	}
 	data = l.concat([]tensor{data, pad}, 0)
 
-	mode := mpsgraph.ScatterModeSet
+	mode := gpu.ScatterSet
 	switch s.Kind {
 	case ir.ScatterReplace:
 		seq := l.reshape(l.iotaAlong(ir.Shape{total}, 0, i32, total), []int{total})
-		last := l.g.ScatterNDWithDataTensorUpdatesTensorIndicesTensorBatchDimensionsModeName(
-			l.full(-1, []int{n + 1}, i32), seq, lin, 0, mpsgraph.ScatterModeMax, "")
-		winner := l.eq(l.g.GatherWithUpdatesTensorIndicesTensorAxisBatchDimensionsName(last, l.reshape(lin, []int{total}), 0, 0, ""), seq)
+		last := l.g.ScatterND(l.full(-1, []int{n + 1}, i32), seq, lin, gpu.ScatterMax)
+		winner := l.eq(l.g.Gather(last, l.reshape(lin, []int{total}), 0), seq)
 		lin = l.sel(l.reshape(winner, []int{total, 1}), lin, dummy)
 	case ir.ScatterAdd:
-		mode = mpsgraph.ScatterModeAdd
+		mode = gpu.ScatterAdd
 	case ir.ScatterMul:
-		mode = mpsgraph.ScatterModeMul
+		mode = gpu.ScatterMul
 	case ir.ScatterMax:
-		mode = mpsgraph.ScatterModeMax
+		mode = gpu.ScatterMax
 	case ir.ScatterMin:
-		mode = mpsgraph.ScatterModeMin
+		mode = gpu.ScatterMin
 	}
 	if to.DType == ir.Bool { // or and and on 0/1 bytes
 		switch s.Kind {
 		case ir.ScatterAdd:
-			mode = mpsgraph.ScatterModeMax
+			mode = gpu.ScatterMax
 		case ir.ScatterMul:
-			mode = mpsgraph.ScatterModeMin
+			mode = gpu.ScatterMin
 		}
 	}
-	out := l.g.ScatterNDWithDataTensorUpdatesTensorIndicesTensorBatchDimensionsModeName(data, upd, lin, 0, mode, "")
+	// MPSGraph's scatterND takes float32, float16 and int32 data: narrow
+	// integers scatter in int32 and wrap back; uint32's bits are int32's
+	// for replace, add and multiply (equal modulo 2^32).
+	back := func(t tensor) tensor { return t }
+	switch d := to.DType; {
+	case isNarrow(d):
+		data, upd = l.cast(data, i32), l.cast(upd, i32)
+		back = func(t tensor) tensor { return l.narrow(t, d) }
+	case d == ir.U32 && (mode == gpu.ScatterSet || mode == gpu.ScatterAdd || mode == gpu.ScatterMul) && l.g.Has(gpu.OpReinterpretCast):
+		data, upd = l.reinterpret(data, i32), l.reinterpret(upd, i32)
+		back = func(t tensor) tensor { return l.reinterpret(t, gpu.UInt32) }
+	case d == ir.U32 || d == ir.I64:
+		return tensor{}, fallback(in.Op, "scatter of %v: MPSGraph's scatterND takes float32, float16 and int32 data", d)
+	}
+	out := back(l.g.ScatterND(data, upd, lin, mode))
 	if to.DType == ir.C64 {
 		out = l.slice(out, []int{0, 0}, []int{n, 2}, []int{1, 1})
 	} else {

@@ -1,5 +1,3 @@
-//go:build darwin
-
 package metal
 
 import (
@@ -9,14 +7,12 @@ import (
 	"math"
 	"strings"
 
-	"github.com/progrium/darwinkit/macos/mps"
-	"github.com/progrium/darwinkit/macos/mpsgraph"
-
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
-// tensor is an MPSGraph tensor: a symbolic value of the graph being built.
-type tensor = mpsgraph.Tensor
+// tensor is a value of the graph being built, its shape and type known in Go.
+type tensor = gpu.Tensor
 
 // How IR values live in the graph ("physical" form):
 //
@@ -47,10 +43,9 @@ type val struct {
 // lowering builds one MPSGraph from one IR program.
 type lowering struct {
 	d     *Driver
-	g     mpsgraph.Graph
+	g     *gpu.Graph
 	p     *ir.Program
 	vals  []val
-	feat  features
 	instr int // the instruction being lowered, for errors
 }
 
@@ -73,33 +68,33 @@ func isFallback(err error) bool {
 }
 
 // physType is the MPS data type a value computes in.
-func physType(d ir.DType) (mps.DataType, error) {
+func physType(d ir.DType) (gpu.DataType, error) {
 	switch d {
 	case ir.F32, ir.F16, ir.BF16, ir.C64:
-		return mps.DataTypeFloat32, nil
+		return gpu.Float32, nil
 	case ir.I8:
-		return mps.DataTypeInt8, nil
+		return gpu.Int8, nil
 	case ir.I16:
-		return mps.DataTypeInt16, nil
+		return gpu.Int16, nil
 	case ir.I32:
-		return mps.DataTypeInt32, nil
+		return gpu.Int32, nil
 	case ir.I64:
-		return mps.DataTypeInt64, nil
+		return gpu.Int64, nil
 	case ir.U8, ir.Bool:
-		return mps.DataTypeUInt8, nil
+		return gpu.UInt8, nil
 	case ir.U32:
-		return mps.DataTypeUInt32, nil
+		return gpu.UInt32, nil
 	}
 	return 0, fmt.Errorf("dtype %v is not supported by Metal", d)
 }
 
 // storageType is the MPS data type of a value's bytes in memory.
-func storageType(d ir.DType) (mps.DataType, error) {
+func storageType(d ir.DType) (gpu.DataType, error) {
 	switch d {
 	case ir.F16:
-		return mps.DataTypeFloat16, nil
+		return gpu.Float16, nil
 	case ir.BF16:
-		return mps.DataTypeInt16, nil
+		return gpu.Int16, nil
 	}
 	return physType(d)
 }
@@ -117,7 +112,7 @@ func physShape(t ir.TensorType) []int {
 }
 
 // mustPhys is physType for dtypes already validated.
-func mustPhys(d ir.DType) mps.DataType {
+func mustPhys(d ir.DType) gpu.DataType {
 	t, err := physType(d)
 	if err != nil {
 		panic(err)
@@ -127,102 +122,60 @@ func mustPhys(d ir.DType) mps.DataType {
 
 // --- graph operations -------------------------------------------------------
 //
-// Thin wrappers, so that lowerings read as arithmetic. darwinkit's generated
-// methods are used where v0.5.0 converts their arguments correctly (tensors,
-// numbers, strings, slices of objects); msg sends the rest (see objc.go).
+// Thin wrappers over the primitives, so that lowerings read as arithmetic.
+// Every call is checked against MPSGraph's contract (package gpu); the
+// first violation is the lowering's error.
 
-func (l *lowering) add(a, b tensor) tensor {
-	return l.g.AdditionWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) sub(a, b tensor) tensor {
-	return l.g.SubtractionWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) mul(a, b tensor) tensor {
-	return l.g.MultiplicationWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) div(a, b tensor) tensor {
-	return l.g.DivisionWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) floorMod(a, b tensor) tensor {
-	return l.g.FloorModuloWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) maxNaN(a, b tensor) tensor {
-	return l.g.MaximumWithNaNPropagationWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) minNaN(a, b tensor) tensor {
-	return l.g.MinimumWithNaNPropagationWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) maximum(a, b tensor) tensor {
-	return l.g.MaximumWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) minimum(a, b tensor) tensor {
-	return l.g.MinimumWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) pow(a, b tensor) tensor {
-	return l.g.PowerWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) eq(a, b tensor) tensor {
-	return l.g.EqualWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) ne(a, b tensor) tensor {
-	return l.g.NotEqualWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) lt(a, b tensor) tensor {
-	return l.g.LessThanWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) le(a, b tensor) tensor {
-	return l.g.LessThanOrEqualToWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) gt(a, b tensor) tensor {
-	return l.g.GreaterThanWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) ge(a, b tensor) tensor {
-	return l.g.GreaterThanOrEqualToWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
+func (l *lowering) add(a, b tensor) tensor      { return l.g.Addition(a, b) }
+func (l *lowering) sub(a, b tensor) tensor      { return l.g.Subtraction(a, b) }
+func (l *lowering) mul(a, b tensor) tensor      { return l.g.Multiplication(a, b) }
+func (l *lowering) div(a, b tensor) tensor      { return l.g.Division(a, b) }
+func (l *lowering) floorMod(a, b tensor) tensor { return l.g.FloorModulo(a, b) }
+func (l *lowering) maxNaN(a, b tensor) tensor   { return l.g.MaximumNaN(a, b) }
+func (l *lowering) minNaN(a, b tensor) tensor   { return l.g.MinimumNaN(a, b) }
+func (l *lowering) maximum(a, b tensor) tensor  { return l.g.Maximum(a, b) }
+func (l *lowering) minimum(a, b tensor) tensor  { return l.g.Minimum(a, b) }
+func (l *lowering) pow(a, b tensor) tensor      { return l.g.Power(a, b) }
+func (l *lowering) eq(a, b tensor) tensor       { return l.g.Equal(a, b) }
+func (l *lowering) ne(a, b tensor) tensor       { return l.g.NotEqual(a, b) }
+func (l *lowering) lt(a, b tensor) tensor       { return l.g.LessThan(a, b) }
+func (l *lowering) le(a, b tensor) tensor       { return l.g.LessThanOrEqual(a, b) }
+func (l *lowering) gt(a, b tensor) tensor       { return l.g.GreaterThan(a, b) }
+func (l *lowering) ge(a, b tensor) tensor       { return l.g.GreaterThanOrEqual(a, b) }
 
-// land, lor and lnot are logical ops on MPSDataTypeBool tensors.
-func (l *lowering) land(a, b tensor) tensor {
-	return l.g.LogicalANDWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) lor(a, b tensor) tensor {
-	return l.g.LogicalORWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
-func (l *lowering) lnot(a tensor) tensor { return l.g.NotWithTensorName(a, "") }
-func (l *lowering) lxor(a, b tensor) tensor {
-	return l.g.LogicalXORWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
+// land, lor, lxor and lnot are logical ops on bool tensors.
+func (l *lowering) land(a, b tensor) tensor { return l.g.LogicalAND(a, b) }
+func (l *lowering) lor(a, b tensor) tensor  { return l.g.LogicalOR(a, b) }
+func (l *lowering) lxor(a, b tensor) tensor { return l.g.LogicalXOR(a, b) }
+func (l *lowering) lnot(a tensor) tensor    { return l.g.Not(a) }
 
-// sel picks a where the MPSDataTypeBool predicate p holds, else b.
-func (l *lowering) sel(p, a, b tensor) tensor {
-	return l.g.SelectWithPredicateTensorTruePredicateTensorFalsePredicateTensorName(p, a, b, "")
-}
+// sel picks a where the bool predicate p holds, else b.
+func (l *lowering) sel(p, a, b tensor) tensor { return l.g.Select(p, a, b) }
 
-func (l *lowering) neg(x tensor) tensor      { return l.g.NegativeWithTensorName(x, "") }
-func (l *lowering) absf(x tensor) tensor     { return l.g.AbsoluteWithTensorName(x, "") }
-func (l *lowering) exp(x tensor) tensor      { return l.g.ExponentWithTensorName(x, "") }
-func (l *lowering) log(x tensor) tensor      { return l.g.LogarithmWithTensorName(x, "") }
-func (l *lowering) floor(x tensor) tensor    { return l.g.FloorWithTensorName(x, "") }
-func (l *lowering) ceil(x tensor) tensor     { return l.g.CeilWithTensorName(x, "") }
-func (l *lowering) isNaN(x tensor) tensor    { return l.g.IsNaNWithTensorName(x, "") }
-func (l *lowering) isFinite(x tensor) tensor { return l.g.IsFiniteWithTensorName(x, "") }
-func (l *lowering) identity(x tensor) tensor { return l.g.IdentityWithTensorName(x, "") }
+func (l *lowering) neg(x tensor) tensor      { return l.g.Negative(x) }
+func (l *lowering) absf(x tensor) tensor     { return l.g.Absolute(x) }
+func (l *lowering) exp(x tensor) tensor      { return l.g.Exponent(x) }
+func (l *lowering) log(x tensor) tensor      { return l.g.Logarithm(x) }
+func (l *lowering) floor(x tensor) tensor    { return l.g.Floor(x) }
+func (l *lowering) ceil(x tensor) tensor     { return l.g.Ceil(x) }
+func (l *lowering) isNaN(x tensor) tensor    { return l.g.IsNaN(x) }
+func (l *lowering) isFinite(x tensor) tensor { return l.g.IsFinite(x) }
+func (l *lowering) identity(x tensor) tensor { return l.g.Identity(x) }
 
-func (l *lowering) cast(x tensor, dt mps.DataType) tensor {
-	if x.DataType() == dt {
+func (l *lowering) cast(x tensor, dt gpu.DataType) tensor {
+	if x.DType == dt {
 		return x
 	}
-	return l.g.CastTensorToTypeName(x, dt, "")
+	return l.g.Cast(x, dt)
 }
 
 // scalar is a constant that broadcasts against any shape. float64 holds every
 // value up to 2^53 exactly; intConst covers the rest of int64.
-func (l *lowering) scalar(v float64, dt mps.DataType) tensor {
-	return l.g.ConstantWithScalarDataType(v, dt)
-}
+func (l *lowering) scalar(v float64, dt gpu.DataType) tensor { return l.g.Scalar(v, dt) }
 
 // intConst is an exact integer constant of shape [1].
-func (l *lowering) intConst(v int64, dt mps.DataType) tensor {
-	if dt != mps.DataTypeInt64 || (v > -(1<<53) && v < 1<<53) {
+func (l *lowering) intConst(v int64, dt gpu.DataType) tensor {
+	if dt != gpu.Int64 || (v > -(1<<53) && v < 1<<53) {
 		return l.scalar(float64(v), dt)
 	}
 	b := binary.LittleEndian.AppendUint64(nil, uint64(v))
@@ -230,26 +183,21 @@ func (l *lowering) intConst(v int64, dt mps.DataType) tensor {
 }
 
 // full is a constant of the given shape with every element v.
-func (l *lowering) full(v float64, shape []int, dt mps.DataType) tensor {
-	return msg[tensor](l.g, "constantWithScalar:shape:dataType:", v, nsInts(shape), dt)
+func (l *lowering) full(v float64, shape []int, dt gpu.DataType) tensor {
+	return l.g.Fill(v, shape, dt)
 }
 
 // constBytes is a constant from row-major little-endian bytes.
-func (l *lowering) constBytes(data []byte, shape []int, dt mps.DataType) tensor {
-	return msg[tensor](l.g, "constantWithData:shape:dataType:", data, nsInts(shape), dt)
+func (l *lowering) constBytes(data []byte, shape []int, dt gpu.DataType) tensor {
+	return l.g.Constant(data, shape, dt)
 }
 
-func (l *lowering) placeholder(shape []int, dt mps.DataType) tensor {
-	return msg[tensor](l.g, "placeholderWithShape:dataType:name:", nsInts(shape), dt, nil)
+func (l *lowering) placeholder(shape []int, dt gpu.DataType) tensor {
+	return l.g.Placeholder(shape, dt)
 }
 
-func (l *lowering) reshape(x tensor, shape []int) tensor {
-	return msg[tensor](l.g, "reshapeTensor:withShape:name:", x, nsInts(shape), nil)
-}
-
-func (l *lowering) broadcastTo(x tensor, shape []int) tensor {
-	return msg[tensor](l.g, "broadcastTensor:toShape:name:", x, nsInts(shape), nil)
-}
+func (l *lowering) reshape(x tensor, shape []int) tensor     { return l.g.Reshape(x, shape) }
+func (l *lowering) broadcastTo(x tensor, shape []int) tensor { return l.g.BroadcastTo(x, shape) }
 
 // transpose makes result dim i operand dim perm[i], by swapping pairs of
 // dimensions: transposeTensor:permutation: is macOS 13, the swap is 11.
@@ -264,7 +212,7 @@ func (l *lowering) transpose(x tensor, perm []int) tensor {
 			j++
 		}
 		if j != i {
-			x = l.g.TransposeTensorDimensionWithDimensionName(x, uint(i), uint(j), "")
+			x = l.g.Transpose(x, i, j)
 			cur[i], cur[j] = cur[j], cur[i]
 		}
 	}
@@ -272,81 +220,44 @@ func (l *lowering) transpose(x tensor, perm []int) tensor {
 }
 
 func (l *lowering) slice(x tensor, starts, ends, strides []int) tensor {
-	return l.g.SliceTensorStartsEndsStridesName(x, numbers(starts), numbers(ends), numbers(strides), "")
+	return l.g.Slice(x, starts, ends, strides)
 }
 
 func (l *lowering) concat(xs []tensor, axis int) tensor {
 	if len(xs) == 1 {
 		return xs[0]
 	}
-	its := make([]mpsgraph.ITensor, len(xs))
-	for i, x := range xs {
-		its[i] = x
-	}
-	return l.g.ConcatTensorsDimensionName(its, axis, "")
+	return l.g.Concat(xs, axis)
 }
 
 // padConst pads with non-negative low and high amounts and a constant.
 func (l *lowering) padConst(x tensor, low, high []int, v float64) tensor {
-	return msg[tensor](l.g, "padTensor:withPaddingMode:leftPadding:rightPadding:constantValue:name:",
-		x, mpsgraph.PaddingModeConstant, nsInts(low), nsInts(high), v, nil)
+	return l.g.Pad(x, low, high, v)
 }
 
-func (l *lowering) reverse(x tensor, axes []int) tensor {
-	return l.g.ReverseTensorAxesName(x, numbers(axes), "")
-}
-
-func (l *lowering) matmul(a, b tensor) tensor {
-	return l.g.MatrixMultiplicationWithPrimaryTensorSecondaryTensorName(a, b, "")
-}
+func (l *lowering) reverse(x tensor, axes []int) tensor { return l.g.Reverse(x, axes) }
+func (l *lowering) matmul(a, b tensor) tensor           { return l.g.MatMul(a, b) }
 
 // Reductions keep the reduced dimensions with size 1.
-func (l *lowering) reduceSum(x tensor, axes []int) tensor {
-	return l.g.ReductionSumWithTensorAxesName(x, numbers(axes), "")
-}
-func (l *lowering) reduceProd(x tensor, axes []int) tensor {
-	return l.g.ReductionProductWithTensorAxesName(x, numbers(axes), "")
-}
-func (l *lowering) reduceMaxNaN(x tensor, axes []int) tensor {
-	return l.g.ReductionMaximumPropagateNaNWithTensorAxesName(x, numbers(axes), "")
-}
-func (l *lowering) reduceMinNaN(x tensor, axes []int) tensor {
-	return l.g.ReductionMinimumPropagateNaNWithTensorAxesName(x, numbers(axes), "")
-}
-func (l *lowering) reduceMax(x tensor, axes []int) tensor {
-	return l.g.ReductionMaximumWithTensorAxesName(x, numbers(axes), "")
-}
-func (l *lowering) reduceMin(x tensor, axes []int) tensor {
-	return l.g.ReductionMinimumWithTensorAxesName(x, numbers(axes), "")
-}
+func (l *lowering) reduceSum(x tensor, axes []int) tensor    { return l.g.ReductionSum(x, axes) }
+func (l *lowering) reduceProd(x tensor, axes []int) tensor   { return l.g.ReductionProduct(x, axes) }
+func (l *lowering) reduceMaxNaN(x tensor, axes []int) tensor { return l.g.ReductionMaximumNaN(x, axes) }
+func (l *lowering) reduceMinNaN(x tensor, axes []int) tensor { return l.g.ReductionMinimumNaN(x, axes) }
+func (l *lowering) reduceMax(x tensor, axes []int) tensor    { return l.g.ReductionMaximum(x, axes) }
+func (l *lowering) reduceMin(x tensor, axes []int) tensor    { return l.g.ReductionMinimum(x, axes) }
 
-// Methods of newer macOS releases than darwinkit's SDK, sent by selector;
-// callers check l.feat first.
+// Methods of newer macOS releases: callers check l.has first.
 
-func (l *lowering) band(a, b tensor) tensor {
-	return msg[tensor](l.g, "bitwiseANDWithPrimaryTensor:secondaryTensor:name:", a, b, nil)
+func (l *lowering) band(a, b tensor) tensor { return l.g.BitwiseAND(a, b) }
+func (l *lowering) bor(a, b tensor) tensor  { return l.g.BitwiseOR(a, b) }
+func (l *lowering) bxor(a, b tensor) tensor { return l.g.BitwiseXOR(a, b) }
+func (l *lowering) shl(a, b tensor) tensor  { return l.g.BitwiseLeftShift(a, b) }
+func (l *lowering) shr(a, b tensor) tensor  { return l.g.BitwiseRightShift(a, b) }
+func (l *lowering) reinterpret(x tensor, dt gpu.DataType) tensor {
+	return l.g.ReinterpretCast(x, dt)
 }
-func (l *lowering) bor(a, b tensor) tensor {
-	return msg[tensor](l.g, "bitwiseORWithPrimaryTensor:secondaryTensor:name:", a, b, nil)
-}
-func (l *lowering) bxor(a, b tensor) tensor {
-	return msg[tensor](l.g, "bitwiseXORWithPrimaryTensor:secondaryTensor:name:", a, b, nil)
-}
-func (l *lowering) shl(a, b tensor) tensor {
-	return msg[tensor](l.g, "bitwiseLeftShiftWithPrimaryTensor:secondaryTensor:name:", a, b, nil)
-}
-func (l *lowering) shr(a, b tensor) tensor {
-	return msg[tensor](l.g, "bitwiseRightShiftWithPrimaryTensor:secondaryTensor:name:", a, b, nil)
-}
-func (l *lowering) reinterpret(x tensor, dt mps.DataType) tensor {
-	return msg[tensor](l.g, "reinterpretCastTensor:toType:name:", x, dt, nil)
-}
-func (l *lowering) argSort(x tensor, axis int) tensor {
-	return msg[tensor](l.g, "argSortWithTensor:axis:descending:name:", x, axis, false, nil)
-}
-func (l *lowering) cumsum(x tensor, axis int) tensor {
-	return msg[tensor](l.g, "cumulativeSumWithTensor:axis:name:", x, axis, nil)
-}
+func (l *lowering) argSort(x tensor, axis int) tensor { return l.g.ArgSort(x, axis) }
+func (l *lowering) cumsum(x tensor, axis int) tensor  { return l.g.CumulativeSum(x, axis) }
 
 // --- value conversions --------------------------------------------------------
 
@@ -354,18 +265,18 @@ func (l *lowering) cumsum(x tensor, axis int) tensor {
 func (l *lowering) load(x tensor, d ir.DType) (tensor, error) {
 	switch d {
 	case ir.F16:
-		return l.cast(x, mps.DataTypeFloat32), nil
+		return l.cast(x, gpu.Float32), nil
 	case ir.BF16:
-		if !l.feat.reinterpret {
+		if !l.g.Has(gpu.OpReinterpretCast) {
 			return x, fallback(ir.OpParameter, "bfloat16 needs reinterpretCastTensor (macOS 13.2)")
 		}
 		// The bits, zero-extended, become the upper half of a float32.
-		w := l.cast(x, mps.DataTypeInt32)
-		w = l.sel(l.lt(w, l.scalar(0, mps.DataTypeInt32)), l.add(w, l.scalar(65536, mps.DataTypeInt32)), w)
-		w = l.mul(w, l.scalar(65536, mps.DataTypeInt32)) // wraps into the sign bit, as intended
-		return l.reinterpret(w, mps.DataTypeFloat32), nil
+		w := l.cast(x, gpu.Int32)
+		w = l.sel(l.lt(w, l.scalar(0, gpu.Int32)), l.add(w, l.scalar(65536, gpu.Int32)), w)
+		w = l.mul(w, l.scalar(65536, gpu.Int32)) // wraps into the sign bit, as intended
+		return l.reinterpret(w, gpu.Float32), nil
 	case ir.Bool:
-		return l.boolToU8(l.ne(x, l.scalar(0, mps.DataTypeUInt8))), nil
+		return l.boolToU8(l.ne(x, l.scalar(0, gpu.UInt8))), nil
 	}
 	return x, nil
 }
@@ -374,16 +285,16 @@ func (l *lowering) load(x tensor, d ir.DType) (tensor, error) {
 func (l *lowering) store(x tensor, d ir.DType) (tensor, error) {
 	switch d {
 	case ir.F16:
-		return l.cast(x, mps.DataTypeFloat16), nil
+		return l.cast(x, gpu.Float16), nil
 	case ir.BF16:
-		if !l.feat.reinterpret || !l.feat.bitwise {
+		if !l.g.Has(gpu.OpReinterpretCast) || !l.g.Has(gpu.OpBitwiseAND) {
 			return x, fallback(ir.OpParameter, "bfloat16 needs reinterpretCastTensor and bitwise ops (macOS 13.2)")
 		}
 		bits := l.bf16RoundBits(x)
 		// The upper half, as a signed 16-bit value, is in int16's range:
 		// the cast is exact.
-		hi := l.shr(bits, l.scalar(16, mps.DataTypeInt32))
-		return l.cast(hi, mps.DataTypeInt16), nil
+		hi := l.shr(bits, l.scalar(16, gpu.Int32))
+		return l.cast(hi, gpu.Int16), nil
 	}
 	return l.identity(x), nil
 }
@@ -392,7 +303,7 @@ func (l *lowering) store(x tensor, d ir.DType) (tensor, error) {
 // significant bits, to nearest even, with NaN kept a quiet NaN (what
 // ir.F32ToBF16 does): bits + 0x7fff + (bit 16), low half cleared.
 func (l *lowering) bf16RoundBits(x tensor) tensor {
-	i32 := mps.DataTypeInt32
+	i32 := gpu.Int32
 	bits := l.reinterpret(x, i32)
 	lsb := l.band(l.shr(bits, l.scalar(16, i32)), l.scalar(1, i32))
 	r := l.add(l.add(bits, l.scalar(0x7fff, i32)), lsb)
@@ -407,22 +318,22 @@ func (l *lowering) bf16RoundBits(x tensor) tensor {
 func (l *lowering) roundHalf(x tensor, d ir.DType) (tensor, error) {
 	switch d {
 	case ir.F16:
-		return l.cast(l.cast(x, mps.DataTypeFloat16), mps.DataTypeFloat32), nil
+		return l.cast(l.cast(x, gpu.Float16), gpu.Float32), nil
 	case ir.BF16:
-		if !l.feat.reinterpret || !l.feat.bitwise {
+		if !l.g.Has(gpu.OpReinterpretCast) || !l.g.Has(gpu.OpBitwiseAND) {
 			return x, fallback(ir.OpConvert, "bfloat16 needs reinterpretCastTensor and bitwise ops (macOS 13.2)")
 		}
-		return l.reinterpret(l.bf16RoundBits(x), mps.DataTypeFloat32), nil
+		return l.reinterpret(l.bf16RoundBits(x), gpu.Float32), nil
 	}
 	return x, nil
 }
 
 // boolToU8 turns an MPSDataTypeBool tensor (what comparisons give) into the
 // physical bool, uint8 0 or 1.
-func (l *lowering) boolToU8(b tensor) tensor { return l.cast(b, mps.DataTypeUInt8) }
+func (l *lowering) boolToU8(b tensor) tensor { return l.cast(b, gpu.UInt8) }
 
 // pred turns a physical bool into an MPSDataTypeBool predicate.
-func (l *lowering) pred(x tensor) tensor { return l.ne(x, l.scalar(0, mps.DataTypeUInt8)) }
+func (l *lowering) pred(x tensor) tensor { return l.ne(x, l.scalar(0, gpu.UInt8)) }
 
 // zeros is a tensor of zeros of an IR type, in physical form.
 func (l *lowering) zeros(t ir.TensorType) tensor { return l.full(0, physShape(t), mustPhys(t.DType)) }

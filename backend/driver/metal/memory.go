@@ -1,5 +1,3 @@
-//go:build darwin
-
 package metal
 
 import (
@@ -9,7 +7,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/progrium/darwinkit/macos/metal"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 )
 
 // allocation is one live mapping and the MTLBuffer that aliases it. mem keeps
@@ -18,8 +16,8 @@ type allocation struct {
 	base uintptr // for ordering and range tests only
 	ptr  unsafe.Pointer
 	mem  []byte
-	size int                // what the caller asked for; len(mem) is whole pages
-	buf  metal.BufferObject // shared storage over mem, no copy; retained
+	size int        // what the caller asked for; len(mem) is whole pages
+	buf  gpu.Buffer // shared storage over mem, no copy
 }
 
 // memory is the registry of live allocations, sorted by base so that an
@@ -98,19 +96,10 @@ func (d *Driver) Allocate(size int) (unsafe.Pointer, error) {
 		return nil, fmt.Errorf("metal: allocate %d bytes: mmap: %w", size, err)
 	}
 	ptr := unsafe.Pointer(&mem[0])
-	var buf metal.BufferObject
-	withPool(func() error {
-		// The deallocator block is nil: Free unmaps the pages itself, after
-		// releasing the buffer. darwinkit's binding of this method turns a
-		// Go func into a block and cannot pass nil, so the message is sent
-		// directly.
-		buf = msg[metal.BufferObject](d.device, "newBufferWithBytesNoCopy:length:options:deallocator:",
-			ptr, uint(n), metal.ResourceStorageModeShared, unsafe.Pointer(nil))
-		return nil
-	})
-	if buf.Ptr() == nil {
+	buf, err := d.dev.NewBuffer(mem)
+	if err != nil {
 		syscall.Munmap(mem)
-		return nil, fmt.Errorf("metal: allocate %d bytes: the device refused a %d-byte no-copy buffer", size, n)
+		return nil, fmt.Errorf("metal: allocate %d bytes: %w", size, err)
 	}
 	a := &allocation{base: uintptr(ptr), ptr: ptr, mem: mem, size: size, buf: buf}
 	i, _ := m.search(a.base)
@@ -146,15 +135,4 @@ func (d *Driver) Free(p unsafe.Pointer) error {
 	m.allocs = slices.Delete(m.allocs, i, i+1)
 	m.used -= int64(len(a.mem))
 	return nil
-}
-
-// scratch is a temporary shared buffer for data that does not live in an
-// allocation: host-memory tensors, and (before macOS 15) tensors at an
-// offset inside one.
-func (d *Driver) scratch(n int) (metal.BufferObject, error) {
-	buf := msg[metal.BufferObject](d.device, "newBufferWithLength:options:", uint(max(n, 1)), metal.ResourceStorageModeShared)
-	if buf.Ptr() == nil {
-		return buf, fmt.Errorf("metal: cannot allocate a %d-byte scratch buffer", n)
-	}
-	return buf, nil
 }

@@ -1,8 +1,10 @@
-//go:build darwin
-
 // Package metal is the Apple-GPU driver: it runs IR programs as compiled
-// MPSGraph executables on the system Metal device, through the cgo bindings
-// of darwinkit v0.5.0.
+// MPSGraph executables. The lowering and the driver are plain Go, built on
+// every OS, over package gpu's interface: on darwin (Open) a thin adapter
+// sends each call to the system Metal device through darwinkit v0.5.0; on
+// any OS (OpenModel) package model, a model of MPSGraph's documented
+// semantics, runs the same lowering, so the conformance suite, the sweep
+// and training run it where there is no Mac.
 //
 // Memory is unified: Allocate maps page-aligned anonymous memory and wraps it,
 // without a copy, in a shared-storage MTLBuffer, so that the frontend's
@@ -25,38 +27,22 @@
 // CPU through the pure-Go host driver, over the same unified memory. Metal has
 // no float64, so Compile rejects float64 programs.
 //
-// No part of this package has run on a Mac from this repository's machines:
-// it is type-checked for darwin/arm64 by setup/darwincheck, and its tests run
-// the shared conformance suite (drivertest) on a Mac.
+// The darwin adapter has not run on a Mac from this repository's machines:
+// it is type-checked for darwin/arm64 by setup/darwincheck. Everything else
+// runs here, against the model.
 package metal
-
-// #cgo CFLAGS: -x objective-c -fobjc-arc
-// #cgo LDFLAGS: -framework Metal -framework Foundation
-// #include <Metal/Metal.h>
-//
-// // darwinkit v0.5.0 has no binding for MTLCreateSystemDefaultDevice, a C
-// // function rather than a method. The returned device is retained for the
-// // caller (a Create function), which keeps it for the process's life.
-// static void *metalplugCreateSystemDefaultDevice(void) {
-// 	return (__bridge_retained void *)MTLCreateSystemDefaultDevice();
-// }
-import "C"
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"unsafe"
-
-	"github.com/progrium/darwinkit/macos/metal"
-	"github.com/progrium/darwinkit/macos/mpsgraph"
-	"github.com/progrium/darwinkit/objc"
 
 	"github.com/metalplug/metalplug/backend/cache"
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/host"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
@@ -73,12 +59,10 @@ type Options struct {
 
 // Driver is the Metal driver. It is safe for concurrent use.
 type Driver struct {
-	device   metal.DeviceObject
-	gdevice  mpsgraph.Device
-	name     string
+	dev      gpu.Device
+	name     string // "metal", or "metal-model" on the model
 	capacity int64
 	pageSize int
-	feat     features
 	opts     Options
 
 	mem memory
@@ -91,43 +75,32 @@ type Driver struct {
 
 var _ driver.Driver = (*Driver)(nil)
 
-// ErrNoDevice is what Open returns on a Mac without a Metal device.
+// ErrNoDevice is what Open returns where there is no Metal device.
 var ErrNoDevice = errors.New("metal: no Metal device")
 
-// Open makes a driver on the system's default Metal device.
-func Open(opts Options) (*Driver, error) {
-	p := C.metalplugCreateSystemDefaultDevice()
-	if p == nil {
-		return nil, ErrNoDevice
+// MinimumMacOS is the first release the lowering runs on: it calls
+// methods of macOS 12.3 (gatherAlongAxis, scatterND with a mode, the
+// NaN-propagating maximum and minimum) without a fallback.
+var MinimumMacOS = gpu.Version{Major: 12, Minor: 3}
+
+func newDriver(dev gpu.Device, name string, opts Options) (*Driver, error) {
+	if v := dev.MacOS(); !v.AtLeast(MinimumMacOS) {
+		return nil, fmt.Errorf("metal: %v is too old: metalplug needs %v or later", v, MinimumMacOS)
 	}
 	d := &Driver{
-		device:   metal.DeviceObject{Object: objc.ObjectFrom(unsafe.Pointer(p))},
+		dev:      dev,
+		name:     name,
 		pageSize: os.Getpagesize(),
 		opts:     opts,
 		cache:    cache.New[ir.Key, *executable](host.ExecutableCacheSize),
 		cpu:      host.New(host.Options{MemoryBytes: 1 << 62}),
-	}
-	err := withPool(func() error {
-		d.name = d.device.Name()
-		// darwinkit's DeviceWithMTLDevice would pass a Go adaptor, not the
-		// device (see msg).
-		d.gdevice = msg[mpsgraph.Device](mpsgraph.DeviceClass, "deviceWithMTLDevice:", d.device)
-		d.gdevice.Retain()
-		d.feat = detectFeatures()
-		if m := missingRequired(); len(m) > 0 {
-			return fmt.Errorf("this macOS lacks MPSGraph's %s: metalplug needs macOS 12.3 or later", strings.Join(m, ", "))
-		}
-		d.capacity = opts.MemoryBytes
-		if d.capacity <= 0 {
-			d.capacity = int64(d.device.RecommendedMaxWorkingSetSize())
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("metal: open: %w", err)
+		capacity: opts.MemoryBytes,
 	}
 	if d.capacity <= 0 {
-		return nil, fmt.Errorf("metal: device %q reports no working-set size", d.name)
+		d.capacity = dev.WorkingSet()
+	}
+	if d.capacity <= 0 {
+		return nil, fmt.Errorf("metal: device %q reports no working-set size", dev.Name())
 	}
 	return d, nil
 }
@@ -142,13 +115,20 @@ func New(opts Options) *Driver {
 	return d
 }
 
-// Name implements driver.Driver.
-func (d *Driver) Name() string { return "metal" }
+// Name implements driver.Driver: "metal" on a GPU, "metal-model" on the
+// model of MPSGraph.
+func (d *Driver) Name() string { return d.name }
 
 // Description implements driver.Driver.
 func (d *Driver) Description() string {
-	return fmt.Sprintf("Apple GPU %s through Metal Performance Shaders Graph", d.name)
+	if d.name != "metal" {
+		return fmt.Sprintf("%s (%v): the Metal lowering run against a model of MPSGraph, on the CPU; not a GPU", d.dev.Name(), d.dev.MacOS())
+	}
+	return fmt.Sprintf("Apple GPU %s through Metal Performance Shaders Graph", d.dev.Name())
 }
+
+// MacOS is the release whose MPSGraph the driver builds for.
+func (d *Driver) MacOS() gpu.Version { return d.dev.MacOS() }
 
 // MemoryUsage reports the bytes this driver has mapped and its capacity
 // (recommendedMaxWorkingSetSize unless Options say otherwise). The used
@@ -161,11 +141,7 @@ func (d *Driver) MemoryUsage() (used, total int64) {
 
 // DeviceAllocatedBytes is the device's currentAllocatedSize: everything the
 // process has allocated on the GPU, MPSGraph's intermediates included.
-func (d *Driver) DeviceAllocatedBytes() int64 {
-	var n int64
-	withPool(func() error { n = int64(d.device.CurrentAllocatedSize()); return nil })
-	return n
-}
+func (d *Driver) DeviceAllocatedBytes() int64 { return d.dev.AllocatedBytes() }
 
 // NewEvent makes an event no stream has recorded, which counts as complete.
 func (d *Driver) NewEvent() driver.Event { return &event{} }
@@ -176,7 +152,7 @@ func (d *Driver) NewStream() (driver.Stream, error) { return newStream(d) }
 // Compile lowers p to an MPSGraph executable, or prepares it for the CPU when
 // it needs something not lowered. Executables are cached by the program's
 // key, so compiling an identical program again costs one lookup. An
-// executable the bounded cache drops releases its Objective-C objects once
+// executable the bounded cache drops releases its device objects once
 // nothing in Go (a stream's queue, a kernel's program cache) still holds it.
 func (d *Driver) Compile(p *ir.Program) (driver.Executable, error) {
 	if p == nil {
@@ -195,7 +171,9 @@ func (d *Driver) Compile(p *ir.Program) (driver.Executable, error) {
 		e.release() // another thread compiled the same program first
 		return held, nil
 	}
-	runtime.AddCleanup(e, func(o objects) { o.release() }, e.objects())
+	if e.exe != nil {
+		runtime.AddCleanup(e, func(x gpu.Executable) { x.Release() }, e.exe)
+	}
 	return e, nil
 }
 

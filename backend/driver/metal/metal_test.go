@@ -1,11 +1,12 @@
-//go:build darwin
-
 package metal
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -14,21 +15,71 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
-// open skips the test on a Mac without a Metal device (a VM, say).
+// open is the driver the tests run on: the Metal device on a Mac that has
+// one, the model of MPSGraph anywhere else (or with METALPLUG_TEST_MODEL=1).
 func open(t *testing.T, opts Options) *Driver {
 	t.Helper()
-	d, err := Open(opts)
+	if os.Getenv("METALPLUG_TEST_MODEL") != "1" {
+		d, err := Open(opts)
+		if err == nil {
+			return d
+		}
+		if !errors.Is(err, ErrNoDevice) {
+			t.Fatal(err)
+		}
+	}
+	d, err := OpenModel(ModelOptions{Options: opts})
 	if err != nil {
-		t.Skipf("no Metal device: %v", err)
+		t.Fatal(err)
 	}
 	return d
 }
 
-// TestConformance runs the suite every driver passes. Its float64 cases
-// fail here by design: Metal has no float64, and Compile says so.
+// TestConformance runs the suite every driver passes, on the GPU on a Mac,
+// on the model of MPSGraph elsewhere. float64 cases are skipped: Metal has
+// no float64, and the driver declines it. Cases the lowering hands to the
+// CPU must do so for a reason NotLowered or Fallbacks gives: a call that
+// broke MPSGraph's contract (a lowering bug the model or the Mac caught)
+// fails the test, though the CPU got the numbers right.
 func TestConformance(t *testing.T) {
-	open(t, Options{})
-	drivertest.Run(t, func() driver.Driver { return New(Options{}) })
+	first := open(t, Options{})
+	t.Logf("on %s", first.Description())
+	var mu sync.Mutex
+	reasons := map[string]int{}
+	drivertest.Run(t, func() driver.Driver {
+		return &watched{Driver: open(t, Options{}), onCPU: func(why string) {
+			mu.Lock()
+			reasons[why]++
+			mu.Unlock()
+		}}
+	})
+	n := 0
+	for why, count := range reasons {
+		n += count
+		if strings.Contains(why, "contract") || strings.Contains(why, "panicked") {
+			t.Errorf("%d programs ran on the CPU because %s", count, why)
+		}
+	}
+	for why, count := range reasons {
+		t.Logf("%d on the CPU: %s", count, why)
+	}
+	t.Logf("%d programs ran on the CPU, for %d reasons", n, len(reasons))
+}
+
+// watched reports each program the driver compiles for the CPU.
+type watched struct {
+	*Driver
+	onCPU func(why string)
+}
+
+func (w *watched) Compile(p *ir.Program) (driver.Executable, error) {
+	e, err := w.Driver.Compile(p)
+	if err == nil {
+		if cpu, why := e.(*executable).OnCPU(); cpu {
+			w.onCPU(why)
+		}
+	}
+	return e, err
 }
 
 func TestOpTables(t *testing.T) {
@@ -163,7 +214,7 @@ func TestFallbackRunsOnCPU(t *testing.T) {
 	if cpu, _ := exe.(*executable).OnCPU(); !cpu {
 		t.Error("normal rng compiled for the GPU; Fallbacks says it runs on the CPU")
 	}
-	if _, err := New(Options{NoCPUFallback: true}).Compile(p); err == nil {
+	if _, err := open(t, Options{NoCPUFallback: true}).Compile(p); err == nil {
 		t.Error("NoCPUFallback compiled a program that needs the CPU")
 	}
 }

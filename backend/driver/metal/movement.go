@@ -1,5 +1,3 @@
-//go:build darwin
-
 package metal
 
 import (
@@ -8,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/progrium/darwinkit/macos/mps"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -56,19 +54,19 @@ func lowerConstant(l *lowering, in ir.Instr, _ []val) (tensor, error) {
 }
 
 // encodePhys writes values in a physical MPS type's little-endian layout.
-func encodePhys(dt mps.DataType, vals []float64) []byte {
+func encodePhys(dt gpu.DataType, vals []float64) []byte {
 	var b []byte
 	for _, v := range vals {
 		switch dt {
-		case mps.DataTypeFloat32:
+		case gpu.Float32:
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
-		case mps.DataTypeInt8, mps.DataTypeUInt8:
+		case gpu.Int8, gpu.UInt8:
 			b = append(b, byte(int64(v)))
-		case mps.DataTypeInt16:
+		case gpu.Int16:
 			b = binary.LittleEndian.AppendUint16(b, uint16(int64(v)))
-		case mps.DataTypeInt32, mps.DataTypeUInt32:
+		case gpu.Int32, gpu.UInt32:
 			b = binary.LittleEndian.AppendUint32(b, uint32(int64(v)))
-		case mps.DataTypeInt64:
+		case gpu.Int64:
 			b = binary.LittleEndian.AppendUint64(b, uint64(int64(v)))
 		}
 	}
@@ -88,7 +86,7 @@ func lowerIota(l *lowering, in ir.Instr, _ []val) (tensor, error) {
 }
 
 // iotaAlong is 0, 1, ... along axis of shape, in type dt.
-func (l *lowering) iotaAlong(shape ir.Shape, axis int, dt mps.DataType, n int) tensor {
+func (l *lowering) iotaAlong(shape ir.Shape, axis int, dt gpu.DataType, n int) tensor {
 	vals := make([]float64, n)
 	for i := range vals {
 		vals[i] = float64(i)
@@ -183,7 +181,7 @@ func lowerPad(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		return l.padGeneral(args[0].t, physShape(t), low, high, interior, v), nil
 	}
 	x := l.padGeneral(args[0].t, physShape(t), low, high, interior, 0)
-	mask := l.padGeneral(l.full(1, physShape(t), mps.DataTypeUInt8), physShape(t), low, high, interior, 0)
+	mask := l.padGeneral(l.full(1, physShape(t), gpu.UInt8), physShape(t), low, high, interior, 0)
 	v := l.broadcastTo(args[1].t, physShape(in.Type))
 	return l.sel(l.pred(mask), x, v), nil
 }

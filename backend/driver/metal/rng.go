@@ -1,9 +1,7 @@
-//go:build darwin
-
 package metal
 
 import (
-	"github.com/progrium/darwinkit/macos/mps"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -35,7 +33,7 @@ func lowerRng(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	if in.Rng.Distribution != ir.RngUniform {
 		return tensor{}, fallback(in.Op, "%v numbers must match TensorFlow's CPU bit for bit", in.Rng.Distribution)
 	}
-	if !l.feat.bitwise {
+	if !l.g.Has(gpu.OpBitwiseAND) {
 		return tensor{}, fallback(in.Op, "Philox needs MPSGraph's bitwise ops (macOS 13)")
 	}
 	group := 4
@@ -87,9 +85,9 @@ func lowerRng(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	case ir.F32, ir.F16, ir.BF16:
 		bits := map[ir.DType]int{ir.F32: 23, ir.F16: 10, ir.BF16: 7}[d]
 		mask := l.intConst(1<<bits-1, i64)
-		scale := l.scalar(1/float64(int64(1)<<bits), mps.DataTypeFloat32)
+		scale := l.scalar(1/float64(int64(1)<<bits), gpu.Float32)
 		for _, v := range x {
-			lanes = append(lanes, l.mul(l.cast(l.band(v, mask), mps.DataTypeFloat32), scale))
+			lanes = append(lanes, l.mul(l.cast(l.band(v, mask), gpu.Float32), scale))
 		}
 	default:
 		return tensor{}, fallback(in.Op, "uniform %v", d)

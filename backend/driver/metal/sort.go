@@ -1,10 +1,9 @@
-//go:build darwin
-
 package metal
 
 import (
 	"math"
 
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
@@ -28,7 +27,7 @@ func lowerSort(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	t := args[0].typ
 	axis := in.Sort.Dim
 	n := t.Shape[axis]
-	if !l.feat.sort || !l.feat.cumsum {
+	if !l.g.Has(gpu.OpArgSort) || !l.g.Has(gpu.OpCumulativeSum) {
 		return tensor{}, fallback(in.Op, "sort needs MPSGraph's argSort and cumulativeSum (macOS 13)")
 	}
 	if n > maxStableSortRow {
@@ -38,12 +37,12 @@ func lowerSort(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	var perm tensor
 	switch {
 	case t.DType.IsFloat():
-		if !l.feat.reinterpret {
+		if !l.g.Has(gpu.OpReinterpretCast) {
 			return tensor{}, fallback(in.Op, "float sort keys need reinterpretCastTensor (macOS 13.2)")
 		}
 		perm = l.stableArgSort(l.descend(l.floatKey(x), in.Sort.Descending), t.Shape, axis)
 	case t.DType == ir.I64:
-		if !l.feat.bitwise {
+		if !l.g.Has(gpu.OpBitwiseAND) {
 			return tensor{}, fallback(in.Op, "int64 sort keys need bitwise ops (macOS 13)")
 		}
 		lo := l.sub(l.band(x, l.intConst(0xffffffff, i64)), l.intConst(1<<31, i64))
@@ -83,7 +82,7 @@ func (l *lowering) descend(k tensor, descending bool) tensor {
 }
 
 func (l *lowering) gatherAlong(axis int, x, idx tensor) tensor {
-	return l.g.GatherAlongAxisWithUpdatesTensorIndicesTensorName(axis, x, idx, "")
+	return l.g.GatherAlongAxis(axis, x, idx)
 }
 
 // stableArgSort is the stable ascending permutation of int32 keys along
@@ -122,23 +121,13 @@ func lowerArgReduce(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	axis := in.Axes[0]
 	n := t.Shape[axis]
 	isMax := in.Reduce == ir.ReduceMax
-	var best tensor
+	m, err := l.extreme(x, t.DType, []int{axis}, isMax)
+	if err != nil {
+		return tensor{}, err
+	}
+	best := l.eq(x, m)
 	if t.DType.IsFloat() {
-		var m tensor
-		if isMax {
-			m = l.reduceMaxNaN(x, []int{axis})
-		} else {
-			m = l.reduceMinNaN(x, []int{axis})
-		}
-		best = l.sel(l.isNaN(m), l.isNaN(x), l.eq(x, m))
-	} else {
-		var m tensor
-		if isMax {
-			m = l.reduceMax(x, []int{axis})
-		} else {
-			m = l.reduceMin(x, []int{axis})
-		}
-		best = l.eq(x, m)
+		best = l.sel(l.isNaN(m), l.isNaN(x), best)
 	}
 	pos := l.iotaAlong(t.Shape, axis, i32, n)
 	cand := l.sel(best, pos, l.scalar(float64(n), i32))

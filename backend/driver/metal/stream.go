@@ -1,5 +1,3 @@
-//go:build darwin
-
 package metal
 
 import (
@@ -8,11 +6,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/progrium/darwinkit/macos/metal"
-	"github.com/progrium/darwinkit/macos/mps"
-	"github.com/progrium/darwinkit/objc"
-
 	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 )
 
 // ErrStreamClosed is what a stream reports once Close has been called.
@@ -24,14 +19,14 @@ type flight struct {
 	err  error // set before done closes
 }
 
-// stream is the shared in-order queue (driver.Queue) feeding one
-// MTLCommandQueue. Command buffers of one queue run in commit order, so GPU
+// stream is the shared in-order queue (driver.Queue) feeding one command
+// queue (gpu.Queue: an MTLCommandQueue, or the model's). Command buffers of one queue run in commit order, so GPU
 // tasks are committed without waiting and pipeline; a CPU task waits for the
 // flights before it, since it may read what they write or overwrite what
 // they read; a record completes when the flights before it have.
 type stream struct {
 	d     *Driver
-	queue metal.CommandQueueObject
+	queue gpu.Queue
 	q     *driver.Queue
 
 	mu      sync.Mutex
@@ -41,11 +36,11 @@ type stream struct {
 var _ driver.Stream = (*stream)(nil)
 
 func newStream(d *Driver) (*stream, error) {
-	s := &stream{d: d}
-	withPool(func() error { s.queue = d.device.NewCommandQueue(); return nil })
-	if s.queue.Ptr() == nil {
-		return nil, fmt.Errorf("metal: the device refused a new command queue")
+	queue, err := d.dev.NewQueue()
+	if err != nil {
+		return nil, fmt.Errorf("metal: new stream: %w", err)
 	}
+	s := &stream{d: d, queue: queue}
 	s.q = driver.NewQueue("metal", driver.QueueHooks{
 		Record: s.record,
 		Synced: func() { s.waitFlights() },
@@ -70,7 +65,7 @@ func (s *stream) cpu(fn func() error) {
 // gpu enqueues work that encodes and commits command buffers without
 // waiting for them.
 func (s *stream) gpu(fn func(*stream) error) {
-	s.q.Run(func() error { return withPool(func() error { return fn(s) }) })
+	s.q.Run(func() error { return fn(s) })
 }
 
 // record completes m once the GPU work committed so far has completed, from
@@ -112,31 +107,19 @@ func (s *stream) waitFlights() error {
 	return first
 }
 
-// newCommandBuffer makes an MPSCommandBuffer on the stream's queue: MPSGraph
-// encodes into one, and it passes every MTLCommandBuffer message (blits,
-// handlers, commit) on to the command buffer it wraps.
-func (s *stream) newCommandBuffer() (mps.CommandBuffer, error) {
-	cb := msg[mps.CommandBuffer](mps.CommandBufferClass, "commandBufferFromCommandQueue:", s.queue)
-	if cb.Ptr() == nil {
-		return cb, fmt.Errorf("metal: the command queue refused a command buffer")
-	}
-	return cb, nil
-}
-
-// commit commits cb as a flight. after runs from the completion handler,
-// before the flight counts as done, with the command buffer's error if it
-// failed: it copies staged results out and releases what the encoding kept
-// alive. An error from after fails the stream too.
-func (s *stream) commit(cb mps.CommandBuffer, after func(error) error) {
+// commit commits cb as a flight. after runs once cb has completed, before
+// the flight counts as done, with the command buffer's error if it failed:
+// it copies staged results out and releases what the encoding kept. An
+// error from after fails the stream too. The completion may come from any
+// goroutine, in any order relative to other streams' buffers.
+func (s *stream) commit(cb gpu.CommandBuffer, after func(error) error) {
 	f := &flight{done: make(chan struct{})}
 	s.mu.Lock()
 	s.flights = append(s.flights, f)
 	s.mu.Unlock()
-	mcb := metal.CommandBufferObject{Object: cb.Object}
-	mcb.AddCompletedHandler(func(c metal.CommandBufferObject) {
-		var err error
-		if c.Status() == metal.CommandBufferStatusError {
-			err = fmt.Errorf("metal: command buffer failed: %s", errorText(c.Error(), "no error description"))
+	cb.Commit(func(err error) {
+		if err != nil {
+			err = fmt.Errorf("metal: command buffer failed: %w", err)
 		}
 		if after != nil {
 			if e := s.q.SafeCall(func() error { return after(err) }); err == nil {
@@ -154,7 +137,6 @@ func (s *stream) commit(cb mps.CommandBuffer, after func(error) error) {
 		s.mu.Unlock()
 		close(f.done)
 	})
-	mcb.Commit()
 }
 
 // Execute runs exe: on the GPU, or on the CPU through the host driver for a
@@ -191,16 +173,14 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 		if dok && sok && doff%4 == 0 && soff%4 == 0 && n%4 == 0 &&
 			doff+n <= len(da.mem) && soff+n <= len(sa.mem) {
 			s.gpu(func(s *stream) error {
-				cb, err := s.newCommandBuffer()
+				cb, err := s.queue.NewCommandBuffer()
 				if err != nil {
-					return err
+					return fmt.Errorf("metal: memcpy: %w", err)
 				}
-				blit := msg[metal.BlitCommandEncoderObject](cb, "blitCommandEncoder")
-				// darwinkit's binding would wrap the buffers in Go adaptor
-				// objects (see msg); the blit needs the buffers themselves.
-				msg[objc.Void](blit, "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:",
-					sa.buf, uint(soff), da.buf, uint(doff), uint(n))
-				msg[objc.Void](blit, "endEncoding")
+				if err := cb.Copy(sa.buf, soff, da.buf, doff, n); err != nil {
+					cb.Commit(nil)
+					return fmt.Errorf("metal: memcpy: %w", err)
+				}
 				s.commit(cb, nil)
 				return nil
 			})

@@ -1,9 +1,7 @@
-//go:build darwin
-
 package metal
 
 import (
-	"github.com/progrium/darwinkit/macos/mps"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -142,7 +140,7 @@ func lowerSelectAndScatter(l *lowering, in ir.Instr, args []val) (tensor, error)
 	}
 	zeros := make([]int, r)
 	xp := l.padGeneral(args[0].t, w.in, w.lo, w.hi, zeros, 0)
-	valid := l.padGeneral(l.full(1, w.in, mps.DataTypeUInt8), w.in, w.lo, w.hi, zeros, 0)
+	valid := l.padGeneral(l.full(1, w.in, gpu.UInt8), w.in, w.lo, w.hi, zeros, 0)
 	var best, idx, has tensor
 	w.offsets(func(k int, o []int) {
 		v := l.at(xp, w, o)

@@ -6,9 +6,10 @@ import (
 	"fmt"
 
 	"github.com/progrium/darwinkit/macos/foundation"
-	"github.com/progrium/darwinkit/macos/mps"
 	"github.com/progrium/darwinkit/macos/mpsgraph"
 	"github.com/progrium/darwinkit/objc"
+
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 )
 
 // msg sends selector sel to recv. The driver sends messages itself, rather
@@ -72,46 +73,22 @@ func numbers(v []int) []foundation.INumber {
 	return out
 }
 
-// features are the optional MPS and MPSGraph methods of the running macOS,
-// found by asking the classes (respondsToSelector), which is exact where
-// comparing OS versions would be a proxy.
-type features struct {
-	sort        bool // sortWithTensor / argSortWithTensor, macOS 13.0
-	bitwise     bool // bitwiseAND/OR/XOR, shifts, macOS 13.0
-	cumsum      bool // cumulativeSumWithTensor, macOS 13.0
-	reinterpret bool // reinterpretCastTensor, macOS 13.2
-	ndOffset    bool // MPSNDArray initWithBuffer:offset:descriptor:, macOS 15.0
+// respondsTo reports whether instances of class answer sel. It asks the
+// class for its instances (instancesRespondToSelector:): a class object's
+// own respondsToSelector: answers for class methods only, so asking it about
+// an instance method is always NO.
+func respondsTo(class objc.Handle, sel string) bool {
+	return objc.Call[bool](class, objc.Sel("instancesRespondToSelector:"), objc.Sel(sel))
 }
 
-func detectFeatures() features {
-	g := mpsgraph.GraphClass
-	has := func(sel string) bool { return g.RespondsToSelector(objc.Sel(sel)) }
-	return features{
-		sort:        has("sortWithTensor:axis:descending:name:") && has("argSortWithTensor:axis:descending:name:"),
-		bitwise:     has("bitwiseANDWithPrimaryTensor:secondaryTensor:name:") && has("bitwiseRightShiftWithPrimaryTensor:secondaryTensor:name:"),
-		cumsum:      has("cumulativeSumWithTensor:axis:name:"),
-		reinterpret: has("reinterpretCastTensor:toType:name:"),
-		ndOffset:    mps.NDArrayClass.RespondsToSelector(objc.Sel("initWithBuffer:offset:descriptor:")),
-	}
-}
-
-// required are MPSGraph methods the lowerings call without a fallback,
-// newer than the deployment target (macOS 12.0): they came with macOS
-// 12.3, and on 12.0 to 12.2 an unrecognised selector would abort the
-// process at the first program that uses one.
-var required = []string{
-	"gatherAlongAxis:withUpdatesTensor:indicesTensor:name:",
-	"scatterNDWithDataTensor:updatesTensor:indicesTensor:batchDimensions:mode:name:",
-	"maximumWithNaNPropagationWithPrimaryTensor:secondaryTensor:name:",
-	"minimumWithNaNPropagationWithPrimaryTensor:secondaryTensor:name:",
-}
-
-// missingRequired lists the required methods this macOS lacks.
-func missingRequired() []string {
+// missingMethods lists the MPSGraph methods the contract says macOS v has
+// and this one lacks: the table's releases checked against the running
+// system, at Open.
+func missingMethods(v gpu.Version) []string {
 	var missing []string
-	for _, sel := range required {
-		if !mpsgraph.GraphClass.RespondsToSelector(objc.Sel(sel)) {
-			missing = append(missing, sel)
+	for _, op := range gpu.Ops() {
+		if v.AtLeast(op.Since()) && !respondsTo(mpsgraph.GraphClass, op.Method()) {
+			missing = append(missing, op.Method())
 		}
 	}
 	return missing

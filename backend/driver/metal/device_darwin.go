@@ -1,0 +1,528 @@
+//go:build darwin
+
+package metal
+
+// #cgo CFLAGS: -x objective-c -fobjc-arc
+// #cgo LDFLAGS: -framework Metal -framework Foundation -framework MetalPerformanceShaders
+// #include <stdint.h>
+// #include <stdlib.h>
+// #include <string.h>
+// #include <Metal/Metal.h>
+// #include <MetalPerformanceShaders/MetalPerformanceShaders.h>
+//
+// // darwinkit v0.5.0 has no binding for MTLCreateSystemDefaultDevice, a C
+// // function rather than a method. The returned device is retained for the
+// // caller (a Create function), which keeps it for the process's life.
+// static void *metalplugCreateSystemDefaultDevice(void) {
+// 	return (__bridge_retained void *)MTLCreateSystemDefaultDevice();
+// }
+//
+// void metalplugCommandBufferDone(uintptr_t handle, char *message);
+//
+// // metalplugCommit commits an MPSCommandBuffer with a completion handler
+// // that reports to Go (metalplugCommandBufferDone) once. The handler is a
+// // native block, so no libffi closure is made per command buffer, and the
+// // status and error are read here, where no Go panic can happen.
+// //
+// // MPSGraph may commitAndContinue while encoding (its headers say so): the
+// // root command buffer is then committed early and encoding goes on in a
+// // new one. A handler added now sits on the last buffer, which completes
+// // after the others (one queue runs its buffers in order), and the root's
+// // error is read there too. A failure in a buffer between the two, if
+// // MPSGraph ever committed twice, would not be seen: no public hook
+// // reaches those.
+// static void metalplugCommit(void *buffer, uintptr_t handle) {
+// 	MPSCommandBuffer *cb = (__bridge MPSCommandBuffer *)buffer;
+// 	id<MTLCommandBuffer> root = cb.rootCommandBuffer;
+// 	[cb addCompletedHandler:^(id<MTLCommandBuffer> last) {
+// 		NSError *err = nil;
+// 		BOOL failed = NO;
+// 		if (root.status == MTLCommandBufferStatusError) { failed = YES; err = root.error; }
+// 		if (!failed && last.status == MTLCommandBufferStatusError) { failed = YES; err = last.error; }
+// 		char *message = NULL;
+// 		if (failed) {
+// 			const char *text = err ? err.localizedDescription.UTF8String : "no error description";
+// 			message = strdup(text ? text : "no error description");
+// 		}
+// 		metalplugCommandBufferDone(handle, message);
+// 	}];
+// 	[cb commit];
+// }
+import "C"
+
+import (
+	"fmt"
+	"runtime/cgo"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/progrium/darwinkit/macos/foundation"
+	"github.com/progrium/darwinkit/macos/metal"
+	"github.com/progrium/darwinkit/macos/mps"
+	"github.com/progrium/darwinkit/macos/mpsgraph"
+	"github.com/progrium/darwinkit/objc"
+
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
+)
+
+// The darwin adapter: gpu's interfaces over the system Metal device,
+// MPSGraph and MPS, each call one darwinkit (or objc) send. Every method
+// runs inside its own autorelease pool (withPool), since the goroutines
+// calling it are not threads with a run loop; objects kept across calls are
+// retained.
+
+// device is the system Metal device.
+type device struct {
+	mtl   metal.DeviceObject
+	gdev  mpsgraph.Device
+	name  string
+	macOS gpu.Version
+}
+
+// Open makes a driver on the system's default Metal device. It declines a
+// macOS older than MinimumMacOS, and one whose MPSGraph lacks a method the
+// contract says its release has (naming the methods), since a missing
+// selector would abort the process at the first program that sends it.
+func Open(opts Options) (*Driver, error) {
+	p := C.metalplugCreateSystemDefaultDevice()
+	if p == nil {
+		return nil, ErrNoDevice
+	}
+	dev := &device{mtl: metal.DeviceObject{Object: objc.ObjectFrom(unsafe.Pointer(p))}}
+	err := withPool(func() error {
+		dev.name = dev.mtl.Name()
+		// darwinkit's DeviceWithMTLDevice would pass a Go adaptor, not the
+		// device (see msg).
+		dev.gdev = msg[mpsgraph.Device](mpsgraph.DeviceClass, "deviceWithMTLDevice:", dev.mtl)
+		dev.gdev.Retain()
+		v := foundation.ProcessInfo_ProcessInfo().OperatingSystemVersion()
+		dev.macOS = gpu.Version{Major: int(v.MajorVersion), Minor: int(v.MinorVersion)}
+		if !dev.macOS.AtLeast(MinimumMacOS) {
+			return fmt.Errorf("%v is too old: metalplug needs %v or later", dev.macOS, MinimumMacOS)
+		}
+		if m := missingMethods(dev.macOS); len(m) > 0 {
+			return fmt.Errorf("MPSGraph on %v lacks %s, which that release should have: please report it", dev.macOS, strings.Join(m, ", "))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("metal: open: %w", err)
+	}
+	return newDriver(dev, "metal", opts)
+}
+
+func (d *device) Name() string       { return d.name }
+func (d *device) MacOS() gpu.Version { return d.macOS }
+
+func (d *device) WorkingSet() int64 {
+	var n int64
+	withPool(func() error { n = int64(d.mtl.RecommendedMaxWorkingSetSize()); return nil })
+	return n
+}
+
+func (d *device) AllocatedBytes() int64 {
+	var n int64
+	withPool(func() error { n = int64(d.mtl.CurrentAllocatedSize()); return nil })
+	return n
+}
+
+// buffer is a retained shared-storage MTLBuffer and the bytes it is.
+type buffer struct {
+	obj metal.BufferObject
+	mem []byte
+}
+
+func (b *buffer) Bytes() []byte { return b.mem }
+func (b *buffer) Release()      { withPool(func() error { b.obj.Release(); return nil }) }
+
+// NewBuffer wraps mem with newBufferWithBytesNoCopy: on Apple silicon the GPU
+// reads and writes the very pages the frontend's pointers address. Metal
+// requires the pointer and length of a no-copy buffer to be page-aligned,
+// which the driver's anonymous mappings of whole pages are. The deallocator
+// block is nil: the driver unmaps the pages itself, after releasing the
+// buffer (darwinkit's binding turns a Go func into a block and cannot pass
+// nil, so the message is sent directly).
+func (d *device) NewBuffer(mem []byte) (gpu.Buffer, error) {
+	var obj metal.BufferObject
+	withPool(func() error {
+		obj = msg[metal.BufferObject](d.mtl, "newBufferWithBytesNoCopy:length:options:deallocator:",
+			unsafe.Pointer(&mem[0]), uint(len(mem)), metal.ResourceStorageModeShared, unsafe.Pointer(nil))
+		return nil
+	})
+	if obj.Ptr() == nil {
+		return nil, fmt.Errorf("the device refused a %d-byte no-copy buffer", len(mem))
+	}
+	return &buffer{obj: obj, mem: mem}, nil
+}
+
+// NewScratch is a temporary shared buffer for data that does not live in an
+// allocation: host-memory tensors, and (before macOS 15) tensors at an
+// offset inside one.
+func (d *device) NewScratch(n int) (gpu.Buffer, error) {
+	var obj metal.BufferObject
+	withPool(func() error {
+		obj = msg[metal.BufferObject](d.mtl, "newBufferWithLength:options:", uint(max(n, 1)), metal.ResourceStorageModeShared)
+		return nil
+	})
+	if obj.Ptr() == nil {
+		return nil, fmt.Errorf("cannot allocate a %d-byte scratch buffer", n)
+	}
+	return &buffer{obj: obj, mem: unsafe.Slice((*byte)(obj.Contents()), max(n, 1))[:n]}, nil
+}
+
+// dataType is the MPSDataType of a gpu type.
+func dataType(t gpu.DataType) mps.DataType {
+	switch t {
+	case gpu.Float32:
+		return mps.DataTypeFloat32
+	case gpu.Float16:
+		return mps.DataTypeFloat16
+	case gpu.Int8:
+		return mps.DataTypeInt8
+	case gpu.Int16:
+		return mps.DataTypeInt16
+	case gpu.Int32:
+		return mps.DataTypeInt32
+	case gpu.Int64:
+		return mps.DataTypeInt64
+	case gpu.UInt8:
+		return mps.DataTypeUInt8
+	case gpu.UInt16:
+		return mps.DataTypeUInt16
+	case gpu.UInt32:
+		return mps.DataTypeUInt32
+	case gpu.UInt64:
+		return mps.DataTypeUInt64
+	case gpu.Bool:
+		return mps.DataTypeBool
+	}
+	return mps.DataTypeInvalid
+}
+
+// queue is a retained MTLCommandQueue.
+type queue struct{ obj metal.CommandQueueObject }
+
+func (d *device) NewQueue() (gpu.Queue, error) {
+	var q metal.CommandQueueObject
+	withPool(func() error { q = d.mtl.NewCommandQueue(); return nil })
+	if q.Ptr() == nil {
+		return nil, fmt.Errorf("the device refused a new command queue")
+	}
+	return &queue{obj: q}, nil
+}
+
+func (q *queue) Release() { withPool(func() error { q.obj.Release(); return nil }) }
+
+// commandBuffer is a retained MPSCommandBuffer (MPSGraph encodes into one,
+// and it passes every MTLCommandBuffer message on to the buffer it wraps)
+// and the tensor data its encodings use, released when it completes.
+type commandBuffer struct {
+	cb        mps.CommandBuffer
+	data      []mpsgraph.TensorData
+	committed bool
+}
+
+func (q *queue) NewCommandBuffer() (gpu.CommandBuffer, error) {
+	var cb mps.CommandBuffer
+	withPool(func() error {
+		cb = msg[mps.CommandBuffer](mps.CommandBufferClass, "commandBufferFromCommandQueue:", q.obj)
+		if cb.Ptr() != nil {
+			cb.Retain()
+		}
+		return nil
+	})
+	if cb.Ptr() == nil {
+		return nil, fmt.Errorf("the command queue refused a command buffer")
+	}
+	return &commandBuffer{cb: cb}, nil
+}
+
+// tensorData binds data: on the buffer itself at offset 0, as an MPSNDArray
+// at an interior offset (macOS 15), with packed rows when asked.
+func (c *commandBuffer) tensorData(data gpu.Data) (mpsgraph.TensorData, error) {
+	b, ok := data.Buffer.(*buffer)
+	if !ok {
+		return mpsgraph.TensorData{}, fmt.Errorf("buffer %T was not made by the Metal device", data.Buffer)
+	}
+	dt := dataType(data.DType)
+	if data.Offset == 0 {
+		td := msg[mpsgraph.TensorData](mpsgraph.TensorDataClass.Alloc(), "initWithMTLBuffer:shape:dataType:",
+			b.obj, nsInts(data.Shape), dt)
+		return td, nil
+	}
+	desc := mps.NDArrayDescriptorClass.DescriptorWithDataTypeShape(dt, numbers(data.Shape))
+	if data.PackedRows {
+		if !desc.RespondsToSelector(objc.Sel("setPreferPackedRows:")) {
+			return mpsgraph.TensorData{}, fmt.Errorf("MPSNDArrayDescriptor has no preferPackedRows on %v", gpu.NDArrayOffsets)
+		}
+		objc.Call[objc.Void](desc, objc.Sel("setPreferPackedRows:"), true)
+	}
+	nd := msg[mps.NDArray](mps.NDArrayClass.Alloc(), "initWithBuffer:offset:descriptor:", b.obj, uint(data.Offset), desc)
+	if nd.Ptr() == nil {
+		return mpsgraph.TensorData{}, fmt.Errorf("MPSNDArray refused offset %d into a %d-byte buffer", data.Offset, len(b.mem))
+	}
+	td := mpsgraph.TensorDataClass.Alloc().InitWithMPSNDArray(nd)
+	nd.Release() // the tensor data holds it
+	return td, nil
+}
+
+func (c *commandBuffer) Encode(exe gpu.Executable, inputs, outputs []gpu.Data) error {
+	e, ok := exe.(*compiled)
+	if !ok {
+		return fmt.Errorf("executable %T was not compiled by the Metal device", exe)
+	}
+	if c.committed {
+		return fmt.Errorf("encode after commit")
+	}
+	if len(inputs) != len(e.feedPos) || len(outputs) != len(e.targetPos) {
+		return fmt.Errorf("%d inputs and %d outputs for an executable of %d and %d", len(inputs), len(outputs), len(e.feedPos), len(e.targetPos))
+	}
+	return withPool(func() error {
+		in := make([]mpsgraph.ITensorData, len(inputs))
+		for k, pos := range e.feedPos {
+			td, err := c.tensorData(inputs[pos])
+			if err != nil {
+				return fmt.Errorf("input %d: %w", pos, err)
+			}
+			c.data = append(c.data, td)
+			in[k] = td
+		}
+		out := make([]mpsgraph.ITensorData, len(outputs))
+		for k, pos := range e.targetPos {
+			td, err := c.tensorData(outputs[pos])
+			if err != nil {
+				return fmt.Errorf("output %d: %w", pos, err)
+			}
+			c.data = append(c.data, td)
+			out[k] = td
+		}
+		e.exe.EncodeToCommandBufferInputsArrayResultsArrayExecutionDescriptor(c.cb, in, out, nil)
+		return nil
+	})
+}
+
+func (c *commandBuffer) Copy(src gpu.Buffer, srcOffset int, dst gpu.Buffer, dstOffset, n int) error {
+	s, ok1 := src.(*buffer)
+	d, ok2 := dst.(*buffer)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("buffers %T and %T were not made by the Metal device", src, dst)
+	}
+	return withPool(func() error {
+		blit := msg[metal.BlitCommandEncoderObject](c.cb, "blitCommandEncoder")
+		// darwinkit's binding would wrap the buffers in Go adaptor objects
+		// (see msg); the blit needs the buffers themselves.
+		msg[objc.Void](blit, "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:",
+			s.obj, uint(srcOffset), d.obj, uint(dstOffset), uint(n))
+		msg[objc.Void](blit, "endEncoding")
+		return nil
+	})
+}
+
+// Commit commits through metalplugCommit; done runs from Metal's completion
+// thread, through metalplugCommandBufferDone.
+func (c *commandBuffer) Commit(done func(error)) {
+	c.committed = true
+	h := cgo.NewHandle(func(err error) {
+		withPool(func() error {
+			for _, td := range c.data {
+				td.Release()
+			}
+			c.cb.Release()
+			return nil
+		})
+		if done != nil {
+			done(err)
+		}
+	})
+	withPool(func() error {
+		C.metalplugCommit(c.cb.Ptr(), C.uintptr_t(h))
+		return nil
+	})
+}
+
+// graph is one MPSGraph being built: the tensor of every node, by ID.
+type graph struct {
+	dev     *device
+	g       mpsgraph.Graph
+	tensors []mpsgraph.Tensor
+}
+
+func (d *device) NewGraph() gpu.Backend {
+	var g mpsgraph.Graph
+	withPool(func() error { g = mpsgraph.NewGraph(); g.Retain(); return nil })
+	return &graph{dev: d, g: g}
+}
+
+func (b *graph) Release() { withPool(func() error { b.g.Release(); return nil }) }
+
+func (b *graph) t(x gpu.Tensor) mpsgraph.Tensor { return b.tensors[x.ID-1] }
+
+// Add sends the node's method. Graph has checked it against the contract,
+// so every argument here is one MPSGraph accepts.
+func (b *graph) Add(n *gpu.Node) {
+	withPool(func() error {
+		b.tensors = append(b.tensors, b.send(n))
+		return nil
+	})
+}
+
+func (b *graph) send(n *gpu.Node) mpsgraph.Tensor {
+	g := b.g
+	var x, y mpsgraph.Tensor
+	if len(n.Args) > 0 {
+		x = b.t(n.Args[0])
+	}
+	if len(n.Args) > 1 {
+		y = b.t(n.Args[1])
+	}
+	dt := dataType(n.Out.DType)
+	switch n.Op {
+	case gpu.OpPlaceholder:
+		return msg[mpsgraph.Tensor](g, "placeholderWithShape:dataType:name:", nsInts(n.Shape), dt, nil)
+	case gpu.OpConstant:
+		return msg[mpsgraph.Tensor](g, "constantWithData:shape:dataType:", n.Data, nsInts(n.Shape), dt)
+	case gpu.OpFill:
+		return msg[mpsgraph.Tensor](g, "constantWithScalar:shape:dataType:", n.Value, nsInts(n.Shape), dt)
+	case gpu.OpScalar:
+		return g.ConstantWithScalarDataType(n.Value, dt)
+	case gpu.OpCast, gpu.OpReinterpretCast:
+		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, dataType(n.To), nil)
+	case gpu.OpReshape, gpu.OpBroadcast:
+		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, nsInts(n.Shape), nil)
+	case gpu.OpTranspose:
+		return g.TransposeTensorDimensionWithDimensionName(x, uint(n.Axis), uint(n.Axis2), "")
+	case gpu.OpSlice:
+		return g.SliceTensorStartsEndsStridesName(x, numbers(n.Starts), numbers(n.Ends), numbers(n.Strides), "")
+	case gpu.OpConcat:
+		its := make([]mpsgraph.ITensor, len(n.Args))
+		for i, a := range n.Args {
+			its[i] = b.t(a)
+		}
+		return g.ConcatTensorsDimensionName(its, n.Axis, "")
+	case gpu.OpPad:
+		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, mpsgraph.PaddingModeConstant, nsInts(n.Starts), nsInts(n.Ends), n.Value, nil)
+	case gpu.OpReverse:
+		return g.ReverseTensorAxesName(x, numbers(n.Axes), "")
+	case gpu.OpReductionSum, gpu.OpReductionProduct, gpu.OpReductionMaximum, gpu.OpReductionMinimum,
+		gpu.OpReductionMaximumNaN, gpu.OpReductionMinimumNaN:
+		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, nsInts(n.Axes), nil)
+	case gpu.OpArgSort:
+		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, n.Axis, false, nil)
+	case gpu.OpCumulativeSum:
+		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, n.Axis, nil)
+	case gpu.OpGather:
+		return g.GatherWithUpdatesTensorIndicesTensorAxisBatchDimensionsName(x, y, uint(n.Axis), 0, "")
+	case gpu.OpGatherAlongAxis:
+		return g.GatherAlongAxisWithUpdatesTensorIndicesTensorName(n.Axis, x, y, "")
+	case gpu.OpScatterND:
+		return g.ScatterNDWithDataTensorUpdatesTensorIndicesTensorBatchDimensionsModeName(x, y, b.t(n.Args[2]), 0, scatterMode(n.Mode), "")
+	case gpu.OpSelect:
+		return g.SelectWithPredicateTensorTruePredicateTensorFalsePredicateTensorName(x, y, b.t(n.Args[2]), "")
+	case gpu.OpConvolution2D:
+		desc := mpsgraph.Convolution2DOpDescriptorClass.New()
+		desc.SetStrideInY(uint(n.Conv.StrideY))
+		desc.SetStrideInX(uint(n.Conv.StrideX))
+		desc.SetDilationRateInY(uint(n.Conv.DilationY))
+		desc.SetDilationRateInX(uint(n.Conv.DilationX))
+		desc.SetGroups(uint(n.Conv.Groups))
+		desc.SetPaddingStyle(mpsgraph.PaddingStyleExplicit)
+		desc.SetExplicitPaddingWithPaddingLeftPaddingRightPaddingTopPaddingBottom(0, 0, 0, 0)
+		desc.SetDataLayout(mpsgraph.TensorNamedDataLayoutNHWC)
+		desc.SetWeightsLayout(mpsgraph.TensorNamedDataLayoutHWIO)
+		return g.Convolution2DWithSourceTensorWeightsTensorDescriptorName(x, y, desc, "")
+	}
+	// The elementwise ops and matrix multiplication: name: is the last
+	// argument of each selector.
+	switch len(n.Args) {
+	case 1:
+		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, nil)
+	case 2:
+		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, y, nil)
+	}
+	panic(fmt.Sprintf("metal: no send for %v", n))
+}
+
+func scatterMode(m gpu.ScatterMode) mpsgraph.ScatterMode {
+	switch m {
+	case gpu.ScatterAdd:
+		return mpsgraph.ScatterModeAdd
+	case gpu.ScatterMul:
+		return mpsgraph.ScatterModeMul
+	case gpu.ScatterMax:
+		return mpsgraph.ScatterModeMax
+	case gpu.ScatterMin:
+		return mpsgraph.ScatterModeMin
+	}
+	return mpsgraph.ScatterModeSet
+}
+
+// compiled is an MPSGraphExecutable and, for each of its feeds and targets
+// (in the order it chose), the position of that tensor in the order the
+// driver compiled with.
+type compiled struct {
+	exe       mpsgraph.Executable
+	feedPos   []int
+	targetPos []int
+}
+
+func (e *compiled) Release() { withPool(func() error { e.exe.Release(); return nil }) }
+
+func (b *graph) Compile(feeds, targets []gpu.Tensor) (gpu.Executable, error) {
+	var out *compiled
+	err := withPool(func() error {
+		dict := foundation.NewMutableDictionaryWithCapacity(uint(len(feeds)))
+		for _, f := range feeds {
+			st := msg[mpsgraph.ShapedType](mpsgraph.ShapedTypeClass.Alloc(), "initWithShape:dataType:", nsInts(f.Shape), dataType(f.DType))
+			dict.SetObjectForKeyObject(st, b.t(f))
+			st.Release() // the dictionary holds it
+		}
+		ts := make([]mpsgraph.Tensor, len(targets))
+		for i, t := range targets {
+			ts[i] = b.t(t)
+		}
+		exe := msg[mpsgraph.Executable](b.g, "compileWithDevice:feeds:targetTensors:targetOperations:compilationDescriptor:",
+			b.dev.gdev, dict, ts, nil, nil)
+		if exe.Ptr() == nil {
+			return fmt.Errorf("MPSGraph did not compile the graph")
+		}
+		exe.Retain()
+		out = &compiled{exe: exe}
+		// The executable orders its feeds and targets as it likes; match
+		// them by identity.
+		position := func(list []mpsgraph.Tensor, t mpsgraph.Tensor) int {
+			return slices.IndexFunc(list, func(x mpsgraph.Tensor) bool { return x.Ptr() == t.Ptr() })
+		}
+		fs := make([]mpsgraph.Tensor, len(feeds))
+		for i, f := range feeds {
+			fs[i] = b.t(f)
+		}
+		for _, t := range exe.FeedTensors() {
+			p := position(fs, t)
+			if p < 0 {
+				return fmt.Errorf("MPSGraph's executable feeds a tensor that is no input")
+			}
+			out.feedPos = append(out.feedPos, p)
+		}
+		for _, t := range exe.TargetTensors() {
+			p := position(ts, t)
+			if p < 0 {
+				return fmt.Errorf("MPSGraph's executable computes a tensor that is no target")
+			}
+			out.targetPos = append(out.targetPos, p)
+		}
+		if len(out.feedPos) != len(feeds) || len(out.targetPos) != len(targets) {
+			return fmt.Errorf("MPSGraph's executable has %d feeds and %d targets, want %d and %d",
+				len(out.feedPos), len(out.targetPos), len(feeds), len(targets))
+		}
+		return nil
+	})
+	if err != nil && out != nil {
+		out.Release()
+		out = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package gpu
+
+// Device is a Metal device as the driver uses it: buffers over memory the
+// driver mapped, graphs, and command queues.
+type Device interface {
+	// Name is the device's name, for descriptions.
+	Name() string
+	// MacOS is the running release, which decides the contract.
+	MacOS() Version
+	// WorkingSet is the bytes the device recommends a process keep
+	// allocated (recommendedMaxWorkingSetSize).
+	WorkingSet() int64
+	// AllocatedBytes is everything the process has on the device,
+	// intermediates included (currentAllocatedSize).
+	AllocatedBytes() int64
+
+	// NewBuffer wraps mem, page-aligned whole pages, in a shared-storage
+	// buffer without a copy (newBufferWithBytesNoCopy).
+	NewBuffer(mem []byte) (Buffer, error)
+	// NewScratch is a new shared-storage buffer of n bytes.
+	NewScratch(n int) (Buffer, error)
+	// NewGraph starts a graph.
+	NewGraph() Backend
+	// NewQueue makes a command queue.
+	NewQueue() (Queue, error)
+}
+
+// Buffer is an MTLBuffer of shared storage: the CPU reads and writes Bytes.
+type Buffer interface {
+	Bytes() []byte
+	Release()
+}
+
+// Queue is an MTLCommandQueue: command buffers committed to it run in
+// commit order, each after the one before has completed.
+type Queue interface {
+	NewCommandBuffer() (CommandBuffer, error)
+	Release()
+}
+
+// CommandBuffer is work encoded for a queue.
+type CommandBuffer interface {
+	// Encode encodes one run of exe, its inputs and outputs in the orders
+	// of the feeds and targets it was compiled with.
+	Encode(exe Executable, inputs, outputs []Data) error
+	// Copy encodes a blit of n bytes; offsets and n are multiples of 4.
+	Copy(src Buffer, srcOffset int, dst Buffer, dstOffset, n int) error
+	// Commit commits the buffer; done runs once when everything encoded
+	// has completed, with the first error of any part of it.
+	Commit(done func(error))
+}
+
+// Data binds a tensor to a buffer: at offset 0 as MPSGraphTensorData over
+// the buffer, which reads it packed row after row; at an interior offset as
+// an MPSNDArray (initWithBuffer:offset:descriptor:, macOS 15), whose rows
+// are packed only if the descriptor asks for it (PackedRows, that is
+// preferPackedRows).
+type Data struct {
+	Buffer     Buffer
+	Offset     int
+	Shape      []int
+	DType      DataType
+	PackedRows bool
+}
+
+// Bytes is the data's size, packed.
+func (d Data) Bytes() int { return elements(d.Shape) * d.DType.Size() }
+
+// NDArrayOffsets is the first release that binds data at an offset.
+var NDArrayOffsets = v15

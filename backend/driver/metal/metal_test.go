@@ -12,6 +12,7 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/drivertest"
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
@@ -216,5 +217,36 @@ func TestFallbackRunsOnCPU(t *testing.T) {
 	}
 	if _, err := open(t, Options{NoCPUFallback: true}).Compile(p); err == nil {
 		t.Error("NoCPUFallback compiled a program that needs the CPU")
+	}
+}
+
+// TestOlderReleases runs the suite on models of older releases, where
+// methods the newer ones have are missing (bitwise ops and sort before
+// 13.0, reinterpretCast before 13.2, int64 reductions before 13.3, binding
+// at an offset before 15.0): the lowering must take its fallbacks and
+// staging paths, not call what the release lacks.
+func TestOlderReleases(t *testing.T) {
+	for _, v := range []gpu.Version{{Major: 12, Minor: 3}, {Major: 13, Minor: 0}, {Major: 14, Minor: 6}} {
+		t.Run(v.String(), func(t *testing.T) {
+			drivertest.Run(t, func() driver.Driver {
+				d, err := OpenModel(ModelOptions{MacOS: v})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return &watched{Driver: d, onCPU: func(why string) {
+					if strings.Contains(why, "contract") || strings.Contains(why, "panicked") {
+						t.Errorf("on %v a program ran on the CPU because %s", v, why)
+					}
+				}}
+			})
+		})
+	}
+}
+
+// TestTooOld: a release before MinimumMacOS is declined, naming both.
+func TestTooOld(t *testing.T) {
+	_, err := OpenModel(ModelOptions{MacOS: gpu.Version{Major: 12, Minor: 2}})
+	if err == nil || !strings.Contains(err.Error(), "macOS 12.2") || !strings.Contains(err.Error(), "macOS 12.3") {
+		t.Errorf("OpenModel on macOS 12.2 = %v, want a refusal naming 12.2 and 12.3", err)
 	}
 }

@@ -75,6 +75,21 @@ func (l *lowering) at(xp tensor, w window, o []int) tensor {
 	return l.slice(xp, o, ends, w.strides)
 }
 
+// padWith pads x (of IR type t) with the identity of the reduction. Pad
+// takes its value as a double, which holds every identity but int64's
+// highest value (2^63 - 1 rounds to 2^63, out of range: MPSGraph's
+// conversion is undefined there): int64 windows pad with 0 and select the
+// exact identity into the padding.
+func (l *lowering) padWith(x tensor, t ir.TensorType, lo, hi []int, k ir.ReduceKind) tensor {
+	shape, interior := physShape(t), make([]int, len(lo))
+	if t.DType != ir.I64 || (k != ir.ReduceMax && k != ir.ReduceMin) {
+		return l.padGeneral(x, shape, lo, hi, interior, reduceIdentity(k, t.DType))
+	}
+	xp := l.padGeneral(x, shape, lo, hi, interior, 0)
+	inside := l.padGeneral(l.full(1, shape, gpu.UInt8), shape, lo, hi, interior, 0)
+	return l.sel(l.ne(inside, l.scalar(0, gpu.UInt8)), xp, l.extremeConst(t.DType, k == ir.ReduceMin))
+}
+
 // lowerReduceWindow folds each window by unrolling the window's positions:
 // one strided slice of the padded operand per position, combined
 // elementwise. Windows are small in practice (pooling); MPSGraph's pooling
@@ -88,7 +103,7 @@ func lowerReduceWindow(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	if t.Shape.Rank() == 0 {
 		return l.identity(args[0].t), nil
 	}
-	xp := l.padGeneral(args[0].t, physShape(t), w.lo, w.hi, make([]int, len(w.lo)), reduceIdentity(in.Reduce, t.DType))
+	xp := l.padWith(args[0].t, t, w.lo, w.hi, in.Reduce)
 	var acc tensor
 	var err error
 	w.offsets(func(k int, o []int) {

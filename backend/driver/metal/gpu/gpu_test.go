@@ -98,4 +98,3 @@ func TestContractRefusals(t *testing.T) {
 		}
 	}
 }
-

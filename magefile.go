@@ -139,6 +139,9 @@ func Pin(version string) error {
 // Sweep runs every registered (op, dtype) on the device and on the CPU and writes docs/op_errors.md.
 func Sweep() error { return tasks.Sweep(logf, tasks.SweepOptions{}) }
 
+// SweepModel runs the same sweep on the Metal driver's lowering against the model of MPSGraph, and writes docs/op_errors_metal_model.md.
+func SweepModel() error { return tasks.Sweep(logf, tasks.SweepOptions{Model: true}) }
+
 // SweepOp reruns one op for one dtype (for example MatMul float32) verbosely, printing inputs and both outputs.
 func SweepOp(op, dtype string) error {
 	return tasks.Sweep(logf, tasks.SweepOptions{Op: op, DType: dtype, Verbose: true})

@@ -21,8 +21,15 @@ func (r *Report) OpErrorsMarkdown() string {
 		"and on the CPU with the same inputs. Each case runs twice on the device: the answers must be bit-identical, "+
 		"the inputs unchanged, and the plugin's op counter must show that the device's kernel ran. "+
 		"Ops with no deterministic answer are checked against the property named in the check column.\n\n", r.DeviceType)
-	fmt.Fprintf(&b, "TensorFlow %s, %d kernel registrations: **%d cases, %d verified, %d need an entry point this TensorFlow lacks, %d unaccounted.**\n\n",
-		r.TFVersion, r.Kernels, len(r.Cases), r.Verified, r.NeedsEntryPoint, r.Unaccounted)
+	if r.About != "" {
+		fmt.Fprintf(&b, "%s\n\n", r.About)
+	}
+	cpu := ""
+	if r.About != "" || r.NeedsCPU > 0 {
+		cpu = fmt.Sprintf(", %d need the CPU", r.NeedsCPU)
+	}
+	fmt.Fprintf(&b, "TensorFlow %s, %d kernel registrations: **%d cases, %d verified, %d need an entry point this TensorFlow lacks%s, %d unaccounted.**\n\n",
+		r.TFVersion, r.Kernels, len(r.Cases), r.Verified, r.NeedsEntryPoint, cpu, r.Unaccounted)
 	b.WriteString("Errors are the largest over a case's calls, to 2 significant digits: absolute |device - reference|, " +
 		"relative |device - reference| / max(|reference|, 1e-6). \"vs CPU in float32\" means the CPU has no kernel " +
 		"for the dtype, and the reference was computed in the wider one; \"-\" means nothing was compared.\n\n")
@@ -46,6 +53,16 @@ func (r *Report) OpErrorsMarkdown() string {
 		fmt.Fprintf(&b, "- %s\n", p)
 	}
 
+	if r.NeedsCPU > 0 {
+		b.WriteString("\n## Needs the CPU\n\n")
+		b.WriteString("The driver refused these programs with the CPU fallback off: the reason is the first instruction the lowering does not express in MPSGraph.\n\n")
+		for _, c := range r.Cases {
+			if c.Status == NeedsCPU {
+				fmt.Fprintf(&b, "- `%s` %s: %s\n", c.Op, orDash(c.DTypes), oneLine(cpuReason(c.Detail)))
+			}
+		}
+	}
+
 	var bad []Case
 	for _, c := range r.Cases {
 		if !c.Status.Accounted() {
@@ -65,6 +82,18 @@ func (r *Report) OpErrorsMarkdown() string {
 }
 
 // sig2 formats an error with 2 significant digits: 0, 1.2e-07, 0.034, 5.
+// cpuReason is the driver's reason in a NeedsCPU case's error, without
+// TensorFlow's wrapping: from the instruction on, up to the marker.
+func cpuReason(detail string) string {
+	if i := strings.Index(detail, "instruction %"); i >= 0 {
+		detail = detail[i:]
+	}
+	if i := strings.Index(detail, " (the program needs the CPU"); i >= 0 {
+		detail = detail[:i]
+	}
+	return detail
+}
+
 func sig2(v *float64) string {
 	switch {
 	case v == nil:

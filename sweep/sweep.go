@@ -79,6 +79,11 @@ type Options struct {
 	// takes a few seconds, and a hang costs this twice: in its batch and
 	// alone).
 	CaseTimeout time.Duration
+	// Env is more of the workers' environment: METALPLUG_DRIVER=metal-model
+	// sweeps the Metal lowering on the model of MPSGraph.
+	Env []string
+	// About, when not empty, says in the report which driver Env chose.
+	About string
 }
 
 // Status is a case's outcome. Verified and NeedsEntryPoint are accounted
@@ -106,8 +111,18 @@ const (
 	CrashInBatch Status = "crash-in-batch"
 )
 
-// Accounted says whether s counts as verified or needs-an-entry-point.
-func (s Status) Accounted() bool { return s == Verified || s == NeedsEntryPoint }
+// NeedsCPU: the driver refused the program because it needs the CPU and
+// the CPU fallback is off (METALPLUG_NO_CPU_FALLBACK=1, in a sweep of what
+// the Metal lowering itself runs): an op or case its NotLowered or
+// Fallbacks tables name.
+const NeedsCPU Status = "needs-cpu"
+
+// NeedsCPUMarker is what the Metal driver's refusal says.
+const NeedsCPUMarker = "the CPU fallback is off"
+
+// Accounted says whether s counts as verified, needs-an-entry-point or
+// needs-cpu.
+func (s Status) Accounted() bool { return s == Verified || s == NeedsEntryPoint || s == NeedsCPU }
 
 // Case is one (op, dtype combination) and what the sweep found.
 type Case struct {
@@ -145,9 +160,12 @@ type Report struct {
 	// device (before filtering).
 	Kernels int
 	// Cases are sorted by op, then dtypes.
-	Cases                                  []Case
-	Verified, NeedsEntryPoint, Unaccounted int
-	Wall                                   time.Duration
+	Cases                                            []Case
+	Verified, NeedsEntryPoint, NeedsCPU, Unaccounted int
+	Wall                                             time.Duration
+	// About says which driver ran the device, when it was not the host
+	// driver (Options.About).
+	About string
 	// AuditProblems are registration errors: duplicates, constraints on
 	// attributes the op lacks, and the like.
 	AuditProblems []string
@@ -182,8 +200,12 @@ func (r *Report) Err() error {
 
 // Summary is one line of counts and the wall time.
 func (r *Report) Summary() string {
-	return fmt.Sprintf("%d cases: %d verified, %d need an entry point this TensorFlow lacks, %d unaccounted; %d audit problems; %s",
-		len(r.Cases), r.Verified, r.NeedsEntryPoint, r.Unaccounted, len(r.AuditProblems), r.Wall.Round(100*time.Millisecond))
+	cpu := ""
+	if r.NeedsCPU > 0 {
+		cpu = fmt.Sprintf(", %d need the CPU", r.NeedsCPU)
+	}
+	return fmt.Sprintf("%d cases: %d verified, %d need an entry point this TensorFlow lacks%s, %d unaccounted; %d audit problems; %s",
+		len(r.Cases), r.Verified, r.NeedsEntryPoint, cpu, r.Unaccounted, len(r.AuditProblems), r.Wall.Round(100*time.Millisecond))
 }
 
 // plan is what the worker's --list prints.
@@ -245,13 +267,13 @@ func Run(opts Options) (*Report, error) {
 	if err := writeScripts(dir); err != nil {
 		return nil, err
 	}
-	w := worker{python: opts.Python, script: filepath.Join(dir, "sweep_worker.py"), lib: opts.Library, device: opts.DeviceType}
+	w := worker{python: opts.Python, script: filepath.Join(dir, "sweep_worker.py"), lib: opts.Library, device: opts.DeviceType, extra: opts.Env}
 
 	p, err := w.list()
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{TFVersion: p.TFVersion, DeviceType: opts.DeviceType, Kernels: p.Kernels, AuditProblems: p.Audit}
+	rep := &Report{TFVersion: p.TFVersion, DeviceType: opts.DeviceType, Kernels: p.Kernels, AuditProblems: p.Audit, About: opts.About}
 
 	want := map[string]bool{}
 	for _, op := range opts.Ops {
@@ -301,6 +323,9 @@ func Run(opts Options) (*Report, error) {
 		c := byID[id]
 		c.Status, c.Check, c.Detail, c.Variants = res.Status, res.Check, res.Detail, res.Variants
 		c.MaxAbs, c.MaxRel = res.MaxAbs.ptr(), res.MaxRel.ptr()
+		if c.Status == DeviceError && strings.Contains(c.Detail, NeedsCPUMarker) {
+			c.Status = NeedsCPU
+		}
 	}
 	for _, c := range byID {
 		if c.Status == "" {
@@ -325,11 +350,13 @@ func Run(opts Options) (*Report, error) {
 }
 
 func (r *Report) count() {
-	r.Verified, r.NeedsEntryPoint, r.Unaccounted = 0, 0, 0
+	r.Verified, r.NeedsEntryPoint, r.NeedsCPU, r.Unaccounted = 0, 0, 0, 0
 	for _, c := range r.Cases {
 		switch c.Status {
 		case Verified:
 			r.Verified++
+		case NeedsCPU:
+			r.NeedsCPU++
 		case NeedsEntryPoint:
 			r.NeedsEntryPoint++
 		default:
@@ -372,6 +399,7 @@ func writeScripts(dir string) error {
 // worker starts the Python side.
 type worker struct {
 	python, script, lib, device string
+	extra                       []string // Options.Env
 }
 
 func (w worker) args(mode string, verbose bool) []string {
@@ -393,7 +421,8 @@ func (w worker) args(mode string, verbose bool) []string {
 // [4,4,3,2] filter comes back [0,9,10,3], not [0,5,5,2]), and its rounding
 // differs from one machine to the next.
 func (w worker) env() []string {
-	return append(os.Environ(), "METALPLUG_HOST_DEVICE=1", "TF_CPP_MIN_LOG_LEVEL=2", "PYTHONDONTWRITEBYTECODE=1", "TF_ENABLE_ONEDNN_OPTS=0")
+	env := append(os.Environ(), "METALPLUG_HOST_DEVICE=1", "TF_CPP_MIN_LOG_LEVEL=2", "PYTHONDONTWRITEBYTECODE=1", "TF_ENABLE_ONEDNN_OPTS=0")
+	return append(env, w.extra...)
 }
 
 func (w worker) command(ctx context.Context, verbose bool) *exec.Cmd {

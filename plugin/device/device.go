@@ -55,7 +55,12 @@ func hostSide() (driver.Driver, Kind, string) {
 	case "", "host":
 		return hostDriver()
 	case "metal-model":
-		var opts metal.ModelOptions
+		opts := metal.ModelOptions{Options: MetalOptions()}
+		mem, why := memoryCap()
+		if why != "" {
+			return nil, None, why
+		}
+		opts.MemoryBytes = mem
 		if s := cenv.Get("METALPLUG_MODEL_MACOS"); s != "" {
 			var maj, min int
 			if n, err := fmt.Sscanf(s, "%d.%d", &maj, &min); n != 2 || err != nil {
@@ -73,17 +78,35 @@ func hostSide() (driver.Driver, Kind, string) {
 	}
 }
 
+// MetalOptions are the Metal driver's settings: METALPLUG_NO_CPU_FALLBACK=1
+// makes a program that needs the CPU (an op or case the lowering does not
+// express in MPSGraph) an error instead, for sweeping what the lowering
+// itself runs.
+func MetalOptions() metal.Options {
+	return metal.Options{NoCPUFallback: cenv.Get("METALPLUG_NO_CPU_FALLBACK") == "1"}
+}
+
+// memoryCap is METALPLUG_HOST_MEMORY_MB in bytes (0 when unset), which caps
+// the memory of the drivers METALPLUG_HOST_DEVICE=1 offers.
+func memoryCap() (int64, string) {
+	s := cenv.Get("METALPLUG_HOST_MEMORY_MB")
+	if s == "" {
+		return 0, ""
+	}
+	mb, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || mb <= 0 {
+		return 0, "METALPLUG_HOST_MEMORY_MB=" + s + " is not a positive number of MiB: offering no device"
+	}
+	return mb << 20, ""
+}
+
 // hostDriver makes the host reference driver: METALPLUG_HOST_MEMORY_MB caps
 // its memory; METALPLUG_HOST_STREAM_DELAY_US (a test hook) delays every
 // stream operation.
 func hostDriver() (driver.Driver, Kind, string) {
-	var mem int64
-	if s := cenv.Get("METALPLUG_HOST_MEMORY_MB"); s != "" {
-		mb, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || mb <= 0 {
-			return nil, None, "METALPLUG_HOST_MEMORY_MB=" + s + " is not a positive number of MiB: offering no device"
-		}
-		mem = mb << 20
+	mem, why := memoryCap()
+	if why != "" {
+		return nil, None, why
 	}
 	var delay time.Duration
 	if s := cenv.Get("METALPLUG_HOST_STREAM_DELAY_US"); s != "" {

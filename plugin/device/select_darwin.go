@@ -14,7 +14,7 @@ func choose() (driver.Driver, Kind, string) {
 	if cenv.Get("METALPLUG_HOST_DEVICE") == "1" {
 		return hostSide()
 	}
-	m, err := metal.Open(metal.Options{})
+	m, err := metal.Open(MetalOptions())
 	if err != nil {
 		return nil, None, "no Metal device: " + err.Error() + "; offering no device"
 	}

@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/metalplug/metalplug/backend/ir"
 )
 
 // TestKernelsDocIsCurrent fails when docs/kernels.md differs from what the
@@ -17,27 +15,6 @@ func TestKernelsDocIsCurrent(t *testing.T) {
 	}
 	if string(got) != Kernels(filepath.Join("..", "..")) {
 		t.Fatalf("%s is stale: run `go tool mage kernels` and commit it", KernelsPath)
-	}
-}
-
-// TestEveryIROpHasAMetalAnswer fails when the IR (and so the host driver,
-// whose conformance suite covers every IR op) gains an op that the Metal
-// driver neither lowers nor lists as not lowered with a reason.
-func TestEveryIROpHasAMetalAnswer(t *testing.T) {
-	c, err := ReadMetalCoverage(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, op := range ir.Ops() {
-		n := op.String()
-		if !c.Lowered[n] && c.NotLowered[n] == "" {
-			t.Errorf("IR op %s is neither lowered by the Metal driver nor listed in its NotLowered table", n)
-		}
-	}
-	for n := range c.Fallbacks {
-		if !c.Lowered[n] {
-			t.Errorf("Fallbacks names %s, which the Metal driver does not lower", n)
-		}
 	}
 }
 

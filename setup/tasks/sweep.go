@@ -24,7 +24,19 @@ type SweepOptions struct {
 	// CheckDocs fails the sweep when docs/op_errors.md was stale (it is
 	// rewritten either way, ready to commit).
 	CheckDocs bool
+	// Model sweeps the Metal driver's lowering on the model of MPSGraph
+	// instead of the host driver, with the CPU fallback off, and writes
+	// docs/op_errors_metal_model.md: a case passes if the device's answer
+	// is TensorFlow's CPU's or the lowering says the program needs the CPU.
+	Model bool
 }
+
+// modelAbout heads the model's sweep table.
+const modelAbout = "Driver: the Metal driver's lowering run against the model of MPSGraph (`backend/driver/metal/model`, macOS 15.0), " +
+	"on the CPU, with the CPU fallback off (`METALPLUG_DRIVER=metal-model METALPLUG_NO_CPU_FALLBACK=1`). " +
+	"\"verified\" means that the MPSGraph program the lowering built, run with the documented semantics of each primitive, " +
+	"gave TensorFlow's CPU answers; it is not a result of a GPU. \"needs cpu\" cases are programs the driver hands to the CPU " +
+	"on a Mac, for the reasons listed below."
 
 // Sweep builds the library against the pinned TensorFlow and runs every
 // (op, dtype) it registers on the device and on the CPU. A full sweep writes
@@ -44,6 +56,12 @@ func Sweep(logf Logf, o SweepOptions) error {
 	}
 	abs, _ := filepath.Abs(lib)
 	opts := sweep.Options{Python: r.Interpreter.Path, Library: abs, Out: os.Stdout, Verbose: o.Verbose}
+	table := OpErrorsPath
+	if o.Model {
+		opts.Env = []string{"METALPLUG_DRIVER=metal-model", "METALPLUG_NO_CPU_FALLBACK=1"}
+		opts.About = modelAbout
+		table = docs.OpErrorsModelPath
+	}
 	if !r.ResourceVariableAPI() {
 		opts.NeedsEntryPoint = lower.VariableOps()
 	}
@@ -60,8 +78,8 @@ func Sweep(logf Logf, o SweepOptions) error {
 	logf("%s", rep.Summary())
 	if o.Op == "" && o.DType == "" {
 		doc := []byte(rep.OpErrorsMarkdown())
-		old, _ := os.ReadFile(OpErrorsPath)
-		if err := os.WriteFile(OpErrorsPath, doc, 0o644); err != nil {
+		old, _ := os.ReadFile(table)
+		if err := os.WriteFile(table, doc, 0o644); err != nil {
 			return err
 		}
 		// The kernel table carries the sweep's verdicts: regenerate it too.
@@ -77,7 +95,7 @@ func Sweep(logf Logf, o SweepOptions) error {
 			if err := rep.Err(); err != nil {
 				return err
 			}
-			return fmt.Errorf("%s or %s was stale: the sweep rewrote them; commit the new ones", OpErrorsPath, docs.KernelsPath)
+			return fmt.Errorf("%s or %s was stale: the sweep rewrote them; commit the new ones", table, docs.KernelsPath)
 		}
 	}
 	return rep.Err()

@@ -148,6 +148,11 @@ func Test(logf Logf) error {
 	if err := run(ienv, "go", "test", "-count=1", "-v", "-timeout=30m", "./tests/integration/"); err != nil {
 		return err
 	}
+	logf("== integration tests with the Metal driver's lowering on the model of MPSGraph")
+	menv := append(ienv, "METALPLUG_DRIVER=metal-model")
+	if err := run(menv, "go", "test", "-count=1", "-v", "-timeout=20m", "-run", "^("+strings.Join(ModelIntegrationTests, "|")+")$", "./tests/integration/"); err != nil {
+		return err
+	}
 	if err := jaxTier(env, jax, logf); err != nil {
 		return err
 	}
@@ -155,8 +160,21 @@ func Test(logf Logf) error {
 	if err := Sweep(logf, SweepOptions{CheckDocs: !pinMoved()}); err != nil {
 		return err
 	}
+	logf("== the op sweep on the Metal driver's lowering against the model of MPSGraph")
+	if err := Sweep(logf, SweepOptions{CheckDocs: !pinMoved(), Model: true}); err != nil {
+		return err
+	}
 	logf("all tests passed in %s", time.Since(start).Round(time.Second))
 	return nil
+}
+
+// ModelIntegrationTests are the integration tests that run a second time
+// with the device backed by the Metal driver on the model of MPSGraph
+// (METALPLUG_DRIVER=metal-model): the device appears, ops match the CPU,
+// Keras trains with Adam as on the CPU, and wrong input is an error.
+var ModelIntegrationTests = []string{
+	"TestDeviceAppearsAndRunsMatMul", "TestOpsMatchCPU", "TestKerasTrainingMatchesCPU",
+	"TestTwoThreadsTrain", "TestWrongInputIsATensorFlowError",
 }
 
 // otherMinor is a version one minor below v, for the mismatch build.

@@ -113,8 +113,14 @@ type devicesResult struct {
 func TestDeviceAppearsAndRunsMatMul(t *testing.T) {
 	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
 	var r devicesResult
-	if stderr, err := script(t, v[0], "devices.py", []string{ask, "METALPLUG_TEST_LIB=" + v[1]}, &r); err != nil {
+	stderr, err := script(t, v[0], "devices.py", []string{ask, "METALPLUG_TEST_LIB=" + v[1], "METALPLUG_DEBUG=1"}, &r)
+	if err != nil {
 		t.Fatalf("devices.py: %v\n%s", err, stderr)
+	}
+	// `go tool mage test` runs this a second time with the Metal driver on
+	// the model of MPSGraph: the device must say so.
+	if drv := os.Getenv("METALPLUG_DRIVER"); drv != "" && !strings.Contains(stderr, "on the "+drv+" driver") {
+		t.Fatalf("METALPLUG_DRIVER=%s, but the plugin did not say it runs on that driver:\n%s", drv, stderr)
 	}
 	if len(r.Devices) != 1 || r.Devices[0] != "/physical_device:"+deviceType+":0" {
 		t.Fatalf("devices = %v, want [/physical_device:%s:0]", r.Devices, deviceType)

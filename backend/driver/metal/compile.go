@@ -81,6 +81,9 @@ func (d *Driver) compile(p *ir.Program) (*executable, error) {
 		}
 		return &executable{prog: p, params: p.Params, results: p.ResultTypes(), cpu: hostExe, fallback: err.Error()}, nil
 	}
+	if isFallback(err) {
+		return nil, fmt.Errorf("metal: compile: %w (the program needs the CPU, and the CPU fallback is off)", err)
+	}
 	return nil, fmt.Errorf("metal: compile: %w", err)
 }
 

@@ -83,6 +83,17 @@ func TestJaxEndToEnd(t *testing.T) {
 			t.Errorf("jax_e2e.py did not pass:\n%s", out)
 		}
 	})
+	t.Run("on the MPSGraph model", func(t *testing.T) {
+		model, err := filepath.Abs("testdata/jax_model.py")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := run("jax_model.py", []string{"PYTHONPATH=" + withLib, "JAX_PLATFORMS=metalplug,cpu", "METALPLUG_HOST_DEVICE=1",
+			"METALPLUG_DRIVER=metal-model"}, model)
+		if !strings.Contains(out, "\nALL OK") {
+			t.Errorf("jax_model.py did not pass:\n%s", out)
+		}
+	})
 	cpuOnly := "import jax; print([d.platform for d in jax.devices()])"
 	t.Run("no library: jax runs on CPU", func(t *testing.T) {
 		out := run("no library", []string{"PYTHONPATH=" + withoutLib, "METALPLUG_HOST_DEVICE=1"}, "-c", cpuOnly)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -54,18 +55,19 @@ func (d *Driver) compile(p *ir.Program) (*executable, error) {
 	// The IR's verifier checks every operand count, type and attribute the
 	// way the frontends' lowerings did, before anything reaches MPSGraph.
 	if err := ir.Verify(p); err != nil {
-		return nil, fmt.Errorf("metal: compile: %w", err)
+		return nil, status.Invalid(fmt.Errorf("metal: compile: %w", err))
 	}
 	// Metal has no float64 at all, so neither does this driver (the CPU
-	// fallback is for what MPSGraph lacks, not for a type the device lacks).
+	// fallback is for what MPSGraph lacks, not for a type the device lacks):
+	// the caller's program asks for what the device does not have.
 	for i, in := range p.Instrs {
 		if in.Type.DType == ir.F64 {
-			return nil, fmt.Errorf("metal: compile: %s: float64 is not supported by Metal (cast to float32 first)", describe(p, i))
+			return nil, status.Invalidf("metal: compile: %s: float64 is not supported by Metal (cast to float32 first)", describe(p, i))
 		}
 	}
 	for i, t := range p.Params {
 		if t.DType == ir.F64 {
-			return nil, fmt.Errorf("metal: compile: parameter #%d is %v: float64 is not supported by Metal", i, t)
+			return nil, status.Invalidf("metal: compile: parameter #%d is %v: float64 is not supported by Metal", i, t)
 		}
 	}
 	e := &executable{prog: p, params: p.Params, results: p.ResultTypes()}

@@ -108,3 +108,39 @@ func TestPackedRows(t *testing.T) {
 		}
 	}
 }
+
+// TestInt64Division: MPSGraph's division has no int64 kernel (torch and
+// Apple's engineers say so; the contract refuses it), so int64 divides bit
+// by bit: exact over the whole range, MinInt64 / -1 wrapping, the
+// remainder with the dividend's sign, and the host driver's answers by 0.
+func TestInt64Division(t *testing.T) {
+	d := open(t, Options{NoCPUFallback: true})
+	xs := []int64{math.MinInt64, math.MinInt64, math.MaxInt64, -7, 7, 1 << 62, -(1 << 62) - 3, 12345678901234, 5, -5}
+	ys := []int64{-1, 1, -7, 3, -3, 3, 1 << 31, -98765, 0, 0}
+	for _, op := range []ir.Op{ir.OpDiv, ir.OpRem} {
+		b := ir.NewBuilder()
+		tt := ir.TensorType{DType: ir.I64, Shape: ir.Shape{len(xs)}}
+		x, y := b.Parameter(tt), b.Parameter(tt)
+		p, err := b.Build(b.Binary(op, x, y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := runOnce(t, d, p, i64Bytes(xs...), i64Bytes(ys...))
+		for i := range xs {
+			var want int64
+			switch {
+			case ys[i] == 0 && op == ir.OpDiv:
+				want = 0
+			case ys[i] == 0:
+				want = xs[i]
+			case op == ir.OpDiv:
+				want = xs[i] / ys[i]
+			default:
+				want = xs[i] % ys[i]
+			}
+			if v := int64(binary.LittleEndian.Uint64(got[8*i:])); v != want {
+				t.Errorf("%v(%d, %d) = %d, want %d", op, xs[i], ys[i], v, want)
+			}
+		}
+	}
+}

@@ -184,11 +184,17 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		switch in.Op {
 		case ir.OpDiv, ir.OpRem:
 			// MPSGraph's division and floor modulo have no 64-bit or
-			// unsigned 32-bit kernels, and narrow types go through int32.
+			// unsigned 32-bit kernels: those divide bit by bit; narrow
+			// types go through int32.
+			var q, r tensor
 			if d == ir.I64 || d == ir.U32 {
-				return tensor{}, fallback(in.Op, "integer division of %v: MPSGraph's division and modulo take float32, float16 and int32 only", d)
+				if !l.g.Has(gpu.OpBitwiseAND) || !l.g.Has(gpu.OpReinterpretCast) {
+					return tensor{}, fallback(in.Op, "integer division of %v is bit by bit, with bitwise ops and reinterpretCast (macOS 13.2)", d)
+				}
+				q, r = l.longDivRem(x, y, d)
+			} else {
+				q, r = l.intDivRem(l.widen(x, d), l.widen(y, d), d)
 			}
-			q, r := l.intDivRem(l.widen(x, d), l.widen(y, d), d)
 			if in.Op == ir.OpRem {
 				q = r
 			}
@@ -232,6 +238,48 @@ func (l *lowering) intDivRem(x, y tensor, d ir.DType) (q, r tensor) {
 	}
 	q = l.sel(byZero, zero, q)
 	return q, r
+}
+
+// longDivRem is C's truncating division and remainder of int64 or uint32
+// values, with intDivRem's answers by zero, by restoring long division of
+// the magnitudes as uint64, one quotient bit per step: MPSGraph's division
+// has no kernel for either type. The partial remainder stays below the
+// divisor's magnitude, at most 2^63, so shifting it left never loses a bit.
+func (l *lowering) longDivRem(x, y tensor, d ir.DType) (q, r tensor) {
+	u := gpu.UInt64
+	dt := x.DType
+	zero := l.scalar(0, dt)
+	byZero := l.eq(y, zero)
+	y = l.sel(byZero, l.scalar(1, dt), y)
+	var nx, ny tensor // the magnitudes, as uint64
+	if d == ir.I64 {
+		// 0 - MinInt64 wraps to MinInt64, whose bits are its magnitude.
+		nx = l.reinterpret(l.sel(l.lt(x, zero), l.sub(zero, x), x), u)
+		ny = l.reinterpret(l.sel(l.lt(y, zero), l.sub(zero, y), y), u)
+	} else {
+		nx, ny = l.cast(x, u), l.cast(y, u)
+	}
+	uzero, one := l.sub(nx, nx), l.scalar(1, u)
+	qm, rm := uzero, uzero
+	for i := 63; i >= 0; i-- {
+		if d == ir.U32 && i >= 32 {
+			continue // the dividend's high bits are zero
+		}
+		amount := l.scalar(float64(i), u)
+		rm = l.bor(l.shl(rm, one), l.band(l.shr(nx, amount), one))
+		fits := l.ge(rm, ny)
+		rm = l.sel(fits, l.sub(rm, ny), rm)
+		qm = l.bor(qm, l.shl(l.cast(fits, u), amount))
+	}
+	if d == ir.I64 {
+		q = l.reinterpret(qm, dt)
+		q = l.sel(l.lxor(l.lt(x, zero), l.lt(y, zero)), l.sub(zero, q), q)
+		r = l.reinterpret(rm, dt)
+		r = l.sel(l.lt(x, zero), l.sub(zero, r), r)
+	} else {
+		q, r = l.cast(qm, dt), l.cast(rm, dt)
+	}
+	return l.sel(byZero, zero, q), l.sel(byZero, x, r)
 }
 
 // intPow is exact integer power with wrap-around by binary exponentiation,

@@ -82,7 +82,7 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpConvert:              "to or from complex64 (not defined by the host driver either); narrowing int64 before macOS 13 (bitwise ops)",
 	ir.OpIota:                 "complex64 and bool iotas",
 	ir.OpReduce:               "complex64 operands; int64 before macOS 13.3, uint32 sums before 13.2 and its max and min before 13.3 (MPSGraph's reductions take float32, float16 and int32, and int64 from 13.3)",
-	ir.OpDiv:                  "int64 and uint32 operands: MPSGraph's division and modulo have float32, float16 and int32 kernels only",
+	ir.OpDiv:                  "int64 and uint32 operands before macOS 13.2 (MPSGraph's division has float32, float16 and int32 kernels only: they divide bit by bit, with bitwise ops and reinterpretCast)",
 	ir.OpRem:                  "as divide",
 	ir.OpPow:                  "int64 and uint32 operands before macOS 13 (the exponent's bits are read with bitwise ops)",
 	ir.OpArgReduce:            "int64 and uint32 operands before macOS 13.3 (as reduce)",

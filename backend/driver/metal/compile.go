@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/metalplug/metalplug/backend/driver"
-	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // binding ties one tensor of the compiled graph to a program parameter or

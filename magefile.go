@@ -147,10 +147,10 @@ func SweepOp(op, dtype string) error {
 	return tasks.Sweep(logf, tasks.SweepOptions{Op: op, DType: dtype, Verbose: true})
 }
 
-// Matrix builds and tests the plugin against each TensorFlow of the matrix (2.19.1, 2.20.0, 2.21.0, the newest release and the newest nightly, with every python3.X on PATH) and writes docs/matrix.md and docs/matrix.json.
+// Matrix builds and tests the plugin against each TensorFlow of the matrix (2.19.1, 2.20.0, 2.21.0, the newest release and the newest nightly, with every python3.X on PATH) and each jax (the newest release and the newest of the minor before, with a Python 3.12+), and writes docs/matrix.md and docs/matrix.json.
 func Matrix() error { return matrix.Measure(".", "", logf) }
 
-// MatrixCell runs only the matrix cells a filter selects (for example 2.19.1, nightly, or "release py3.11") and updates their rows in docs/matrix.md and docs/matrix.json.
+// MatrixCell runs only the matrix cells a filter selects (for example 2.19.1, nightly, "release py3.11", jax or "jax 0.12") and updates their rows in docs/matrix.md and docs/matrix.json.
 func MatrixCell(filter string) error { return matrix.Measure(".", filter, logf) }
 
 // PinNewest moves TF_SUPPORTED_VERSION to the newest TensorFlow of a channel (release or nightly) for one CI run; never commit it.

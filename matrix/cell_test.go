@@ -9,7 +9,6 @@ func testCells() []Cell {
 	c := func(dist, v string, py Python, axis, ch string) Cell {
 		return newCell(Release{Distribution: dist, Version: v}, py, axis, ch)
 	}
-	py312 := Python{Command: "python3.12", Version: "3.12.1"}
 	return []Cell{
 		c("tensorflow-cpu", "2.19.1", py311, "2.19.1", ""),
 		c("tensorflow-cpu", "2.20.0", py311, "2.20.0", ""),

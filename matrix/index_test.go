@@ -62,8 +62,13 @@ func fakePyPI(t *testing.T, projects map[string][]fakeFile, versions map[string]
 var (
 	py311 = Python{Command: "python3.11", Path: "/usr/bin/python3.11", Version: "3.11.7", Glibc: "2.36"}
 	py39  = Python{Command: "python3.9", Path: "/usr/bin/python3.9", Version: "3.9.18", Glibc: "2.36"}
+	py312 = Python{Command: "python3.12", Path: "/opt/py/3.12.1/bin/python3.12", Version: "3.12.1", Glibc: "2.36"}
+	py313 = Python{Command: "python3", Path: "/opt/py/3.13.0/bin/python3", Version: "3.13.0", Glibc: "2.36"}
 	linux = Platform{GOOS: "linux", GOARCH: "amd64", Glibc: "2.36"}
 )
+
+// jaxWheel is jax's pure-Python wheel.
+func jaxWheel(v string) string { return "jax-" + v + "-py3-none-any.whl" }
 
 func linuxWheel(dist, v, tag string) string {
 	return strings.ReplaceAll(dist, "-", "_") + "-" + v + "-" + tag + "-" + tag + "-manylinux_2_27_x86_64.whl"

@@ -203,11 +203,16 @@ func (rs *Resolver) Check(dist, v string, py Python) (Release, error) {
 	return Release{}, fmt.Errorf("%s has no version %s: %w", dist, v, errNoWheel)
 }
 
-// Resolution is how one TensorFlow axis entry resolved for one Python.
+// Resolution is how one axis entry resolved for one Python: a TensorFlow
+// one, or a jax one (Frontend FrontendJax, with the jaxlib beside jax).
 type Resolution struct {
-	Axis    string   `json:"axis"` // "2.19.1", "newest release", "newest nightly"
+	Frontend string `json:"frontend,omitempty"`
+	// Axis is "2.19.1", "newest release" or "newest nightly" for
+	// TensorFlow; "newest release" or "release before" for jax.
+	Axis    string   `json:"axis"`
 	Python  string   `json:"python"`
 	Release Release  `json:"release"`
+	Jaxlib  *Release `json:"jaxlib,omitempty"`
 	Error   string   `json:"error,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
 }

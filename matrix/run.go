@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,19 @@ type Steps interface {
 	Sweep(o sweep.Options) (*sweep.Report, error)
 	// DiskUsage is what dir takes on disk, in bytes.
 	DiskUsage(dir string) (int64, error)
+
+	// The steps of a jax cell after its venv (jaxrun.go).
+
+	// ProbeJax probes the venv's jax (and finds whether TensorFlow is there).
+	ProbeJax(python string) (*probe.Report, error)
+	// BuildJax compiles the library at out against r's jaxlib.
+	BuildJax(r *probe.Report, out string, log Logf) error
+	// InstallJax puts the library and the jax_plugins module into r's venv.
+	InstallJax(lib string, r *probe.Report) error
+	// JaxDevices asks jax, with the plugin installed, for its metalplug devices.
+	JaxDevices(python string) (JaxLoad, error)
+	// JaxSmoke runs jitted programs on the device and on jax's CPU.
+	JaxSmoke(python string) (JaxSmoke, error)
 }
 
 // Load is what the load test saw.
@@ -106,7 +120,7 @@ type realSteps struct{ root string }
 func (s realSteps) Venv(c Cell, log Logf) (string, error) {
 	// The interpreter's own path, not the PATH name: a pyenv shim would
 	// pick the version by the directory it runs in.
-	return venv.Ensure(c.VenvName(), c.Python.Path, []string{c.Release.Requirement()}, log)
+	return venv.Ensure(c.VenvName(), c.Python.Path, c.Requirements(), log)
 }
 
 func (realSteps) Probe(python string) (*probe.Report, error) { return probe.RunTensorFlow(python) }
@@ -144,14 +158,21 @@ func (realSteps) Sweep(o sweep.Options) (*sweep.Report, error) { return sweep.Ru
 func (realSteps) DiskUsage(dir string) (int64, error) { return diskUsage(dir) }
 
 // Run resolves the axes, runs the cells the filter selects one after
-// another (each is a TensorFlow install, a build and a sweep: two at once
-// would only slow both on this machine) and returns what they found. A cell
-// that fails is recorded and the next one runs; the error is only for a run
-// that could not start.
+// another (each is a TensorFlow or jax install, a build and a sweep or a
+// smoke test: two at once would only slow both on this machine) and returns
+// what they found. A cell that fails is recorded and the next one runs; the
+// error is only for a run that could not start.
 func Run(o Options) (*Result, error) {
 	o.defaults()
 	start := o.Now()
 	res := &Result{Generated: start.UTC(), Filter: o.Filter}
+	if o.JaxPin == "" {
+		pin, err := build.ReadJaxPin(o.Root)
+		if err != nil {
+			return nil, err
+		}
+		o.JaxPin = pin
+	}
 	pythons := o.Pythons
 	if pythons == nil {
 		res.Interpreters = FindPythons(os.Getenv("PATH"))
@@ -177,14 +198,25 @@ func Run(o Options) (*Result, error) {
 	res.Platform = fmt.Sprintf("%s/%s, wheels %s", plat.GOOS, plat.GOARCH, plat)
 	rs := &Resolver{Index: &Index{URL: o.Index, Client: o.Client}, Platform: *plat}
 	cells, resolutions := rs.Plan(pythons)
+	jaxPythons, found, noJaxPython := o.jaxPythons(pythons)
+	res.JaxInterpreters = found
+	res.JaxSupported = o.JaxPin
+	jaxCells, jaxResolutions := rs.PlanJax(jaxPythons, noJaxPython)
+	cells, resolutions = append(cells, jaxCells...), append(resolutions, jaxResolutions...)
 	res.Resolutions = resolutions
 	res.Plan = cells
 	for _, r := range resolutions {
+		what := r.Axis
+		if r.Frontend == FrontendJax {
+			what = "jax " + r.Axis
+		}
 		switch {
 		case r.Error != "":
-			o.Log("matrix: %s (py%s): %s", r.Axis, r.Python, r.Error)
+			o.Log("matrix: %s (py%s): %s", what, orDash(r.Python), r.Error)
+		case r.Jaxlib != nil:
+			o.Log("matrix: %s (py%s) is %s %s with %s %s", what, r.Python, r.Release.Distribution, r.Release.Version, r.Jaxlib.Distribution, r.Jaxlib.Version)
 		default:
-			o.Log("matrix: %s (py%s) is %s %s", r.Axis, r.Python, r.Release.Distribution, r.Release.Version)
+			o.Log("matrix: %s (py%s) is %s %s", what, r.Python, r.Release.Distribution, r.Release.Version)
 		}
 	}
 	selected, err := Select(cells, o.Filter)
@@ -213,6 +245,17 @@ type Options struct {
 	Client *http.Client
 	// Pythons is the Python axis; nil finds the python3.X on PATH.
 	Pythons []Python
+	// JaxPythons are the interpreters of the jax cells. Nil takes those of
+	// the Python axis that are 3.12 or newer, or, when it has none, the one
+	// FindPython finds (pyenv's versions are not on PATH unless selected);
+	// empty means there is none.
+	JaxPythons []Python
+	// FindPython finds a Python of at least 3.minor; setup/venv's
+	// FindPython (which honours METALPLUG_JAX_PYTHON) when nil.
+	FindPython func(minor int) (string, error)
+	// JaxPin is the jaxlib minor the tree supports; read from
+	// JAX_SUPPORTED_VERSION under Root when empty.
+	JaxPin string
 	// Platform is the machine wheels must fit; nil for this one.
 	Platform *Platform
 	// Steps run the cells; nil for the real ones.
@@ -238,10 +281,57 @@ func (o *Options) defaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.FindPython == nil {
+		o.FindPython = venv.FindPython
+	}
+}
+
+// jaxPythons are the interpreters of the jax cells (see Options.JaxPythons),
+// the ones found outside the axis, and why there are none, when there are
+// none.
+func (o Options) jaxPythons(axis []Python) (ps []Python, found []Interpreter, none string) {
+	none = fmt.Sprintf("no Python 3.%d or newer here (jax 0.11 and later need it)", JaxMinPython)
+	if o.JaxPythons != nil {
+		if len(o.JaxPythons) == 0 {
+			return nil, nil, none
+		}
+		return o.JaxPythons, nil, ""
+	}
+	for _, p := range axis {
+		if pythonMinor(p) >= JaxMinPython {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) > 0 {
+		return ps, nil, ""
+	}
+	path, err := o.FindPython(JaxMinPython)
+	if err != nil {
+		return nil, nil, fmt.Sprintf("the Python axis has no Python 3.%d or newer, and none was found elsewhere: %v", JaxMinPython, err)
+	}
+	in := DescribePython(path)
+	if in.Python == nil {
+		return nil, []Interpreter{in}, fmt.Sprintf("the Python axis has no Python 3.%d or newer, and %s, found elsewhere, cannot be used: %s", JaxMinPython, path, in.Skipped)
+	}
+	if pythonMinor(*in.Python) < JaxMinPython {
+		return nil, []Interpreter{in}, fmt.Sprintf("%s is Python %s, older than 3.%d", path, in.Python.Version, JaxMinPython)
+	}
+	return []Python{*in.Python}, []Interpreter{in}, ""
+}
+
+// pythonMinor is 11 for Python 3.11; -1 when the version does not say.
+func pythonMinor(p Python) int {
+	_, m, ok := strings.Cut(p.Minor(), ".")
+	n, err := strconv.Atoi(m)
+	if !ok || err != nil {
+		return -1
+	}
+	return n
 }
 
 // runCell runs one cell's steps, each only if the one before succeeded, and
-// records how far it got.
+// records how far it got: a TensorFlow cell's here, a jax cell's after its
+// venv in runJaxCell.
 func runCell(o Options, c Cell) (r CellResult) {
 	r = CellResult{Cell: c, Measured: o.Now().UTC()}
 	if c.Skip != "" {
@@ -272,6 +362,10 @@ func runCell(o Options, c Cell) (r CellResult) {
 		}
 	}()
 	py := venv.Python(dir)
+	if c.IsJax() {
+		runJaxCell(o, c, &r, py, step)
+		return r
+	}
 	var rep *probe.Report
 	if !step("probe", func() (err error) {
 		if rep, err = o.Steps.Probe(py); err != nil {

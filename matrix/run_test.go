@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/metalplug/metalplug/plugin/tf/capi"
 	"github.com/metalplug/metalplug/plugin/tf/lower"
+	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/sweep"
 )
@@ -24,11 +26,15 @@ type fakeSteps struct {
 	installed map[string]string
 	// varKernels says whether the plugin registers its variable kernels.
 	varKernels, varKernelsAlways bool
+	// jaxBuildsAnyMinor plays a build that takes any jaxlib minor;
+	// tfInJaxVenv a jax venv that has TensorFlow too.
+	jaxBuildsAnyMinor, tfInJaxVenv bool
 
 	calls      []string
 	pins       map[string]string // version -> pin passed to Build
 	needsEntry map[string][]string
 	byVenv     map[string]string // venv dir -> version
+	jaxBuilt   map[string]string // jax version -> library built
 }
 
 func newFake() *fakeSteps {
@@ -40,6 +46,7 @@ func newFake() *fakeSteps {
 		pins:       map[string]string{},
 		needsEntry: map[string][]string{},
 		byVenv:     map[string]string{},
+		jaxBuilt:   map[string]string{},
 	}
 }
 
@@ -137,6 +144,65 @@ func (f *fakeSteps) Sweep(o sweep.Options) (*sweep.Report, error) {
 
 func (f *fakeSteps) DiskUsage(dir string) (int64, error) { return 1500 << 20, nil }
 
+// The jax steps, keyed by the cell's jax version as the others are.
+
+func (f *fakeSteps) ProbeJax(python string) (*probe.Report, error) {
+	v := f.version(python)
+	if err := f.step("probe", v); err != nil {
+		return nil, err
+	}
+	r := &probe.Report{GOOS: "linux", GOARCH: "amd64", Jax: &probe.Jax{Version: v, JaxlibVersion: v,
+		StablehloCurrent: "1.13.5", StablehloMinimum: "1.0.0", PJRTFramework: "0.114", PJRTMinimum: "0.67"}}
+	if got, ok := f.installed[v]; ok {
+		r.Jax.JaxlibVersion = got
+	}
+	if f.tfInJaxVenv {
+		r.TensorFlow.Distribution, r.TensorFlow.Version = "tensorflow-cpu", "2.21.0"
+	}
+	return r, nil
+}
+
+// BuildJax refuses a jaxlib of another minor than 0.12 as setup/build does,
+// unless jaxBuildsAnyMinor plays a build that takes it.
+func (f *fakeSteps) BuildJax(r *probe.Report, out string, log Logf) error {
+	v := r.Jax.Version
+	f.jaxBuilt[v] = out
+	if err := f.step("build", v); err != nil {
+		return err
+	}
+	if !f.jaxBuildsAnyMinor && version.Minor(r.Jax.JaxlibVersion) != "0.12" {
+		return fmt.Errorf("jaxlib %s is installed for /venvs/x/bin/python, but this tree supports jaxlib 0.12 (JAX_SUPPORTED_VERSION): install it", r.Jax.JaxlibVersion)
+	}
+	return nil
+}
+
+func (f *fakeSteps) InstallJax(lib string, r *probe.Report) error {
+	return f.step("install", r.Jax.Version)
+}
+
+// JaxDevices offers the device for jaxlib 0.12; for another minor the
+// jax_plugins module declines, as it does for a library stamped for 0.12.
+func (f *fakeSteps) JaxDevices(python string) (JaxLoad, error) {
+	v := f.version(python)
+	if err := f.step("load", v); err != nil {
+		return JaxLoad{Jaxlib: v, Error: "RuntimeError: Unknown backend metalplug", Lines: []string{"metalplug: PJRT_Client_Create: no driver"}}, nil
+	}
+	if version.Minor(v) != "0.12" {
+		return JaxLoad{Jaxlib: v, Error: "RuntimeError: Unknown backend metalplug",
+			Lines: []string{"metalplug: /venvs/lib/libmetalplug.so was built for jaxlib 0.12.0.1 but jaxlib " + v + " is running: not registering"}}, nil
+	}
+	return JaxLoad{Jaxlib: v, Devices: []string{"METALPLUG_HOST_0"}, DeviceKind: "host reference driver", PlatformVersion: "metalplug 0.1.0"}, nil
+}
+
+func (f *fakeSteps) JaxSmoke(python string) (JaxSmoke, error) {
+	v := f.version(python)
+	s := JaxSmoke{Cases: 27, Lines: []string{"metalplug: PJRT call: PJRT_Client_Create (first)"}}
+	if err := f.step("smoke", v); err != nil {
+		s.Failures = []string{"matmul: Not equal to tolerance rtol=1e-05", "cumsum: shapes differ"}
+	}
+	return s, nil
+}
+
 // fakeClock advances a minute per reading, so every wall time is positive
 // and deterministic.
 func fakeClock() func() time.Time {
@@ -144,18 +210,32 @@ func fakeClock() func() time.Time {
 	return func() time.Time { t = t.Add(time.Minute); return t }
 }
 
+// runFake runs the matrix of nightlyIndex on the fake steps: TensorFlow
+// with Python 3.11, jax with Python 3.12, and the tree supporting jaxlib 0.12.
 func runFake(t *testing.T, f *fakeSteps, filter string) *Result {
 	t.Helper()
-	rs, _ := nightlyIndex(t)
-	res, err := Run(Options{Root: t.TempDir(), Filter: filter, Index: rs.Index.URL, Pythons: []Python{py311}, Platform: &linux, Steps: f, Now: fakeClock()})
+	res, err := runFakeWith(t, f, Options{Filter: filter, JaxPythons: []Python{py312}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
+// runFakeWith is runFake with more options set.
+func runFakeWith(t *testing.T, f *fakeSteps, o Options) (*Result, error) {
+	t.Helper()
+	rs, _ := nightlyIndex(t)
+	o.Root, o.Index, o.Pythons, o.Platform, o.Steps, o.Now, o.JaxPin = t.TempDir(), rs.Index.URL, []Python{py311}, &linux, f, fakeClock(), "0.12"
+	if o.FindPython == nil {
+		o.FindPython = func(int) (string, error) { return "", errors.New("the test has no other Python") }
+	}
+	return Run(o)
+}
+
 // nightlyIndex is an index whose newest release is 2.21.0 and whose newest
-// nightly is tf-nightly 2.23.0.dev20261026, as PyPI had them.
+// nightly is tf-nightly 2.23.0.dev20261026, as PyPI had them, and whose
+// newest jax is 0.12.0.1 and the newest before it 0.11.2, each with its
+// jaxlib.
 func nightlyIndex(t *testing.T) (*Resolver, *int) {
 	cpu := "tensorflow-cpu"
 	files := map[string][]fakeFile{cpu: nil, "tf-nightly": {{name: linuxWheel("tf-nightly", "2.23.0.dev20261026", "cp311")}}}
@@ -163,16 +243,32 @@ func nightlyIndex(t *testing.T) (*Resolver, *int) {
 	for _, v := range Releases {
 		files[cpu] = append(files[cpu], fakeFile{name: linuxWheel(cpu, v, "cp311")})
 	}
+	for _, v := range []string{"0.11.2", "0.12.0.1"} {
+		files["jax"] = append(files["jax"], fakeFile{name: jaxWheel(v), requires: ">=3.12"})
+		files["jaxlib"] = append(files["jaxlib"], fakeFile{name: linuxWheel("jaxlib", v, "cp312"), requires: ">=3.12"})
+	}
+	versions["jax"], versions["jaxlib"] = []string{"0.11.2", "0.12.0.1"}, []string{"0.11.2", "0.12.0.1"}
 	srv, n := fakePyPI(t, files, versions)
 	return &Resolver{Index: &Index{URL: srv.URL + "/simple/"}, Platform: linux}, n
+}
+
+// tfCells are the TensorFlow cells of a result.
+func tfCells(res *Result) []CellResult {
+	var out []CellResult
+	for _, c := range res.Cells {
+		if !c.IsJax() {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func TestRunRecordsEveryCellAndAFailureStopsOnlyItsCell(t *testing.T) {
 	f := newFake()
 	f.fail["2.20.0"] = "build"
 	res := runFake(t, f, "")
-	if len(res.Cells) != 4 {
-		t.Fatalf("%d cells, want 4: %+v", len(res.Cells), res.Cells)
+	if len(res.Cells) != 6 || len(tfCells(res)) != 4 {
+		t.Fatalf("%d cells, want 4 of TensorFlow and 2 of jax: %+v", len(res.Cells), res.Cells)
 	}
 	by := map[string]CellResult{}
 	for _, c := range res.Cells {
@@ -218,7 +314,7 @@ func TestRunPassesEachCellItsPinAndTheOpsThatNeedAnEntryPoint(t *testing.T) {
 			t.Errorf("%s (API %v): NeedsEntryPoint %v", v, api, got)
 		}
 	}
-	for _, c := range res.Cells {
+	for _, c := range tfCells(res) {
 		if c.ResourceVariableAPI != f.api[c.Release.Version] {
 			t.Errorf("%s: API %v", c.Name, c.ResourceVariableAPI)
 		}
@@ -247,7 +343,7 @@ func TestRunPassesEachCellItsPinAndTheOpsThatNeedAnEntryPoint(t *testing.T) {
 func TestRunFilterRunsOneCell(t *testing.T) {
 	f := newFake()
 	res := runFake(t, f, "2.19.1")
-	if len(res.Cells) != 1 || res.Cells[0].Release.Version != "2.19.1" || len(res.Plan) != 4 {
+	if len(res.Cells) != 1 || res.Cells[0].Release.Version != "2.19.1" || len(res.Plan) != 6 {
 		t.Fatalf("cells %+v, plan %d", res.Cells, len(res.Plan))
 	}
 	for _, c := range f.calls {
@@ -259,9 +355,7 @@ func TestRunFilterRunsOneCell(t *testing.T) {
 	if res := runFake(t, f, "nightly"); len(res.Cells) != 1 || res.Cells[0].Release.Distribution != "tf-nightly" {
 		t.Errorf("nightly: %+v", res.Cells)
 	}
-	rs, _ := nightlyIndex(t)
-	_, err := Run(Options{Root: t.TempDir(), Filter: "2.18.0", Index: rs.Index.URL, Pythons: []Python{py311}, Platform: &linux, Steps: newFake()})
-	if err == nil {
+	if _, err := runFakeWith(t, newFake(), Options{Filter: "2.18.0", JaxPythons: []Python{py312}}); err == nil {
 		t.Error("a filter that selects nothing ran")
 	}
 }

@@ -87,9 +87,13 @@ var manylinux = regexp.MustCompile(`^manylinux_(\d+)_(\d+)_(\w+)$`)
 var legacyManylinux = map[string][2]int{"manylinux1": {2, 5}, "manylinux2010": {2, 12}, "manylinux2014": {2, 17}}
 
 // Fits reports whether a platform tag installs here. Only manylinux (on
-// Linux) and macosx (on macOS) count: plain linux_* wheels are not
-// portable, and PyPI refuses them anyway.
+// Linux) and macosx (on macOS) count, and "any" (pure-Python wheels, such as
+// jax's): plain linux_* wheels are not portable, and PyPI refuses them
+// anyway.
 func (p Platform) Fits(tag string) bool {
+	if tag == "any" {
+		return true
+	}
 	switch p.GOOS {
 	case "linux":
 		var major, minor int

@@ -36,6 +36,7 @@ func TestPlatformFits(t *testing.T) {
 		"win_amd64":              false,
 		"macosx_12_0_arm64":      false,
 		"musllinux_1_2_x86_64":   false,
+		"any":                    true, // pure-Python wheels (jax's)
 	} {
 		if got := p.Fits(tag); got != want {
 			t.Errorf("linux/amd64 glibc 2.36 fits %s = %v, want %v", tag, got, want)

@@ -79,3 +79,28 @@ func (t TensorType) validate() error {
 	}
 	return nil
 }
+
+// BroadcastShapes is NumPy's broadcast of two shapes (TensorFlow's and
+// MPSGraph's too): aligned at the end, a dimension of 1 stretches.
+func BroadcastShapes(a, b Shape) (Shape, bool) {
+	n := max(len(a), len(b))
+	out := make(Shape, n)
+	for i := range n {
+		da, db := 1, 1
+		if j := i - (n - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (n - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db, db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}

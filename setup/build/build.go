@@ -38,6 +38,10 @@ type Options struct {
 	Root, Out string
 	// Pin is TF_SUPPORTED_VERSION. The targeted TensorFlow must match it.
 	Pin string
+	// JaxPin, when set, is the jaxlib minor to build for instead of
+	// JAX_SUPPORTED_VERSION's (the matrix builds each jaxlib cell for its
+	// own, as it gives each TensorFlow cell its own Pin).
+	JaxPin string
 	// StampVersion, when set, is stamped as the built-against TensorFlow
 	// version instead of the real one, and StampJaxlib as the jaxlib one;
 	// the load tests use them to build a mismatched library.
@@ -119,9 +123,11 @@ func Build(o Options) (built bool, err error) {
 		return false, &probe.NoFrameworkError{Python: r.Interpreter.Path}
 	}
 	if r.HasJax() {
-		pin, err := ReadJaxPin(o.Root)
-		if err != nil {
-			return false, err
+		pin := o.JaxPin
+		if pin == "" {
+			if pin, err = ReadJaxPin(o.Root); err != nil {
+				return false, err
+			}
 		}
 		if !version.SameMinor(r.Jax.JaxlibVersion, pin) {
 			return false, fmt.Errorf("jaxlib %s is installed for %s, but this tree supports jaxlib %s (JAX_SUPPORTED_VERSION): install it with `%s -m pip install 'jax==%s.*'`, or point PYTHON at an interpreter that has it",

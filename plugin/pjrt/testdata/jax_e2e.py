@@ -11,8 +11,6 @@ tests/integration cover the translation of many more programs.
 """
 
 import os
-import sys
-import traceback
 
 import jax
 
@@ -21,20 +19,7 @@ jax.config.update("jax_enable_x64", True)  # so that int64 and float64 stay as t
 import ml_dtypes
 import numpy as np
 
-failures = []
-
-
-def check(name):
-    def wrap(fn):
-        try:
-            fn()
-            print(f"ok   {name}", flush=True)
-        except Exception:  # noqa: BLE001 - report every failure, then go on
-            failures.append(name)
-            print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-        return fn
-
-    return wrap
+from checks import check, finish
 
 
 dev = None
@@ -196,7 +181,4 @@ def _():
         raise AssertionError("an unknown compile option was accepted")
 
 
-if failures:
-    print(f"{len(failures)} FAILED: {failures}")
-    sys.exit(1)
-print("ALL OK")
+finish()

@@ -5,7 +5,6 @@ on, a float64 program is a compile error naming the instruction, since
 Metal has no float64. The last line is "ALL OK" when every check passed.
 """
 
-import traceback
 
 import jax
 
@@ -14,20 +13,7 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp
 import numpy as np
 
-failures = []
-
-
-def check(name):
-    def wrap(fn):
-        try:
-            fn()
-            print(f"ok   {name}", flush=True)
-        except Exception:  # noqa: BLE001 - report every failure, then go on
-            failures.append(name)
-            print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-        return fn
-
-    return wrap
+from checks import check, finish
 
 
 dev = jax.devices("metalplug")[0]
@@ -81,5 +67,4 @@ def _():
         raise AssertionError("a float64 program compiled for the Metal driver")
 
 
-print("ALL OK" if not failures else f"FAILED: {', '.join(failures)}")
-raise SystemExit(1 if failures else 0)
+finish()

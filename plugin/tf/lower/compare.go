@@ -55,7 +55,7 @@ func lowerCompare(dir ir.CompareDir) func(c *Call) error {
 		if err := c.sameDType(0, 1); err != nil {
 			return err
 		}
-		if _, ok := BroadcastShapes(c.Type(0).Shape, c.Type(1).Shape); !ok && !c.Attrs.BoolOr("incompatible_shape_error", true) &&
+		if _, ok := ir.BroadcastShapes(c.Type(0).Shape, c.Type(1).Shape); !ok && !c.Attrs.BoolOr("incompatible_shape_error", true) &&
 			(dir == ir.CmpEQ || dir == ir.CmpNE) {
 			c.Out = []ir.Value{c.B.Scalar(ir.Bool, boolFloat(dir == ir.CmpNE))}
 			return nil
@@ -127,9 +127,9 @@ func lowerSelectV2(c *Call) error {
 	if tc.DType != ir.Bool || tt.DType != te.DType {
 		return c.Errorf("condition must be bool and t, e of one dtype: condition %v, t %v, e %v", tc, tt, te)
 	}
-	s, ok := BroadcastShapes(tc.Shape, tt.Shape)
+	s, ok := ir.BroadcastShapes(tc.Shape, tt.Shape)
 	if ok {
-		s, ok = BroadcastShapes(s, te.Shape)
+		s, ok = ir.BroadcastShapes(s, te.Shape)
 	}
 	if !ok {
 		return c.Errorf("condition %v, t %v and e %v do not broadcast together", tc, tt, te)

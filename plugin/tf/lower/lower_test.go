@@ -53,10 +53,10 @@ func buildRaw(t *testing.T, op string, a *Attrs, in []ir.TensorType, host map[in
 }
 
 func TestBroadcastShapes(t *testing.T) {
-	if s, ok := BroadcastShapes(ir.Shape{4, 1, 3}, ir.Shape{5, 1}); !ok || !s.Equal(ir.Shape{4, 5, 3}) {
+	if s, ok := ir.BroadcastShapes(ir.Shape{4, 1, 3}, ir.Shape{5, 1}); !ok || !s.Equal(ir.Shape{4, 5, 3}) {
 		t.Errorf("got %v %v", s, ok)
 	}
-	if _, ok := BroadcastShapes(ir.Shape{2, 3}, ir.Shape{4}); ok {
+	if _, ok := ir.BroadcastShapes(ir.Shape{2, 3}, ir.Shape{4}); ok {
 		t.Error("[2,3] and [4] broadcast")
 	}
 }

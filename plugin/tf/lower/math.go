@@ -118,35 +118,11 @@ func lowerBinary(f func(c *Call, x, y ir.Value) ir.Value) func(c *Call) error {
 // broadcastPair expands x and y to their numpy broadcast shape.
 func broadcastPair(c *Call, x, y ir.Value) (ir.Value, ir.Value, error) {
 	tx, ty := c.B.Type(x), c.B.Type(y)
-	shape, ok := BroadcastShapes(tx.Shape, ty.Shape)
+	shape, ok := ir.BroadcastShapes(tx.Shape, ty.Shape)
 	if !ok {
 		return 0, 0, c.Errorf("incompatible shapes: %v and %v (%v and %v)", tx.Shape, ty.Shape, tx.DType, ty.DType)
 	}
 	return c.B.BroadcastInDim(x, shape, nil), c.B.BroadcastInDim(y, shape, nil), nil
-}
-
-// BroadcastShapes is numpy's broadcast of two shapes.
-func BroadcastShapes(a, b ir.Shape) (ir.Shape, bool) {
-	n := max(len(a), len(b))
-	out := make(ir.Shape, n)
-	for i := range n {
-		da, db := 1, 1
-		if j := i - (n - len(a)); j >= 0 {
-			da = a[j]
-		}
-		if j := i - (n - len(b)); j >= 0 {
-			db = b[j]
-		}
-		switch {
-		case da == db, db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			return nil, false
-		}
-	}
-	return out, true
 }
 
 // divNoNan is x/y, or 0 where y is 0 (cwise_ops.h, div_no_nan_op).
@@ -211,7 +187,7 @@ func lowerClipByValue(c *Call) error {
 	}
 	t := c.Type(0)
 	for i := 1; i <= 2; i++ {
-		if s, ok := BroadcastShapes(t.Shape, c.Type(i).Shape); !ok || !s.Equal(t.Shape) {
+		if s, ok := ir.BroadcastShapes(t.Shape, c.Type(i).Shape); !ok || !s.Equal(t.Shape) {
 			return c.Errorf("clip bounds must be scalars or of the shape of t: t %v, clip_value_min %v, clip_value_max %v", t, c.Type(1), c.Type(2))
 		}
 	}

@@ -59,7 +59,7 @@ func lowerBatchMatMul(c *Call) error {
 		return c.Errorf("cannot multiply %v by %v into %v", tx, ty, out)
 	}
 	x, y = c.B.Convert(x, out), c.B.Convert(y, out)
-	batch, ok := BroadcastShapes(tx.Shape[:rx-2], ty.Shape[:ry-2])
+	batch, ok := ir.BroadcastShapes(tx.Shape[:rx-2], ty.Shape[:ry-2])
 	if !ok {
 		return c.Errorf("batch dimensions do not broadcast: %v and %v", tx, ty)
 	}

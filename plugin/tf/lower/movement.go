@@ -535,7 +535,7 @@ func lowerBroadcastTo(c *Call) error {
 	if err != nil {
 		return err
 	}
-	if s, ok := BroadcastShapes(t.Shape, shape); !ok || !s.Equal(shape) {
+	if s, ok := ir.BroadcastShapes(t.Shape, shape); !ok || !s.Equal(shape) {
 		return c.Errorf("cannot broadcast %v to %v", t, shape)
 	}
 	c.Out = []ir.Value{c.B.BroadcastInDim(c.In[0], shape, nil)}

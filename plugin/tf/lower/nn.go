@@ -190,7 +190,7 @@ func lowerXent(c *Call) error {
 		return err
 	}
 	tf, tl := c.Type(0), c.Type(1)
-	s, ok := BroadcastShapes(tf.Shape, tl.Shape)
+	s, ok := ir.BroadcastShapes(tf.Shape, tl.Shape)
 	if !ok || s.Rank() != 2 || tf.DType != tl.DType {
 		return c.Errorf("features %v and labels %v must be, or broadcast to, matrices of one dtype", tf, tl)
 	}

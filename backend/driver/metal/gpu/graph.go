@@ -3,6 +3,8 @@ package gpu
 import (
 	"fmt"
 	"slices"
+
+	"github.com/metalplug/metalplug/backend/ir"
 )
 
 // Backend builds and compiles graphs: the darwin adapter over MPSGraph, or
@@ -173,26 +175,8 @@ func (g *Graph) Not(x Tensor) Tensor               { return g.unary(OpNot, x) }
 // Broadcast is NumPy's broadcasting of two shapes, which MPSGraph's binary
 // operations follow.
 func Broadcast(a, b []int) ([]int, bool) {
-	n := max(len(a), len(b))
-	out := make([]int, n)
-	for i := range n {
-		da, db := 1, 1
-		if j := len(a) - n + i; j >= 0 {
-			da = a[j]
-		}
-		if j := len(b) - n + i; j >= 0 {
-			db = b[j]
-		}
-		switch {
-		case da == db, db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			return nil, false
-		}
-	}
-	return out, true
+	s, ok := ir.BroadcastShapes(a, b)
+	return []int(s), ok
 }
 
 func isComparison(op Op) bool { return op >= OpEqual && op <= OpGreaterThanOrEqual }

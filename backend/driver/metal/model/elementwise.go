@@ -251,19 +251,9 @@ func intBinary(op gpu.Op, dt gpu.DataType) func(a, b int64) int64 {
 			return r
 		}
 	case gpu.OpMaximum:
-		return func(a, b int64) int64 {
-			if intLess(dt, a, b) {
-				return b
-			}
-			return a
-		}
+		return intMaximum(dt)
 	case gpu.OpMinimum:
-		return func(a, b int64) int64 {
-			if intLess(dt, b, a) {
-				return b
-			}
-			return a
-		}
+		return intMinimum(dt)
 	}
 	// A shift by a negative amount or by the width or more is undefined:
 	// the poison, not 0 nor the amount modulo the width.
@@ -348,4 +338,24 @@ func evalReinterpret(n *gpu.Node, x *value) (*value, error) {
 		out.setBits(k, x.bits(k))
 	}
 	return out, nil
+}
+
+// intMaximum and intMinimum pick between two held integers of dt, the
+// first on a tie (elementwise and in reductions).
+func intMaximum(dt gpu.DataType) func(a, b int64) int64 {
+	return func(a, b int64) int64 {
+		if intLess(dt, a, b) {
+			return b
+		}
+		return a
+	}
+}
+
+func intMinimum(dt gpu.DataType) func(a, b int64) int64 {
+	return func(a, b int64) int64 {
+		if intLess(dt, b, a) {
+			return b
+		}
+		return a
+	}
 }

@@ -97,19 +97,9 @@ func intReduce(op gpu.Op, dt gpu.DataType) func(acc, v int64) int64 {
 	case gpu.OpReductionProduct:
 		return func(acc, v int64) int64 { return acc * v }
 	case gpu.OpReductionMaximum:
-		return func(acc, v int64) int64 {
-			if intLess(dt, acc, v) {
-				return v
-			}
-			return acc
-		}
+		return intMaximum(dt)
 	case gpu.OpReductionMinimum:
-		return func(acc, v int64) int64 {
-			if intLess(dt, v, acc) {
-				return v
-			}
-			return acc
-		}
+		return intMinimum(dt)
 	}
 	return nil
 }

@@ -117,6 +117,9 @@ func Kernels() error {
 	return os.WriteFile(docs.DriversPath, []byte(drivers), 0o644)
 }
 
+// Protos regenerates plugin/tfproto, the Go types of TensorFlow's GraphDef and XSpace protos, from the pinned TensorFlow's descriptors.
+func Protos() error { return tasks.Protos(logf) }
+
 // Darwincheck type-checks the darwin-only packages (the Metal driver) for darwin/arm64.
 func Darwincheck() error { return tasks.Darwincheck(logf) }
 

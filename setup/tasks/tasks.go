@@ -98,6 +98,9 @@ func Test(logf Logf) error {
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
 		return fmt.Errorf("gofmt would change these files (run gofmt -w):\n%s%v", out, err)
 	}
+	if err := checkProtos(r, logf); err != nil {
+		return err
+	}
 	logf("== go vet")
 	if err := run(env, "go", "vet", "./..."); err != nil {
 		return err

@@ -1,7 +1,8 @@
 // Package sweep is the gate behind "N ops on the device": it runs every
 // (op, dtype combination) that the plugin registers with TensorFlow through
-// TensorFlow's own dispatch (tf.raw_ops, soft placement off) on the device and
-// on the CPU with the same inputs, and reports which agree.
+// TensorFlow's own dispatch (tf.raw_ops, or eager execution by name for
+// internal ops such as _FusedConv2D; soft placement off) on the device and on
+// the CPU with the same inputs, and reports which agree.
 //
 // The list of cases comes from TensorFlow's kernel registry after the library
 // is loaded, never from a list kept by hand, so a kernel cannot be registered

@@ -126,8 +126,14 @@ func none() { work() }
 // (tests/integration) does the same through a real TensorFlow.
 func TestEveryExportSurvivesAPanic(t *testing.T) {
 	calls := map[string]func(st statusT) (check func() string){
-		"SE_InitPlugin":       func(st statusT) func() string { SE_InitPlugin(testPlatformParams(), st); return none },
-		"TF_InitKernel":       func(st statusT) func() string { TF_InitKernel(); return none },
+		"SE_InitPlugin": func(st statusT) func() string { SE_InitPlugin(testPlatformParams(), st); return none },
+		"TF_InitKernel": func(st statusT) func() string { TF_InitKernel(); return none },
+		"TF_InitGraph": func(st statusT) func() string {
+			TF_InitGraph(nil, st)
+			defer passBroken.Store(false)
+			return wantNil(passBroken.Load()) // the pass turned itself off
+		},
+		"goOptimize":          func(st statusT) func() string { goOptimize(nil, 0, nil, nil, st); return internal(st, "goOptimize") },
 		"goKernelCreate":      func(st statusT) func() string { return wantZero(testHandle(goKernelCreate(nil, 0))) },
 		"goKernelDelete":      func(st statusT) func() string { goKernelDelete(1); return none },
 		"goKernelCompute":     func(st statusT) func() string { goKernelCompute(1, nil); return none },

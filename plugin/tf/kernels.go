@@ -235,6 +235,32 @@ func readAttr(ctx *C.TF_OpKernelConstruction, a *lower.Attrs, spec lower.AttrSpe
 			return err
 		}
 		a.Strings[spec.Name] = string(buf[:total])
+	case lower.AttrStrings:
+		var n, total C.int32_t
+		C.TF_OpKernelConstruction_GetAttrSize(ctx, name, &n, &total, st)
+		if err := check(); err != nil {
+			return err
+		}
+		vals := []string{}
+		if n > 0 {
+			// TensorFlow writes pointers into storage: all three live in C
+			// memory, so no Go pointer is stored by C.
+			ptrs := (**C.char)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+			lens := (*C.size_t)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.size_t(0)))))
+			storage := C.malloc(C.size_t(max(int(total), 1)))
+			defer C.free(unsafe.Pointer(ptrs))
+			defer C.free(unsafe.Pointer(lens))
+			defer C.free(storage)
+			C.TF_OpKernelConstruction_GetAttrStringList(ctx, name, ptrs, lens, C.int(n), storage, C.size_t(total), st)
+			if err := check(); err != nil {
+				return err
+			}
+			ps, ls := unsafe.Slice(ptrs, int(n)), unsafe.Slice(lens, int(n))
+			for i := range ps {
+				vals = append(vals, C.GoStringN(ps[i], C.int(ls[i])))
+			}
+		}
+		a.StringLists[spec.Name] = vals
 	default:
 		return fmt.Errorf("attribute %s: kind %d cannot be read", spec.Name, spec.Kind)
 	}

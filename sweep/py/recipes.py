@@ -16,6 +16,9 @@ import math
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.framework import op_def_registry
+
+from dispatch import call
 
 
 class NoRecipe(Exception):
@@ -445,11 +448,70 @@ def einsum(c):
     ]
 
 
+# The activations _FusedConv2D and _FusedMatMul may end with after their
+# BiasAdd (fused_ops ["BiasAdd", activation]); None is ["BiasAdd"] alone.
+FUSED_ACTIVATIONS = (None, "Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid")
+
+
+def fused_ops(act):
+    return ["BiasAdd"] + ([act] if act else [])
+
+
+def fused_attrs(act):
+    """fused_ops for act; LeakyRelu gets a slope other than the default."""
+    kw = {"fused_ops": fused_ops(act)}
+    if act == "LeakyRelu":
+        kw["leakyrelu_alpha"] = 0.3
+    return kw
+
+
+def unfused_ref(op):
+    """A reference for a fused op where the CPU's fused kernel lacks the
+    fusion or gets it wrong: the product (Conv2D for _FusedConv2D, MatMul for
+    _FusedMatMul), BiasAdd and the activation as TensorFlow's own ops."""
+
+    def ref(kwargs):
+        kw = dict(kwargs)
+        fmt = kw.get("data_format", "NHWC")
+        if op == "_FusedConv2D":
+            y = tf.raw_ops.Conv2D(input=kw["input"], filter=kw["filter"], strides=kw["strides"], padding=kw["padding"],
+                                  explicit_paddings=kw.get("explicit_paddings", []), data_format=fmt,
+                                  dilations=kw.get("dilations", [1, 1, 1, 1]))
+        else:
+            y = tf.raw_ops.MatMul(a=kw["a"], b=kw["b"], transpose_a=kw.get("transpose_a", False), transpose_b=kw.get("transpose_b", False))
+        y = tf.raw_ops.BiasAdd(value=y, bias=kw["args"][0], data_format=fmt)
+        for act in kw["fused_ops"][1:]:
+            if act == "LeakyRelu":
+                y = tf.raw_ops.LeakyRelu(features=y, alpha=kw.get("leakyrelu_alpha", 0.2))
+            elif act in ("Tanh", "Sigmoid"):
+                y = getattr(tf.raw_ops, act)(x=y)
+            else:
+                y = getattr(tf.raw_ops, act)(features=y)
+        return [y.numpy()]
+
+    return ("vs CPU unfused", ref)
+
+
 def fused_matmul(c):
-    return [
-        V("BiasAdd", tol=10, a=c.x(4, 6), b=c.x(6, 3), args=[c.x(3)], fused_ops=["BiasAdd"]),
-        V("BiasAdd, Relu, transpose_b", tol=10, a=c.x(4, 6), b=c.x(3, 6), args=[c.x(3)], fused_ops=["BiasAdd", "Relu"], transpose_b=True),
+    """Each fused_ops variant, with the transposes spread over them; the
+    CPU's _FusedMatMul has every one, in every dtype."""
+    shapes = [
+        ("4x6 by 6x3", (4, 6), (6, 3), {}),
+        ("transpose_b", (5, 7), (3, 7), {"transpose_b": True}),
+        ("transpose_a", (6, 4), (6, 5), {"transpose_a": True}),
+        ("transpose_a, transpose_b", (7, 3), (2, 7), {"transpose_a": True, "transpose_b": True}),
     ]
+    vs = []
+    for i, act in enumerate(FUSED_ACTIVATIONS):
+        name, sa, sb, tr = shapes[i % len(shapes)]
+        n = sb[0] if tr.get("transpose_b") else sb[1]
+        vs.append(V("%s, %s" % ("+".join(fused_ops(act)), name), tol=10, a=c.x(*sa), b=c.x(*sb), args=[c.x(n)], **tr, **fused_attrs(act)))
+    # On an inner dimension of 0, TensorFlow 2.21's CPU _FusedMatMul returns
+    # zeros, without the bias (and crashes with oneDNN on): the reference is
+    # the unfused ops, whose answer is relu(bias) in every row.
+    vs.append(V("BiasAdd+Relu, inner dim 0", ref=unfused_ref(c.op), a=c.x(3, 0), b=c.x(0, 2), args=[c.x(2)], **fused_attrs("Relu")))
+    vs.append(V("BiasAdd+Relu, empty batch", a=c.x(0, 4), b=c.x(4, 2), args=[c.x(2)], **fused_attrs("Relu")))
+    return vs
 
 
 # ---------------------------------------------------------------------------
@@ -486,7 +548,7 @@ def channels_first_ref(op, data_keys, size_keys=(), out_transpose=True):
         if kw.get("explicit_paddings"):
             p = kw["explicit_paddings"]
             kw["explicit_paddings"] = [x for i in to_last for x in p[2 * i:2 * i + 2]]
-        outs = tf.nest.flatten(getattr(tf.raw_ops, op)(**kw))
+        outs = tf.nest.flatten(call(op, op_def_registry.get(op), kw))
         return [tf.transpose(o, to_first).numpy() if (out_transpose and len(o.shape) == rank) else o.numpy() for o in outs]
 
     return ("vs CPU via channels-last", ref)
@@ -640,10 +702,38 @@ def conv3d_backprop_filter(c):
 
 
 def fused_conv2d(c):
-    return [
-        V("BiasAdd, Relu", tol=10, input=image(c), filter=c.x(3, 3, 3, 4), args=[c.x(4)], host_args=[], strides=[1, 1, 1, 1],
-          padding="SAME", fused_ops=["BiasAdd", "Relu"], num_args=1),
+    """Each fused_ops variant, with the convolution geometries spread over
+    them. The CPU's _FusedConv2D (oneDNN off, as the sweep runs) has no Tanh
+    or Sigmoid fusion, checked against the unfused ops, and runs only NHWC,
+    so NCHW goes through channels-last. Its float16 kernel rejects half
+    inputs: that dtype is checked against the CPU in float32."""
+    x = image(c)
+    geometry = [
+        ("SAME 3x3", dict(input=x, filter=c.x(3, 3, 3, 4), strides=[1, 1, 1, 1], padding="SAME")),
+        ("VALID strides 2x3", dict(input=x, filter=c.x(3, 2, 3, 4), strides=[1, 2, 3, 1], padding="VALID")),
+        ("dilations 2", dict(input=x, filter=c.x(3, 3, 3, 2), strides=[1, 1, 1, 1], padding="SAME", dilations=[1, 2, 2, 1])),
+        ("EXPLICIT padding", dict(input=x, filter=c.x(2, 3, 3, 2), strides=[1, 1, 1, 1], padding="EXPLICIT",
+                                  explicit_paddings=[0, 0, 1, 2, 0, 1, 0, 0])),
+        ("NCHW strided", dict(input=c.x(2, 3, 7, 8), filter=c.x(3, 3, 3, 4), strides=[1, 1, 2, 1], padding="SAME", data_format="NCHW")),
+        ("SAME strided even kernel", dict(input=x, filter=c.x(4, 4, 3, 2), strides=[1, 2, 2, 1], padding="SAME")),
+        ("1x1 filter", dict(input=c.x(1, 4, 5, 6), filter=c.x(1, 1, 6, 3), strides=[1, 1, 1, 1], padding="VALID")),
     ]
+    vs = []
+    for i, act in enumerate(FUSED_ACTIVATIONS):
+        name, kw = geometry[i % len(geometry)]
+        out = kw["filter"].shape[-1]
+        ref = None
+        if act in ("Tanh", "Sigmoid"):
+            ref = unfused_ref(c.op)
+        elif kw.get("data_format") == "NCHW":
+            ref = channels_first_ref(c.op, ["input"])
+        vs.append(V("%s, %s" % ("+".join(fused_ops(act)), name), tol=10, ref=ref, args=[c.x(out)], host_args=[], num_args=1,
+                    **kw, **fused_attrs(act)))
+    vs.append(V("BiasAdd+Relu, empty batch", input=c.x(0, 5, 5, 3), filter=c.x(3, 3, 3, 2), args=[c.x(2)], host_args=[], num_args=1,
+                strides=[1, 1, 1, 1], padding="SAME", **fused_attrs("Relu")))
+    vs.append(V("BiasAdd+Elu, NCHW VALID", tol=10, input=c.x(1, 3, 6, 5), filter=c.x(2, 2, 3, 2), args=[c.x(2)], host_args=[], num_args=1,
+                strides=[1, 1, 1, 1], padding="VALID", data_format="NCHW", ref=channels_first_ref(c.op, ["input"]), **fused_attrs("Elu")))
+    return vs
 
 
 def pool(c):

@@ -118,6 +118,8 @@ func TestPanicsStayInside(t *testing.T) {
 		{export: "SE_InitPlugin", devices: 0, wantError: nil},
 		{export: "goDeviceCount", devices: 0, wantError: nil},
 		{export: "TF_InitKernel", devices: 1, wantError: nil},
+		{export: "TF_InitGraph", devices: 1, wantError: nil},
+		{export: "goOptimize", devices: 1, wantError: nil},
 		{export: "goKernelCreate", devices: 1, wantError: map[string]string{"matmul": "InternalError", "fill": "InternalError"}},
 		{export: "goKernelCompute", devices: 1, wantError: map[string]string{"matmul": "InternalError", "function": "InternalError"}},
 		{export: "goKernelDelete", devices: 1, wantError: nil},

@@ -25,6 +25,7 @@ var LinkedKernels = []string{
 	"TF_OpKernelConstruction_GetAttrInt64List",
 	"TF_OpKernelConstruction_GetAttrSize",
 	"TF_OpKernelConstruction_GetAttrString",
+	"TF_OpKernelConstruction_GetAttrStringList",
 	"TF_OpKernelConstruction_GetAttrType",
 	"TF_OpKernelConstruction_HasAttr",
 	"TF_OpKernelContext_Failure",
@@ -68,9 +69,12 @@ var KernelsExperimental = []string{
 	"TF_ZerosLikeVariant",
 }
 
-// RuntimeLookups are other functions the plugin finds at run time: TF_Version
-// lives in libtensorflow_cc, which the plugin does not link.
-var RuntimeLookups = []string{"TF_Version"}
+// RuntimeLookups are other functions the plugin finds at run time: they
+// live in libtensorflow_cc, which the plugin does not link (TF_Version; the
+// graph pass's list of nodes TensorFlow says to preserve, and the op
+// definitions of the fused ops it writes).
+var RuntimeLookups = []string{"TF_Version", "TF_GetNodesToPreserveListSize", "TF_GetNodesToPreserveList",
+	"TF_NewFunctionLibraryDefinition", "TF_DeleteFunctionLibraryDefinition", "TF_LookUpOpDef"}
 
 // Linked is every function the plugin links directly, sorted.
 func Linked() []string {

@@ -16,6 +16,7 @@ const (
 	AttrString
 	AttrBool
 	AttrFloat
+	AttrStrings // list(string), such as the fused ops' fused_ops
 )
 
 // AttrSpec names one attribute a kernel reads; an optional one may be absent
@@ -33,12 +34,14 @@ type Attrs struct {
 	Strings map[string]string
 	Bools   map[string]bool
 	Floats  map[string]float32
+	// StringLists holds the list(string) attributes (AttrStrings).
+	StringLists map[string][]string
 }
 
 // NewAttrs makes an empty attribute set.
 func NewAttrs() *Attrs {
 	return &Attrs{Types: map[string]ir.DType{}, Ints: map[string][]int64{}, Strings: map[string]string{},
-		Bools: map[string]bool{}, Floats: map[string]float32{}}
+		Bools: map[string]bool{}, Floats: map[string]float32{}, StringLists: map[string][]string{}}
 }
 
 // String returns attribute name, or def if it was not set.
@@ -64,6 +67,9 @@ func (a *Attrs) IntList(name string, def []int) []int {
 	}
 	return out
 }
+
+// StringList returns the list(string) attribute name, or nil if it was not set.
+func (a *Attrs) StringList(name string) []string { return a.StringLists[name] }
 
 // Int returns the single-int attribute name (AttrInt), or def.
 func (a *Attrs) Int(name string, def int64) int64 {
@@ -99,7 +105,7 @@ func (a *Attrs) Type(name string, def ir.DType) ir.DType {
 
 // Key is a canonical text of the attributes, for cache keys.
 func (a *Attrs) Key() string {
-	return fmt.Sprint(a.Types, a.Ints, a.Strings, a.Bools, a.Floats)
+	return fmt.Sprint(a.Types, a.Ints, a.Strings, a.Bools, a.Floats, a.StringLists)
 }
 
 // TensorFlow's TF_DataType numbers, from tensorflow/c/tf_datatype.h.

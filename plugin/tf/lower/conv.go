@@ -224,40 +224,51 @@ func lowerConv(ns int, depthwise bool) func(c *Call) error {
 		if err := c.arity(2); err != nil {
 			return err
 		}
-		tx, tk := c.Type(0), c.Type(1)
-		if tx.Shape.Rank() != ns+2 || tk.Shape.Rank() != ns+2 || tx.DType != tk.DType {
-			return c.Errorf("input %v and filter %v must both have rank %d and one dtype", tx, tk, ns+2)
-		}
-		sp, err := readConvSpec(c, ns)
+		y, err := convolve(c, ns, depthwise, c.In[0], c.In[1])
 		if err != nil {
 			return err
 		}
-		b := c.B
-		x, k := sp.l.in(b, c.In[0]), c.In[1]
-		xs := b.Type(x).Shape
-		ch := xs[ns+1]
-		groups := 1
-		if depthwise {
-			if tk.Shape[ns] != ch {
-				return c.Errorf("filter %v: in-depth %d must equal the input depth %d (input %v)", tk, tk.Shape[ns], ch, tx)
-			}
-			groups = ch
-			k = depthwiseFilter(b, k)
-		} else {
-			if tk.Shape[ns] == 0 || ch%tk.Shape[ns] != 0 {
-				return c.Errorf("input depth %d is not a multiple of the filter's in-depth %d (input %v, filter %v)", ch, tk.Shape[ns], tx, tk)
-			}
-			groups = ch / tk.Shape[ns]
-			if tk.Shape[ns+1]%groups != 0 {
-				return c.Errorf("filter %v: out-depth is not a multiple of the %d groups (input %v)", tk, groups, tx)
-			}
-		}
-		pad, err := sp.l.padding(c, xs[1:ns+1], tk.Shape[:ns], sp.strides, sp.dilations)
-		if err != nil {
-			return err
-		}
-		y := b.Convolution(x, k, ir.ConvAttrs{Strides: sp.strides, Padding: pad, RhsDilation: sp.dilations, FeatureGroups: groups})
-		c.Out = []ir.Value{sp.l.out(b, y)}
+		c.Out = []ir.Value{y}
 		return nil
 	}
+}
+
+// convolve is the forward convolution of input x by filter k in the node's
+// data_format, with its strides, padding and dilations: Conv2D, Conv3D and
+// DepthwiseConv2dNative, and the convolution that _FusedConv2D starts with.
+func convolve(c *Call, ns int, depthwise bool, x, k ir.Value) (ir.Value, error) {
+	b := c.B
+	tx, tk := b.Type(x), b.Type(k)
+	if tx.Shape.Rank() != ns+2 || tk.Shape.Rank() != ns+2 || tx.DType != tk.DType {
+		return 0, c.Errorf("input %v and filter %v must both have rank %d and one dtype", tx, tk, ns+2)
+	}
+	sp, err := readConvSpec(c, ns)
+	if err != nil {
+		return 0, err
+	}
+	x = sp.l.in(b, x)
+	xs := b.Type(x).Shape
+	ch := xs[ns+1]
+	groups := 1
+	if depthwise {
+		if tk.Shape[ns] != ch {
+			return 0, c.Errorf("filter %v: in-depth %d must equal the input depth %d (input %v)", tk, tk.Shape[ns], ch, tx)
+		}
+		groups = ch
+		k = depthwiseFilter(b, k)
+	} else {
+		if tk.Shape[ns] == 0 || ch%tk.Shape[ns] != 0 {
+			return 0, c.Errorf("input depth %d is not a multiple of the filter's in-depth %d (input %v, filter %v)", ch, tk.Shape[ns], tx, tk)
+		}
+		groups = ch / tk.Shape[ns]
+		if tk.Shape[ns+1]%groups != 0 {
+			return 0, c.Errorf("filter %v: out-depth is not a multiple of the %d groups (input %v)", tk, groups, tx)
+		}
+	}
+	pad, err := sp.l.padding(c, xs[1:ns+1], tk.Shape[:ns], sp.strides, sp.dilations)
+	if err != nil {
+		return 0, err
+	}
+	y := b.Convolution(x, k, ir.ConvAttrs{Strides: sp.strides, Padding: pad, RhsDilation: sp.dilations, FeatureGroups: groups})
+	return sp.l.out(b, y), nil
 }

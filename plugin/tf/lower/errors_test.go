@@ -154,6 +154,9 @@ func TestMangledInputsNeverPanic(t *testing.T) {
 				for k, v := range c.attrs.Floats {
 					a.Floats[k] = v
 				}
+				for k, v := range c.attrs.StringLists {
+					a.StringLists[k] = v
+				}
 			}
 			if r.IntN(3) == 0 {
 				for k := range a.Ints {

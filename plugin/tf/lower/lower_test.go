@@ -30,6 +30,10 @@ func (a attrs) Is(name string, v ...int64) attrs { a.Ints[name] = v; return a }
 func (a attrs) I(name string, v int64) attrs     { a.Ints[name] = []int64{v}; return a }
 func (a attrs) T(name string, d ir.DType) attrs  { a.Types[name] = d; return a }
 func (a attrs) F(name string, v float32) attrs   { a.Floats[name] = v; return a }
+func (a attrs) Ss(name string, v ...string) attrs {
+	a.StringLists[name] = v
+	return a
+}
 
 func build(t *testing.T, op string, a *Attrs, in []ir.TensorType, host map[int][]int64) (*ir.Program, error) {
 	t.Helper()

@@ -60,8 +60,8 @@ func init() {
 	un("Erf", Floats, uop(ir.OpErf))
 	un("Sin", Floats, uop(ir.OpSin))
 	un("Cos", Floats, uop(ir.OpCos))
-	un("Sigmoid", Floats, uop(ir.OpLogistic))
-	un("Tanh", Floats, uop(ir.OpTanh))
+	un("Sigmoid", Floats, sigmoid)
+	un("Tanh", Floats, tanh)
 	un("Reciprocal", Floats, func(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpDiv, like(c.B, x, 1), x) })
 	// Round is half to even (tensorflow/core/kernels/cwise_ops.h, round);
 	// integers are already round.
@@ -85,6 +85,10 @@ func init() {
 	register(Kernel{Op: "ClipByValue", Constraints: T(FloatsInts), Inputs: []string{"t", "clip_value_min", "clip_value_max"},
 		File: fileMath, Lower: lowerClipByValue})
 }
+
+// sigmoid and tanh are also activations of the fused ops (fused.go).
+func sigmoid(c *Call, x ir.Value) ir.Value { return c.B.Unary(ir.OpLogistic, x) }
+func tanh(c *Call, x ir.Value) ir.Value    { return c.B.Unary(ir.OpTanh, x) }
 
 // lowerUnary lowers a one-input op.
 func lowerUnary(f func(c *Call, x ir.Value) ir.Value) func(c *Call) error {

@@ -6,9 +6,12 @@ import "github.com/metalplug/metalplug/backend/ir"
 
 const fileMatMul = "plugin/tf/lower/matmul.go"
 
+// matMulAttrs are MatMul's, and _FusedMatMul's product's.
+var matMulAttrs = []AttrSpec{{Name: "transpose_a", Kind: AttrBool, Optional: true}, {Name: "transpose_b", Kind: AttrBool, Optional: true}}
+
 func init() {
 	register(Kernel{Op: "MatMul", Constraints: T(Floats), Inputs: []string{"a", "b"}, Lower: lowerMatMul, File: fileMatMul,
-		Attrs: []AttrSpec{{Name: "transpose_a", Kind: AttrBool, Optional: true}, {Name: "transpose_b", Kind: AttrBool, Optional: true}}})
+		Attrs: matMulAttrs})
 	bmmAttrs := []AttrSpec{{Name: "adj_x", Kind: AttrBool, Optional: true}, {Name: "adj_y", Kind: AttrBool, Optional: true}}
 	register(Kernel{Op: "BatchMatMulV2", Constraints: T(Floats), Inputs: []string{"x", "y"}, Lower: lowerBatchMatMul, File: fileMatMul,
 		Attrs: bmmAttrs})
@@ -24,9 +27,21 @@ func lowerMatMul(c *Call) error {
 	if err := c.arity(2); err != nil {
 		return err
 	}
-	ta, tb := c.Type(0), c.Type(1)
+	y, err := matMul(c, c.In[0], c.In[1])
+	if err != nil {
+		return err
+	}
+	c.Out = []ir.Value{y}
+	return nil
+}
+
+// matMul is the product of matrices a and b, each transposed as the node's
+// transpose_a and transpose_b say: MatMul, and the product _FusedMatMul
+// starts with.
+func matMul(c *Call, a, b ir.Value) (ir.Value, error) {
+	ta, tb := c.B.Type(a), c.B.Type(b)
 	if ta.Shape.Rank() != 2 || tb.Shape.Rank() != 2 || ta.DType != tb.DType {
-		return c.Errorf("operands must be matrices of one dtype, got %v and %v", ta, tb)
+		return 0, c.Errorf("operands must be matrices of one dtype, got %v and %v", ta, tb)
 	}
 	ka, kb := 1, 0
 	if c.Attrs.Bool("transpose_a") {
@@ -36,11 +51,10 @@ func lowerMatMul(c *Call) error {
 		kb = 1
 	}
 	if ta.Shape[ka] != tb.Shape[kb] {
-		return c.Errorf("inner dimensions differ: %v and %v (transpose_a=%v, transpose_b=%v)", ta, tb, c.Attrs.Bool("transpose_a"), c.Attrs.Bool("transpose_b"))
+		return 0, c.Errorf("inner dimensions differ: %v and %v (transpose_a=%v, transpose_b=%v)", ta, tb, c.Attrs.Bool("transpose_a"), c.Attrs.Bool("transpose_b"))
 	}
 	// dot_general puts the lhs free dim first: that is the row dim either way.
-	c.Out = []ir.Value{c.B.DotGeneral(c.In[0], c.In[1], ir.DotDims{LhsContract: []int{ka}, RhsContract: []int{kb}})}
-	return nil
+	return c.B.DotGeneral(a, b, ir.DotDims{LhsContract: []int{ka}, RhsContract: []int{kb}}), nil
 }
 
 // lowerBatchMatMul broadcasts the batch dimensions numpy-style, then contracts.

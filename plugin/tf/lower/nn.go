@@ -35,21 +35,14 @@ func init() {
 	out := []string{"gradients", "outputs"}
 	alpha := []AttrSpec{{Name: "alpha", Kind: AttrFloat, Optional: true}}
 
-	act("Relu", nil, func(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpMax, x, like(c.B, x, 0)) })
-	act("Relu6", nil, func(c *Call, x ir.Value) ir.Value {
-		return c.B.Binary(ir.OpMin, c.B.Binary(ir.OpMax, x, like(c.B, x, 0)), like(c.B, x, 6))
-	})
-	act("Elu", nil, func(c *Call, x ir.Value) ir.Value {
-		return c.B.Select(lessThan(c, x, 0), c.B.Unary(ir.OpExpm1, x), x)
-	})
+	act("Relu", nil, relu)
+	act("Relu6", nil, relu6)
+	act("Elu", nil, elu)
 	act("Selu", nil, func(c *Call, x ir.Value) ir.Value {
 		neg := c.B.Binary(ir.OpMul, like(c.B, x, seluScaleAlpha), c.B.Unary(ir.OpExpm1, x))
 		return c.B.Select(lessThan(c, x, 0), neg, c.B.Binary(ir.OpMul, like(c.B, x, seluScale), x))
 	})
-	act("LeakyRelu", alpha, func(c *Call, x ir.Value) ir.Value {
-		a := like(c.B, x, float64(c.Attrs.Float("alpha", 0.2)))
-		return c.B.Select(c.B.Compare(ir.CmpGT, x, like(c.B, x, 0)), x, c.B.Binary(ir.OpMul, x, a))
-	})
+	act("LeakyRelu", alpha, leakyRelu("alpha"))
 	act("Softplus", nil, softplus)
 	act("Softsign", nil, func(c *Call, x ir.Value) ir.Value {
 		return c.B.Binary(ir.OpDiv, x, c.B.Binary(ir.OpAdd, like(c.B, x, 1), c.B.Unary(ir.OpAbs, x)))
@@ -102,6 +95,28 @@ func init() {
 	format := []AttrSpec{{Name: "data_format", Kind: AttrString, Optional: true}}
 	register(Kernel{Op: "BiasAdd", Constraints: T(Floats), Inputs: []string{"value", "bias"}, Attrs: format, File: fileNN, Lower: lowerBiasAdd})
 	register(Kernel{Op: "BiasAddGrad", Constraints: T(Floats), Inputs: []string{"out_backprop"}, Attrs: format, File: fileNN, Lower: lowerBiasAddGrad})
+}
+
+// The activations that _FusedConv2D and _FusedMatMul share with the
+// standalone ops (Sigmoid and Tanh are in math.go).
+
+func relu(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpMax, x, like(c.B, x, 0)) }
+
+func relu6(c *Call, x ir.Value) ir.Value {
+	return c.B.Binary(ir.OpMin, c.B.Binary(ir.OpMax, x, like(c.B, x, 0)), like(c.B, x, 6))
+}
+
+func elu(c *Call, x ir.Value) ir.Value {
+	return c.B.Select(lessThan(c, x, 0), c.B.Unary(ir.OpExpm1, x), x)
+}
+
+// leakyRelu is x where x > 0, else alpha*x, with alpha the float attribute
+// attr (LeakyRelu's alpha, the fused ops' leakyrelu_alpha), 0.2 by default.
+func leakyRelu(attr string) func(c *Call, x ir.Value) ir.Value {
+	return func(c *Call, x ir.Value) ir.Value {
+		a := like(c.B, x, float64(c.Attrs.Float(attr, 0.2)))
+		return c.B.Select(c.B.Compare(ir.CmpGT, x, like(c.B, x, 0)), x, c.B.Binary(ir.OpMul, x, a))
+	}
 }
 
 func lessThan(c *Call, x ir.Value, v float64) ir.Value {
@@ -251,17 +266,26 @@ func lowerBiasAdd(c *Call) error {
 	if err := c.arity(2); err != nil {
 		return err
 	}
-	x, bias := c.In[0], c.In[1]
-	tx, tb := c.Type(0), c.Type(1)
-	axis, err := biasAxis(c, tx.Shape.Rank())
+	y, err := biasAdd(c, c.In[0], c.In[1])
 	if err != nil {
 		return err
 	}
-	if tx.Shape.Rank() < 2 || tb.Shape.Rank() != 1 || tx.Shape[axis] != tb.Shape[0] || tx.DType != tb.DType {
-		return c.Errorf("bias %v does not match the channel dimension of %v (data_format %s)", tb, tx, c.Attrs.String("data_format", "NHWC"))
-	}
-	c.Out = []ir.Value{c.B.Binary(ir.OpAdd, x, c.B.BroadcastInDim(bias, tx.Shape, []int{axis}))}
+	c.Out = []ir.Value{y}
 	return nil
+}
+
+// biasAdd adds the vector bias along x's channel axis, which the node's
+// data_format decides: BiasAdd, and the fused ops' BiasAdd.
+func biasAdd(c *Call, x, bias ir.Value) (ir.Value, error) {
+	tx, tb := c.B.Type(x), c.B.Type(bias)
+	axis, err := biasAxis(c, tx.Shape.Rank())
+	if err != nil {
+		return 0, err
+	}
+	if tx.Shape.Rank() < 2 || tb.Shape.Rank() != 1 || tx.Shape[axis] != tb.Shape[0] || tx.DType != tb.DType {
+		return 0, c.Errorf("bias %v does not match the channel dimension of %v (data_format %s)", tb, tx, c.Attrs.String("data_format", "NHWC"))
+	}
+	return c.B.Binary(ir.OpAdd, x, c.B.BroadcastInDim(bias, tx.Shape, []int{axis})), nil
 }
 
 // lowerBiasAddGrad sums out_backprop over every axis but the channel axis.

@@ -117,6 +117,12 @@ func shapeCases() []shapeCase {
 	add(shapeCase{op: "Conv3D", attrs: A().Is("strides", 1, 1, 2, 2, 1).S("padding", "SAME"), in: []ir.TensorType{f32(2, 4, 8, 8, 3), f32(3, 3, 3, 3, 8)},
 		out: []ir.TensorType{f32(2, 4, 4, 4, 8)}})
 	add(shapeCase{op: "DepthwiseConv2dNative", attrs: conv2, in: []ir.TensorType{f32(2, 9, 10, 3), f32(3, 3, 3, 2)}, out: []ir.TensorType{f32(2, 5, 5, 6)}})
+	add(shapeCase{op: "_FusedConv2D", attrs: A().Is("strides", 1, 2, 2, 1).S("padding", "SAME").Ss("fused_ops", "BiasAdd", "Relu").I("num_args", 1), in: []ir.TensorType{f32(2, 9, 10, 3), f32(3, 3, 3, 4), f32(4)},
+		out: []ir.TensorType{f32(2, 5, 5, 4)}})
+	add(shapeCase{name: "_FusedConv2D_NCHW", op: "_FusedConv2D", attrs: A().Is("strides", 1, 1, 1, 1).S("padding", "VALID").S("data_format", "NCHW").Ss("fused_ops", "BiasAdd").I("num_args", 1),
+		in: []ir.TensorType{f32(2, 3, 9, 10), f32(3, 3, 3, 4), f32(4)}, out: []ir.TensorType{f32(2, 4, 7, 8)}})
+	add(shapeCase{op: "_FusedMatMul", attrs: A().B("transpose_b", true).Ss("fused_ops", "BiasAdd", "Tanh").I("num_args", 1), in: []ir.TensorType{f32(7, 5), f32(3, 5), f32(3)},
+		out: []ir.TensorType{f32(7, 3)}})
 	add(shapeCase{op: "Conv2DBackpropInput", attrs: conv2, in: []ir.TensorType{i32(4), f32(3, 3, 3, 4), f32(2, 5, 5, 4)}, host: h(0, v(2, 9, 10, 3)),
 		out: []ir.TensorType{f32(2, 9, 10, 3)}})
 	add(shapeCase{op: "Conv2DBackpropFilter", attrs: conv2, in: []ir.TensorType{f32(2, 9, 10, 3), i32(4), f32(2, 5, 5, 4)}, host: h(1, v(3, 3, 3, 4)),

@@ -1,0 +1,29 @@
+// C side of the graph optimizer (TF_InitGraph). TensorFlow owns the
+// registration params and the buffers; metalplug_set_buffer's copy is freed
+// by TensorFlow through the deallocator it sets.
+#ifndef METALPLUG_GRAPH_H_
+#define METALPLUG_GRAPH_H_
+
+#include "plugin.h"
+#include "tensorflow/c/experimental/grappler/grappler.h"
+
+// Fills the optimizer's registration: our device type, the layout optimizer
+// off, and the optimize trampoline into Go.
+void metalplug_fill_optimizer(TP_OptimizerRegistrationParams* params, const char* device_type);
+
+// Sets out to a malloc'd copy of data.
+void metalplug_set_buffer(TF_Buffer* out, const void* data, size_t n);
+
+// The names of the nodes TensorFlow says to preserve (fetches, feeds, nodes
+// to keep), NUL-separated in one malloc'd block of *total bytes; NULL when
+// this TensorFlow does not export the functions or they fail. They are looked
+// up in the loaded TensorFlow libraries, not linked.
+char* metalplug_nodes_to_preserve(const TF_GrapplerItem* item, size_t* total);
+
+// The serialized OpDef of op as the graph's function library (TensorFlow's
+// registry and the graph's functions) defines it, in one malloc'd block of
+// *n bytes; NULL when this TensorFlow does not export the functions or has
+// no such op.
+char* metalplug_op_def(const void* graph, size_t graph_len, const char* op, size_t* n);
+
+#endif

@@ -301,8 +301,8 @@ func TestMarkdownJaxSection(t *testing.T) {
 		"- jax-0.11.2-py3.12: installed jax 0.11.2, jaxlib 0.11.2; declined: `the build refused it: jaxlib 0.11.2 is installed",
 		"- jax newest release (Python 3.12): jax 0.12.0.1 (`jax-0.12.0.1-py3-none-any.whl`) with jaxlib 0.12.0.1 (`jaxlib-0.12.0.1-cp312-cp312-manylinux_2_27_x86_64.whl`)",
 		"- jax release before (Python 3.12): jax 0.11.2 (`jax-0.11.2-py3-none-any.whl`) with jaxlib 0.11.2",
-		"- jax-0.12.0.1-py3.12 (measured 2026-11-30 12:54): venv 1m00s, probe 1m00s, build 1m00s, install 1m00s, load 1m00s, smoke 1m00s",
-		"- jax-0.11.2-py3.12 (measured 2026-11-30 13:09): venv 1m00s, probe 1m00s, build 1m00s",
+		"- jax-0.12.0.1-py3.12 (measured 2026-11-30 13:02): venv 1m00s, probe 1m00s, build 1m00s, install 1m00s, load 1m00s, smoke 1m00s",
+		"- jax-0.11.2-py3.12 (measured 2026-11-30 13:17): venv 1m00s, probe 1m00s, build 1m00s",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the markdown lacks %q:\n%s", want, md)

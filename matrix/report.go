@@ -62,11 +62,31 @@ type CellResult struct {
 	// ExpectedAPI is ExpectedResourceVariableAPI's word, nil where it has none.
 	ExpectedAPI *bool        `json:"expected_api,omitempty"`
 	Sweep       *SweepCounts `json:"sweep,omitempty"`
+	GraphPass   *GraphPass   `json:"graph_pass,omitempty"`
 	// Jax is what a jax cell found (its TensorFlow fields stay empty).
 	Jax         *JaxResult `json:"jax,omitempty"`
 	Steps       []StepTime `json:"steps,omitempty"`
 	WallSeconds float64    `json:"wall_seconds"`
 	VenvBytes   int64      `json:"venv_bytes"`
+}
+
+// GraphPass is what the graph pass's Session test found: how many patterns
+// ran, and each departure from what the pass must do.
+type GraphPass struct {
+	Cases    int      `json:"cases"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// graphPassText is the graph pass column: the patterns that did what the
+// pass must, of those that ran.
+func graphPassText(g *GraphPass) string {
+	switch {
+	case g == nil:
+		return "-"
+	case len(g.Problems) == 0:
+		return fmt.Sprintf("%d of %d", g.Cases, g.Cases)
+	}
+	return fmt.Sprintf("%d problems in %d", len(g.Problems), g.Cases)
 }
 
 // SweepCounts is the sweep's outcome in numbers.
@@ -239,16 +259,16 @@ func (r *Result) Markdown() string {
 	w("## TensorFlow\n\n")
 	w("Each cell probes its TensorFlow, builds the plugin against it with the cell's own pin, ")
 	w("runs the load test (`tests/integration/py/devices.py`: the `%s` device must appear and a MatMul on it match NumPy) ", deviceType)
-	w("and the op sweep. The resource-variable column is the symbol probe's count of the `kernels_experimental.h` entry points the framework library exports, ")
+	w("the op sweep, and the graph pass's Session test (`tests/integration/py/graph_pass.py`: each Conv2D and MatMul chain runs fused on the device, left alone where it must be, no Transpose, the CPU's results). The resource-variable column is the symbol probe's count of the `kernels_experimental.h` entry points the framework library exports, ")
 	w("with what was expected; the execution column is what the plugin's load line said.\n\n")
-	w("| TensorFlow | Python | Axis | Compiled | Loaded | Execution | Resource-variable API (expected) | Device variable kernels | Sweep verified | Needs entry point | Unaccounted | Wall | Venv disk |\n")
-	w("| --- | --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	w("| TensorFlow | Python | Axis | Compiled | Loaded | Execution | Resource-variable API (expected) | Device variable kernels | Sweep verified | Needs entry point | Unaccounted | Graph pass | Wall | Venv disk |\n")
+	w("| --- | --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |\n")
 	for _, c := range r.Cells {
 		if c.IsJax() {
 			continue
 		}
 		if c.Skipped != "" {
-			w("| %s %s | %s | %s | skipped | | | | | | | | | |\n", c.Release.Distribution, c.Release.Version, c.Python.Minor(), strings.Join(c.Axes, ", "))
+			w("| %s %s | %s | %s | skipped | | | | | | | | | | |\n", c.Release.Distribution, c.Release.Version, c.Python.Minor(), strings.Join(c.Axes, ", "))
 			continue
 		}
 		api := "-"
@@ -271,9 +291,9 @@ func (r *Result) Markdown() string {
 		if !c.Compiled {
 			loaded = "-"
 		}
-		w("| %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		w("| %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			c.Release.Distribution, c.Release.Version, c.Python.Minor(), strings.Join(c.Axes, ", "),
-			yesNo(c.Compiled), loaded, orDash(c.Mode), api, vars, verified, needs, unacc, seconds(c.WallSeconds), bytesText(c.VenvBytes))
+			yesNo(c.Compiled), loaded, orDash(c.Mode), api, vars, verified, needs, unacc, graphPassText(c.GraphPass), seconds(c.WallSeconds), bytesText(c.VenvBytes))
 	}
 
 	w("\n### Behaviour\n\n")

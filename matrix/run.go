@@ -40,6 +40,9 @@ type Steps interface {
 	// Load runs the load test with the library and reports what it saw.
 	Load(python, lib string) (Load, error)
 	Sweep(o sweep.Options) (*sweep.Report, error)
+	// GraphPass runs the graph pass's test in a Session with the library
+	// and reports what it found.
+	GraphPass(python, lib string) (GraphPass, error)
 	// DiskUsage is what dir takes on disk, in bytes.
 	DiskUsage(dir string) (int64, error)
 
@@ -130,30 +133,59 @@ func (s realSteps) Build(r *probe.Report, pin, out string, log Logf) error {
 	return err
 }
 
-// Load runs tests/integration/py/devices.py, as the integration test
-// TestDeviceAppearsAndRunsMatMul does, in a process of its own.
-func (s realSteps) Load(python, lib string) (Load, error) {
+// script runs tests/integration/py/<name> with the library, in a process
+// of its own, and returns its RESULT line's JSON (nil when it printed none),
+// its stderr and its exit error.
+func (s realSteps) script(python, lib, name string) ([]byte, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, filepath.Join(s.root, "tests", "integration", "py", "devices.py"))
+	cmd := exec.CommandContext(ctx, python, filepath.Join(s.root, "tests", "integration", "py", name))
 	cmd.Env = append(append(os.Environ(), "TF_CPP_MIN_LOG_LEVEL=2", "METALPLUG_TEST_LIB="+lib), askDevice...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	var l Load
-	l.Line, l.Mode = parseLoadLine(stderr.String())
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		if rest, ok := strings.CutPrefix(line, "RESULT "); ok {
-			if jerr := json.Unmarshal([]byte(rest), &l); jerr != nil {
-				return l, fmt.Errorf("devices.py printed a bad result %q: %v", rest, jerr)
-			}
-			return l, err
+			return []byte(rest), stderr.String(), err
 		}
 	}
-	return l, fmt.Errorf("devices.py printed no result (%v): %s", err, tail(stderr.String(), 1500))
+	return nil, stderr.String(), err
+}
+
+// Load runs tests/integration/py/devices.py, as the integration test
+// TestDeviceAppearsAndRunsMatMul does.
+func (s realSteps) Load(python, lib string) (Load, error) {
+	res, stderr, err := s.script(python, lib, "devices.py")
+	var l Load
+	l.Line, l.Mode = parseLoadLine(stderr)
+	if res == nil {
+		return l, fmt.Errorf("devices.py printed no result (%v): %s", err, tail(stderr, 1500))
+	}
+	if jerr := json.Unmarshal(res, &l); jerr != nil {
+		return l, fmt.Errorf("devices.py printed a bad result %q: %v", res, jerr)
+	}
+	return l, err
 }
 
 func (realSteps) Sweep(o sweep.Options) (*sweep.Report, error) { return sweep.Run(o) }
+
+// GraphPass runs tests/integration/py/graph_pass.py, as the integration
+// test TestGraphPass does with the pass on: TensorFlow's remapper and
+// Grappler's plugin interface change between releases, so each one runs it.
+func (s realSteps) GraphPass(python, lib string) (GraphPass, error) {
+	res, stderr, err := s.script(python, lib, "graph_pass.py")
+	if res == nil {
+		return GraphPass{}, fmt.Errorf("graph_pass.py printed no result (%v): %s", err, tail(stderr, 1500))
+	}
+	var r struct {
+		Cases    map[string]json.RawMessage `json:"cases"`
+		Problems []string                   `json:"problems"`
+	}
+	if jerr := json.Unmarshal(res, &r); jerr != nil {
+		return GraphPass{}, fmt.Errorf("graph_pass.py printed a bad result: %v", jerr)
+	}
+	return GraphPass{Cases: len(r.Cases), Problems: r.Problems}, err
+}
 
 func (realSteps) DiskUsage(dir string) (int64, error) { return diskUsage(dir) }
 
@@ -434,6 +466,17 @@ func runCell(o Options, c Cell) (r CellResult) {
 		r.Sweep = sweepCounts(sr)
 		if sr.Err() != nil {
 			return fmt.Errorf("%s (log: %s)", sweepProblems(sr), logPath)
+		}
+		return nil
+	})
+	step("graph pass", func() error {
+		g, err := o.Steps.GraphPass(py, lib)
+		r.GraphPass = &g
+		if err != nil {
+			return err
+		}
+		if len(g.Problems) > 0 {
+			return fmt.Errorf("graph pass: %s", strings.Join(g.Problems, "; "))
 		}
 		return nil
 	})

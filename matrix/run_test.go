@@ -144,6 +144,14 @@ func (f *fakeSteps) Sweep(o sweep.Options) (*sweep.Report, error) {
 
 func (f *fakeSteps) DiskUsage(dir string) (int64, error) { return 1500 << 20, nil }
 
+func (f *fakeSteps) GraphPass(python, lib string) (GraphPass, error) {
+	v := f.version(python)
+	if err := f.step("graphpass", v); err != nil {
+		return GraphPass{Cases: 16, Problems: []string{"conv_Relu: ran [Conv2D] on the device"}}, nil
+	}
+	return GraphPass{Cases: 16}, nil
+}
+
 // The jax steps, keyed by the cell's jax version as the others are.
 
 func (f *fakeSteps) ProbeJax(python string) (*probe.Report, error) {
@@ -293,8 +301,9 @@ func TestRunRecordsEveryCellAndAFailureStopsOnlyItsCell(t *testing.T) {
 	if err := res.Err(); err == nil || !strings.Contains(err.Error(), "tensorflow-cpu-2.20.0-py3.11") {
 		t.Errorf("Err = %v", err)
 	}
-	// Cells run one after another, each in order venv, probe, build, load, sweep.
-	want := []string{"venv 2.19.1", "probe 2.19.1", "build 2.19.1", "load 2.19.1", "sweep 2.19.1", "venv 2.20.0", "probe 2.20.0", "build 2.20.0", "venv 2.21.0"}
+	// Cells run one after another, each in order venv, probe, build, load,
+	// sweep, graph pass.
+	want := []string{"venv 2.19.1", "probe 2.19.1", "build 2.19.1", "load 2.19.1", "sweep 2.19.1", "graphpass 2.19.1", "venv 2.20.0", "probe 2.20.0", "build 2.20.0", "venv 2.21.0"}
 	if got := f.calls[:len(want)]; !slices.Equal(got, want) {
 		t.Errorf("calls %v, want %v", got, want)
 	}
@@ -331,7 +340,7 @@ func TestRunPassesEachCellItsPinAndTheOpsThatNeedAnEntryPoint(t *testing.T) {
 		if c.ExpectedAPI == nil || *c.ExpectedAPI != f.api[c.Release.Version] {
 			t.Errorf("%s: expected API %v", c.Name, c.ExpectedAPI)
 		}
-		if c.WallSeconds <= 0 || len(c.Steps) != 5 {
+		if c.WallSeconds <= 0 || len(c.Steps) != 6 || c.GraphPass == nil || c.GraphPass.Cases != 16 {
 			t.Errorf("%s: wall %v, steps %v", c.Name, c.WallSeconds, c.Steps)
 		}
 	}
@@ -446,5 +455,24 @@ func TestSweepProblems(t *testing.T) {
 	want := "4 cases unaccounted (mismatch: 1 cases of Sqrt; no-recipe: 3 cases of ResourceGather, AssignVariableOp); 2 registration problems, the first: dup A"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestGraphPassProblemsFailTheCell: a release whose Session test finds the
+// pass not doing what it must fails its cell, with the problem in the error
+// and the count in the table.
+func TestGraphPassProblemsFailTheCell(t *testing.T) {
+	f := newFake()
+	f.fail["2.21.0"] = "graphpass"
+	res := runFake(t, f, "2.21.0")
+	c := res.Cells[0]
+	if !c.Failed() || !strings.Contains(c.Error, "graph pass: conv_Relu") || c.GraphPass == nil || len(c.GraphPass.Problems) != 1 {
+		t.Fatalf("cell %+v", c)
+	}
+	if got := graphPassText(c.GraphPass); got != "1 problems in 16" {
+		t.Errorf("column %q", got)
+	}
+	if got := graphPassText(&GraphPass{Cases: 16}); got != "16 of 16" {
+		t.Errorf("column %q", got)
 	}
 }

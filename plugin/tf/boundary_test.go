@@ -133,7 +133,14 @@ func TestEveryExportSurvivesAPanic(t *testing.T) {
 			defer passBroken.Store(false)
 			return wantNil(passBroken.Load()) // the pass turned itself off
 		},
-		"goOptimize":          func(st statusT) func() string { goOptimize(nil, 0, nil, nil, st); return internal(st, "goOptimize") },
+		"goOptimize":      func(st statusT) func() string { goOptimize(nil, 0, nil, nil, st); return internal(st, "goOptimize") },
+		"TF_InitProfiler": func(st statusT) func() string { TF_InitProfiler(nil, st); return none },
+		"goProfilerStart": func(st statusT) func() string { goProfilerStart(st); return internal(st, "goProfilerStart") },
+		"goProfilerStop":  func(st statusT) func() string { goProfilerStop(st); return internal(st, "goProfilerStop") },
+		"goProfilerCollect": func(st statusT) func() string {
+			goProfilerCollect(nil, nil, st)
+			return internal(st, "goProfilerCollect")
+		},
 		"goKernelCreate":      func(st statusT) func() string { return wantZero(testHandle(goKernelCreate(nil, 0))) },
 		"goKernelDelete":      func(st statusT) func() string { goKernelDelete(1); return none },
 		"goKernelCompute":     func(st statusT) func() string { goKernelCompute(1, nil); return none },

@@ -98,6 +98,17 @@ func registerKernels(deviceType string) (int, error) {
 
 // instance is one constructed kernel: an op node's attributes and the
 // programs compiled for the input types it has seen.
+// traceName is the name a kernel's run has in a trace: "node name:op
+// type", as TensorFlow's own tracers name ops; "" when no trace is on, so
+// that the name costs nothing then.
+func traceName(ctx *C.TF_OpKernelContext, op string) string {
+	if !driver.Tracing() {
+		return ""
+	}
+	v := C.TF_GetOpKernelName(ctx)
+	return C.GoStringN(v.data, C.int(v.len)) + ":" + op
+}
+
 type instance struct {
 	k     *lower.Kernel
 	attrs *lower.Attrs
@@ -463,11 +474,11 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			return fmt.Errorf("%s: %v", k.Op, err)
 		}
 		args = append(args, rs, unsafe.Add(rs, 8))
-		s.Execute(c.exe, args, results)
+		driver.Execute(s, traceName(ctx, k.Op), c.exe, args, results)
 		// The state buffer lives until the program that reads it has run.
 		s.HostCallback(func() error { return state.drv.Free(rs) })
 	} else {
-		s.Execute(c.exe, args, results)
+		driver.Execute(s, traceName(ctx, k.Op), c.exe, args, results)
 	}
 	if state.synchronous {
 		if err := s.Synchronize(); err != nil {

@@ -138,7 +138,7 @@ func readOrUpdate(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ca
 		}
 	}
 	if c.exe != nil && elements > 0 {
-		call.s.Execute(c.exe, args, results)
+		driver.Execute(call.s, traceName(ctx, k.Op), c.exe, args, results)
 	}
 	return nil
 }

@@ -357,7 +357,7 @@ func CheckLibrary(lib string, r *probe.Report) error {
 	for _, e := range []struct {
 		name string
 		want bool
-	}{{"SE_InitPlugin", r.HasTensorFlow()}, {"TF_InitKernel", r.HasTensorFlow()}, {"TF_InitGraph", r.HasTensorFlow()}, {"GetPjrtApi", r.HasJax()}} {
+	}{{"SE_InitPlugin", r.HasTensorFlow()}, {"TF_InitKernel", r.HasTensorFlow()}, {"TF_InitGraph", r.HasTensorFlow()}, {"TF_InitProfiler", r.HasTensorFlow()}, {"GetPjrtApi", r.HasJax()}} {
 		switch has := contains(exported, e.name); {
 		case e.want && !has:
 			return fmt.Errorf("%s does not export %s", lib, e.name)

@@ -26,7 +26,7 @@ func lib(t *testing.T, src string) string {
 	return so
 }
 
-const entryPoints = "void SE_InitPlugin(void* p, void* s) {}\nvoid TF_InitKernel(void) {}\nvoid TF_InitGraph(void* p, void* s) {}\n"
+const entryPoints = "void SE_InitPlugin(void* p, void* s) {}\nvoid TF_InitKernel(void) {}\nvoid TF_InitGraph(void* p, void* s) {}\nvoid TF_InitProfiler(void* p, void* s) {}\n"
 
 // tfReport is a probe of a TensorFlow-only environment.
 var tfReport = &probe.Report{TensorFlow: probe.TensorFlow{Distribution: "tensorflow", Version: "2.21.0"}}

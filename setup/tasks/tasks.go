@@ -174,10 +174,11 @@ func Test(logf Logf) error {
 // ModelIntegrationTests are the integration tests that run a second time
 // with the device backed by the Metal driver on the model of MPSGraph
 // (METALPLUG_DRIVER=metal-model): the device appears, ops match the CPU,
-// Keras trains with Adam as on the CPU, and wrong input is an error.
+// Keras trains with Adam as on the CPU, wrong input is an error, the graph
+// pass fuses, and the profiler's timeline has the command buffers' times.
 var ModelIntegrationTests = []string{
 	"TestDeviceAppearsAndRunsMatMul", "TestOpsMatchCPU", "TestKerasTrainingMatchesCPU",
-	"TestTwoThreadsTrain", "TestWrongInputIsATensorFlowError",
+	"TestTwoThreadsTrain", "TestWrongInputIsATensorFlowError", "TestGraphPass", "TestProfilerTimeline",
 }
 
 // otherMinor is a version one minor below v, for the mismatch build.

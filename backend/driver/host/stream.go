@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -16,14 +17,17 @@ var ErrStreamClosed = driver.ErrStreamClosed
 // (driver.Queue), with small work run on the caller's thread when the
 // stream is idle.
 type stream struct {
-	d *Driver
-	q *driver.Queue
+	d  *Driver
+	q  *driver.Queue
+	id uint64 // for the trace
 }
 
 var _ driver.Stream = (*stream)(nil)
 
+var streamIDs atomic.Uint64
+
 func newStream(d *Driver) *stream {
-	return &stream{d: d, q: driver.NewQueue("host", driver.QueueHooks{})}
+	return &stream{d: d, q: driver.NewQueue("host", driver.QueueHooks{}), id: streamIDs.Add(1)}
 }
 
 // inlineWork is the most work (see executable.work) that Execute runs on
@@ -51,6 +55,13 @@ func (s *stream) delay() {
 }
 
 func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) {
+	s.ExecuteNamed("", exe, args, results)
+}
+
+// ExecuteNamed is Execute, with the name the trace records the run by
+// (driver.NamedExecutor); the times are those of the run itself, on the
+// stream's goroutine or inline.
+func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results []unsafe.Pointer) {
 	s.delay()
 	// A small program on an idle stream runs right here: the order is the
 	// same (nothing is ahead of it), and it returns about as soon.
@@ -58,7 +69,7 @@ func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) 
 		if ok, failed := s.q.BeginInline(); ok {
 			var err error
 			if failed == nil {
-				err = runInline(e, args, results)
+				err = driver.Timed(s.id, driver.TraceKernel, name, func() error { return runInline(e, args, results) })
 			}
 			s.q.EndInline(err)
 			return
@@ -72,7 +83,7 @@ func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) 
 		if !ok {
 			return fmt.Errorf("host: execute: executable %T was not compiled by the host driver", exe)
 		}
-		return e.run(args, results)
+		return driver.Timed(s.id, driver.TraceKernel, name, func() error { return e.run(args, results) })
 	})
 }
 
@@ -108,23 +119,44 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 		if ok, failed := s.q.BeginInline(); ok {
 			var err error
 			if failed == nil {
-				err = memcpyInline(dst, src, n)
+				err = driver.Timed(s.id, driver.TraceCopy, s.copyName(dst, src), func() error { return memcpyInline(dst, src, n) })
 			}
 			s.q.EndInline(err)
 			return
 		}
 	}
-	s.q.Run(func() error { return memcpyTask(dst, src, n) })
+	s.q.Run(func() error {
+		return driver.Timed(s.id, driver.TraceCopy, s.copyName(dst, src), func() error { return memcpyTask(dst, src, n) })
+	})
+}
+
+// copyName says which way a copy went, for the trace: device memory is
+// what this driver allocated.
+func (s *stream) copyName(dst, src unsafe.Pointer) string {
+	if !driver.Tracing() {
+		return ""
+	}
+	side := func(p unsafe.Pointer) string {
+		if _, _, _, ok := s.d.Lookup(p); ok {
+			return "Device"
+		}
+		return "Host"
+	}
+	return "Memcpy" + side(src) + "To" + side(dst)
 }
 
 func (s *stream) Memset(dst unsafe.Pointer, b byte, n int) {
 	s.delay()
-	s.q.Run(func() error { return prefix("host", driver.Fill(dst, b, n)) })
+	s.q.Run(func() error {
+		return driver.Timed(s.id, driver.TraceMemset, "Memset", func() error { return prefix("host", driver.Fill(dst, b, n)) })
+	})
 }
 
 func (s *stream) Memset32(dst unsafe.Pointer, v uint32, n int) {
 	s.delay()
-	s.q.Run(func() error { return prefix("host", driver.Fill32(dst, v, n)) })
+	s.q.Run(func() error {
+		return driver.Timed(s.id, driver.TraceMemset, "Memset32", func() error { return prefix("host", driver.Fill32(dst, v, n)) })
+	})
 }
 
 // prefix names the driver in an error from the shared helpers.

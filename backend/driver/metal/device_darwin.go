@@ -17,7 +17,7 @@ package metal
 // 	return (__bridge_retained void *)MTLCreateSystemDefaultDevice();
 // }
 //
-// void metalplugCommandBufferDone(uintptr_t handle, char *message);
+// void metalplugCommandBufferDone(uintptr_t handle, char *message, double start, double end);
 //
 // // metalplugCommit commits an MPSCommandBuffer with a completion handler
 // // that reports to Go (metalplugCommandBufferDone) once. The handler is a
@@ -44,7 +44,18 @@ package metal
 // 			const char *text = err ? err.localizedDescription.UTF8String : "no error description";
 // 			message = strdup(text ? text : "no error description");
 // 		}
-// 		metalplugCommandBufferDone(handle, message);
+// 		// The GPU's start (of the root buffer) and end, in seconds of the
+// 		// host clock gpuStartTime uses (mach time, as systemUptime), turned
+// 		// into seconds since the epoch here; 0 when the device gave none.
+// 		double start = root.GPUStartTime, end = last.GPUEndTime;
+// 		if (start > 0 && end >= start) {
+// 			double since = NSDate.date.timeIntervalSince1970 - NSProcessInfo.processInfo.systemUptime;
+// 			start += since;
+// 			end += since;
+// 		} else {
+// 			start = end = 0;
+// 		}
+// 		metalplugCommandBufferDone(handle, message, start, end);
 // 	}];
 // 	[cb commit];
 // }
@@ -55,6 +66,7 @@ import (
 	"runtime/cgo"
 	"slices"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/progrium/darwinkit/macos/foundation"
@@ -218,9 +230,16 @@ func (q *queue) Release() { withPool(func() error { q.obj.Release(); return nil 
 // and it passes every MTLCommandBuffer message on to the buffer it wraps)
 // and the tensor data its encodings use, released when it completes.
 type commandBuffer struct {
-	cb        mps.CommandBuffer
-	data      []mpsgraph.TensorData
-	committed bool
+	cb         mps.CommandBuffer
+	data       []mpsgraph.TensorData
+	committed  bool
+	start, end time.Time // the GPU's, set before done runs
+}
+
+// Times implements gpu.Timed with the command buffers' GPUStartTime and
+// GPUEndTime.
+func (c *commandBuffer) Times() (start, end time.Time, ok bool) {
+	return c.start, c.end, !c.start.IsZero()
 }
 
 func (q *queue) NewCommandBuffer() (gpu.CommandBuffer, error) {
@@ -323,7 +342,8 @@ func (c *commandBuffer) Copy(src gpu.Buffer, srcOffset int, dst gpu.Buffer, dstO
 // thread, through metalplugCommandBufferDone.
 func (c *commandBuffer) Commit(done func(error)) {
 	c.committed = true
-	h := cgo.NewHandle(func(err error) {
+	h := cgo.NewHandle(func(err error, start, end time.Time) {
+		c.start, c.end = start, end
 		withPool(func() error {
 			for _, td := range c.data {
 				td.Release()

@@ -11,17 +11,19 @@ import (
 	"fmt"
 	"os"
 	"runtime/cgo"
+	"time"
 	"unsafe"
 )
 
 // metalplugCommandBufferDone is called once per committed command buffer,
-// from Metal's completion thread, with its error text or nil. The export
+// from Metal's completion thread, with its error text or nil and the GPU's
+// start and end in seconds since the epoch (0 when Metal gave none). The export
 // lives in its own file: cgo allows only declarations in the preamble of a
 // file that exports. A panic here is recovered and written to stderr: it
 // must not unwind into Metal's thread.
 //
 //export metalplugCommandBufferDone
-func metalplugCommandBufferDone(handle C.uintptr_t, message *C.char) {
+func metalplugCommandBufferDone(handle C.uintptr_t, message *C.char, start, end C.double) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "metalplug: panic in a command buffer's completion: %v\n", r)
@@ -32,8 +34,12 @@ func metalplugCommandBufferDone(handle C.uintptr_t, message *C.char) {
 		err = errors.New(C.GoString(message))
 		C.free(unsafe.Pointer(message))
 	}
+	var t0, t1 time.Time
+	if start > 0 {
+		t0, t1 = time.Unix(0, int64(float64(start)*1e9)), time.Unix(0, int64(float64(end)*1e9))
+	}
 	h := cgo.Handle(handle)
-	done := h.Value().(func(error))
+	done := h.Value().(func(error, time.Time, time.Time))
 	h.Delete()
-	done(err)
+	done(err, t0, t1)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 )
 
@@ -39,7 +40,7 @@ func (r *run) release() {
 // staged through a scratch buffer by the CPU: copied in after the stream's
 // earlier GPU work, and copied out once the command buffer completes, with
 // later work on the stream waiting for that copy.
-func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer) error {
+func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer, name string) error {
 	if len(args) != len(e.params) || len(results) != len(e.results) {
 		return fmt.Errorf("metal: execute: program takes %d arguments and %d results, got %d and %d",
 			len(e.params), len(e.results), len(args), len(results))
@@ -112,7 +113,7 @@ func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer) error 
 			copy(unsafe.Slice((*byte)(c.dst), c.n), c.buf.Bytes()[:c.n])
 		}
 		return nil
-	})
+	}, driver.TraceKernel, name)
 	if len(r.copyOut) > 0 {
 		// Later work may read the staged results, which exist only once
 		// the completion has copied them.

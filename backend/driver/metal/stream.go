@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
@@ -31,7 +32,11 @@ type stream struct {
 
 	mu      sync.Mutex
 	flights []*flight // committed, not completed, in commit order
+
+	id uint64 // for the trace
 }
+
+var streamIDs atomic.Uint64
 
 var _ driver.Stream = (*stream)(nil)
 
@@ -40,7 +45,7 @@ func newStream(d *Driver) (*stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metal: new stream: %w", err)
 	}
-	s := &stream{d: d, queue: queue}
+	s := &stream{d: d, queue: queue, id: streamIDs.Add(1)}
 	s.q = driver.NewQueue("metal", driver.QueueHooks{
 		Record: s.record,
 		Synced: func() { s.waitFlights() },
@@ -112,12 +117,20 @@ func (s *stream) waitFlights() error {
 // it copies staged results out and releases what the encoding kept. An
 // error from after fails the stream too. The completion may come from any
 // goroutine, in any order relative to other streams' buffers.
-func (s *stream) commit(cb gpu.CommandBuffer, after func(error) error) {
+func (s *stream) commit(cb gpu.CommandBuffer, after func(error) error, kind driver.TraceKind, name string) {
 	f := &flight{done: make(chan struct{})}
 	s.mu.Lock()
 	s.flights = append(s.flights, f)
 	s.mu.Unlock()
 	cb.Commit(func(err error) {
+		if name != "" && driver.Tracing() {
+			// The device's own times for the buffer, where it gives them.
+			if t, ok := cb.(gpu.Timed); ok {
+				if start, end, ok := t.Times(); ok {
+					driver.RecordTrace(driver.TraceEvent{Stream: s.id, Kind: kind, Name: name, Start: start, End: end})
+				}
+			}
+		}
 		if err != nil {
 			err = fmt.Errorf("metal: command buffer failed: %w", err)
 		}
@@ -143,6 +156,13 @@ func (s *stream) commit(cb gpu.CommandBuffer, after func(error) error) {
 // program that needs something not lowered (the pointers are unified memory,
 // so the host driver reads and writes them as they are).
 func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) {
+	s.ExecuteNamed("", exe, args, results)
+}
+
+// ExecuteNamed is Execute with the name the trace records the run by
+// (driver.NamedExecutor): on the GPU with the command buffer's own start and
+// end, on the CPU with the run's.
+func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results []unsafe.Pointer) {
 	args = slices.Clone(args)
 	results = slices.Clone(results)
 	e, ok := exe.(*executable)
@@ -153,13 +173,15 @@ func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) 
 		})
 	case e.cpu != nil:
 		s.cpu(func() error {
-			if err := s.d.cpu.Run(e.cpu, args, results); err != nil {
-				return fmt.Errorf("metal: execute on the CPU (%s): %w", e.fallback, err)
-			}
-			return nil
+			return driver.Timed(s.id, driver.TraceKernel, name, func() error {
+				if err := s.d.cpu.Run(e.cpu, args, results); err != nil {
+					return fmt.Errorf("metal: execute on the CPU (%s): %w", e.fallback, err)
+				}
+				return nil
+			})
 		})
 	default:
-		s.gpu(func(s *stream) error { return s.encodeRun(e, args, results) })
+		s.gpu(func(s *stream) error { return s.encodeRun(e, args, results, name) })
 	}
 }
 
@@ -181,29 +203,50 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 					cb.Commit(nil)
 					return fmt.Errorf("metal: memcpy: %w", err)
 				}
-				s.commit(cb, nil)
+				s.commit(cb, nil, driver.TraceCopy, "MemcpyDeviceToDevice")
 				return nil
 			})
 			return
 		}
 	}
+	name := s.copyName(dst, src)
 	s.cpu(func() error {
-		if n < 0 || (n > 0 && (dst == nil || src == nil)) {
-			return fmt.Errorf("metal: memcpy %d bytes from %p to %p: invalid arguments", n, src, dst)
-		}
-		if n > 0 {
-			copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
-		}
-		return nil
+		return driver.Timed(s.id, driver.TraceCopy, name, func() error {
+			if n < 0 || (n > 0 && (dst == nil || src == nil)) {
+				return fmt.Errorf("metal: memcpy %d bytes from %p to %p: invalid arguments", n, src, dst)
+			}
+			if n > 0 {
+				copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
+			}
+			return nil
+		})
 	})
 }
 
+// copyName says which way a copy went, for the trace.
+func (s *stream) copyName(dst, src unsafe.Pointer) string {
+	if !driver.Tracing() {
+		return ""
+	}
+	side := func(p unsafe.Pointer) string {
+		if _, _, ok := s.d.mem.lookup(p); ok {
+			return "Device"
+		}
+		return "Host"
+	}
+	return "Memcpy" + side(src) + "To" + side(dst)
+}
+
 func (s *stream) Memset(dst unsafe.Pointer, b byte, n int) {
-	s.cpu(func() error { return prefix("metal", driver.Fill(dst, b, n)) })
+	s.cpu(func() error {
+		return driver.Timed(s.id, driver.TraceMemset, "Memset", func() error { return prefix("metal", driver.Fill(dst, b, n)) })
+	})
 }
 
 func (s *stream) Memset32(dst unsafe.Pointer, v uint32, n int) {
-	s.cpu(func() error { return prefix("metal", driver.Fill32(dst, v, n)) })
+	s.cpu(func() error {
+		return driver.Timed(s.id, driver.TraceMemset, "Memset32", func() error { return prefix("metal", driver.Fill32(dst, v, n)) })
+	})
 }
 
 // prefix names the driver in an error from the shared helpers.

@@ -12,6 +12,7 @@ var LinkedKernels = []string{
 	"TF_AllocateOutput",
 	"TF_DeleteKernelBuilder",
 	"TF_GetInput",
+	"TF_GetOpKernelName",
 	"TF_GetStream",
 	"TF_KernelBuilder_HostMemory",
 	"TF_KernelBuilder_TypeConstraint",

@@ -1,5 +1,7 @@
 package gpu
 
+import "time"
+
 // Device is a Metal device as the driver uses it: buffers over memory the
 // driver mapped, graphs, and command queues.
 type Device interface {
@@ -48,6 +50,14 @@ type CommandBuffer interface {
 	// Commit commits the buffer; done runs once when everything encoded
 	// has completed, with the first error of any part of it.
 	Commit(done func(error))
+}
+
+// Timed is a command buffer that knows when the device ran it, for the
+// trace: GPUStartTime and GPUEndTime on Metal, the run itself on the model.
+// Times is called from the buffer's completion, and ok is false when the
+// device did not say.
+type Timed interface {
+	Times() (start, end time.Time, ok bool)
 }
 
 // Data binds a tensor to a buffer: at offset 0 as MPSGraphTensorData over

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 )
@@ -68,6 +69,14 @@ type commandBuffer struct {
 	work      []work
 	committed bool
 	done      func(error)
+	start     time.Time // when the queue began the buffer's work
+	end       time.Time
+}
+
+// Times implements gpu.Timed: the model's command buffer ran from start to
+// end on its queue's goroutine.
+func (cb *commandBuffer) Times() (start, end time.Time, ok bool) {
+	return cb.start, cb.end, !cb.start.IsZero()
 }
 
 type work struct {
@@ -193,11 +202,13 @@ func (cb *commandBuffer) Commit(done func(error)) {
 // command buffer that faults, what follows is skipped, and done reports it.
 func (cb *commandBuffer) run() {
 	var first error
+	cb.start = time.Now()
 	for _, w := range cb.work {
 		if first = safely(w); first != nil {
 			break
 		}
 	}
+	cb.end = time.Now()
 	cb.done(first)
 }
 

@@ -7,7 +7,10 @@
 // separate process, and the report gives the median of each run and the
 // spread of those medians across runs. Runs are repeated with the plugin's
 // synchronous mode on and off (METALPLUG_SYNCHRONOUS), which measures what
-// synchronous execution costs.
+// synchronous execution costs. The CNN cases, which run in tf.function,
+// are measured with the plugin's graph pass on and again, in the same
+// processes, with it off (METALPLUG_GRAPH_PASS=0), which measures what the
+// pass's fusions change.
 package bench
 
 import (
@@ -97,6 +100,25 @@ type Case struct {
 	// the case's output in the first run.
 	MaxRelDiff float64
 	Check      string // a mismatch the worker found, if any
+	// GraphPass is "on" or "off" for the cases the plugin's graph pass
+	// applies to (the worker checked with the op counters that the fused
+	// kernels ran, or that none did), "" for the others; PassOffOf names the
+	// case a pass-off case repeats with the pass on.
+	GraphPass string `json:",omitempty"`
+	PassOffOf string `json:",omitempty"`
+}
+
+// PassEffect compares a case with the graph pass on (the default) with the
+// same case with it off, run for run.
+type PassEffect struct {
+	ID, OffID, Title string
+	On, Off          Stat // device seconds per op, pass on and off
+	CPU              Stat // the CPU's time in the pass-on case, for scale
+	// Effect is, per run (the two cases ran in the same process), the
+	// device time with the pass on / with it off: below 1 the pass makes
+	// the device faster.
+	Effect            Stat
+	OnRatio, OffRatio Stat // CPU/device with the pass on and off
 }
 
 // SyncCost compares the device's times in the two synchronous modes.
@@ -129,6 +151,9 @@ type Report struct {
 	// Other are the same cases in the other mode (nil with NoSyncComparison).
 	Other []Case
 	Sync  []SyncCost
+	// GraphPass pairs the cases of the default mode measured with the graph
+	// pass on and off.
+	GraphPass []PassEffect `json:",omitempty"`
 	// Jax is the JAX cases (nil when not measured).
 	Jax *JaxReport `json:",omitempty"`
 	// Load samples /proc/loadavg before, between and after the processes;
@@ -280,6 +305,7 @@ func Run(opts Options) (*Report, error) {
 		}
 	}
 	r.Cases = aggregate(def, r.DefaultSync)
+	r.GraphPass = passEffects(r.Cases)
 	if len(oth) > 0 {
 		r.Other = aggregate(oth, !r.DefaultSync)
 		r.Sync = syncCosts(r.Cases, r.Other, r.DefaultSync)
@@ -300,6 +326,8 @@ type caseLine struct {
 	MaxRelDiff *float64       `json:"max_rel_diff"`
 	Check      string         `json:"check"`
 	Error      string         `json:"error"`
+	GraphPass  *bool          `json:"graph_pass"`
+	PassOffOf  string         `json:"pass_off_of"`
 }
 
 type readyLine struct {
@@ -385,7 +413,8 @@ func workerEnv(lib, forced string) []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "METALPLUG_SYNCHRONOUS", "METALPLUG_DEBUG", "METALPLUG_DISABLE", "METALPLUG_BENCH_LIB", "METALPLUG_HOST_DEVICE":
+		case "METALPLUG_SYNCHRONOUS", "METALPLUG_DEBUG", "METALPLUG_DISABLE", "METALPLUG_BENCH_LIB", "METALPLUG_HOST_DEVICE",
+			"METALPLUG_GRAPH_PASS": // the worker sets it around its pass-off cases
 			continue
 		}
 		env = append(env, kv)
@@ -415,9 +444,15 @@ func aggregate(runs [][]caseLine, sync bool) []Case {
 			if !ok {
 				i = len(out)
 				index[l.ID] = i
-				out = append(out, Case{ID: l.ID, Title: l.Title, DeviceOps: l.DeviceOps, Check: l.Check})
+				out = append(out, Case{ID: l.ID, Title: l.Title, DeviceOps: l.DeviceOps, Check: l.Check, PassOffOf: l.PassOffOf})
 				if l.MaxRelDiff != nil {
 					out[i].MaxRelDiff = *l.MaxRelDiff
+				}
+				if l.GraphPass != nil {
+					out[i].GraphPass = "off"
+					if *l.GraphPass {
+						out[i].GraphPass = "on"
+					}
 				}
 			}
 			_ = ri
@@ -433,6 +468,31 @@ func aggregate(runs [][]caseLine, sync bool) []Case {
 			r = append(r, run.CPU/run.Device)
 		}
 		out[i].Device, out[i].CPU, out[i].Ratio = statOf(d), statOf(c), statOf(r)
+	}
+	return out
+}
+
+// passEffects pairs each pass-off case with the case it repeats with the
+// pass on, in the order of the pass-on cases.
+func passEffects(cases []Case) []PassEffect {
+	off := map[string]Case{}
+	for _, c := range cases {
+		if c.GraphPass == "off" && c.PassOffOf != "" {
+			off[c.PassOffOf] = c
+		}
+	}
+	var out []PassEffect
+	for _, on := range cases {
+		o, ok := off[on.ID]
+		if !ok || on.GraphPass != "on" {
+			continue
+		}
+		var effect []float64
+		for i := range min(len(on.Runs), len(o.Runs)) {
+			effect = append(effect, on.Runs[i].Device/o.Runs[i].Device)
+		}
+		out = append(out, PassEffect{ID: on.ID, OffID: o.ID, Title: on.Title, On: on.Device, Off: o.Device, CPU: on.CPU,
+			Effect: statOf(effect), OnRatio: on.Ratio, OffRatio: o.Ratio})
 	}
 	return out
 }

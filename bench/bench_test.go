@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,5 +160,124 @@ func TestBenchmarksDocIsCurrent(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join("..", "BENCHMARKS.md"))
 	if err != nil || string(got) != r.Markdown() {
 		t.Fatalf("BENCHMARKS.md does not render from %s (%v): run `go tool mage bench` and commit both", JSONPath, err)
+	}
+}
+
+// passLines are two runs' worker lines for a CNN case with the graph pass on
+// and its pass-off twin, as bench_worker.py prints them, after one case the
+// pass does not apply to. Device medians: on 0.125 and 0.1875 s, off 0.25
+// and 0.25 s; the CPU 0.0625 s throughout.
+var passLines = [][]string{
+	{`{"kind": "case", "id": "matmul_512", "title": "MatMul", "device": [1], "cpu": [1], "device_ops": {"MatMul": 2}, "max_rel_diff": 0, "check": ""}`,
+		`{"kind": "case", "id": "cnn_fwd_b32", "title": "CNN forward, batch 32", "device": [0.1, 0.125, 0.5], "cpu": [0.0625], "device_ops": {"_FusedConv2D": 4, "_FusedMatMul": 2}, "max_rel_diff": 1e-7, "check": "", "graph_pass": true}`,
+		`{"kind": "case", "id": "cnn_fwd_b32_nopass", "title": "CNN forward, batch 32, graph pass off", "device": [0.25], "cpu": [0.0625], "device_ops": {"Conv2D": 4, "BiasAdd": 6, "Relu": 4, "MatMul": 2}, "max_rel_diff": 1e-7, "check": "", "graph_pass": false, "pass_off_of": "cnn_fwd_b32"}`},
+	{`{"kind": "case", "id": "matmul_512", "title": "MatMul", "device": [1], "cpu": [1], "device_ops": {"MatMul": 2}, "max_rel_diff": 0, "check": ""}`,
+		`{"kind": "case", "id": "cnn_fwd_b32", "title": "CNN forward, batch 32", "device": [0.1875], "cpu": [0.0625], "graph_pass": true}`,
+		`{"kind": "case", "id": "cnn_fwd_b32_nopass", "title": "CNN forward, batch 32, graph pass off", "device": [0.25, 0.25], "cpu": [0.0625, 0.0625], "graph_pass": false, "pass_off_of": "cnn_fwd_b32"}`},
+}
+
+func passReport(t *testing.T) *Report {
+	t.Helper()
+	var runs [][]caseLine
+	for _, run := range passLines {
+		var lines []caseLine
+		for _, l := range run {
+			var c caseLine
+			if err := json.Unmarshal([]byte(l), &c); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, c)
+		}
+		runs = append(runs, lines)
+	}
+	r := &Report{Started: time.Unix(0, 0), Wall: time.Minute, DefaultSync: true, TensorFlow: "2.21.0",
+		Opts: Options{}.withDefaults(), Machine: readMachine()}
+	r.Cases = aggregate(runs, true)
+	r.GraphPass = passEffects(r.Cases)
+	return r
+}
+
+func TestGraphPassEffect(t *testing.T) {
+	r := passReport(t)
+	if g := []string{r.Cases[0].GraphPass, r.Cases[1].GraphPass, r.Cases[2].GraphPass}; g[0] != "" || g[1] != "on" || g[2] != "off" {
+		t.Errorf("GraphPass of the cases = %q", g)
+	}
+	if r.Cases[2].PassOffOf != "cnn_fwd_b32" || r.Cases[1].PassOffOf != "" {
+		t.Errorf("PassOffOf = %q, %q", r.Cases[1].PassOffOf, r.Cases[2].PassOffOf)
+	}
+	if len(r.GraphPass) != 1 {
+		t.Fatalf("GraphPass = %+v, want one pair", r.GraphPass)
+	}
+	p := r.GraphPass[0]
+	third := 1.0 / 3 // CPU/device in the second run; float arithmetic, as statOf's
+	want := PassEffect{ID: "cnn_fwd_b32", OffID: "cnn_fwd_b32_nopass", Title: "CNN forward, batch 32",
+		On: Stat{0.15625, 0.125, 0.1875}, Off: Stat{0.25, 0.25, 0.25}, CPU: Stat{0.0625, 0.0625, 0.0625},
+		// Run by run: 0.125/0.25 and 0.1875/0.25.
+		Effect: Stat{0.625, 0.5, 0.75}, OnRatio: Stat{(third + 0.5) / 2, third, 0.5}, OffRatio: Stat{0.25, 0.25, 0.25}}
+	if p != want {
+		t.Errorf("pass effect\n got %+v\nwant %+v", p, want)
+	}
+	md := r.Markdown()
+	for _, s := range []string{
+		"## Effect of the graph pass",
+		"| Case | Device, pass on | Device, pass off | On/off (min–max) | TensorFlow CPU | CPU/device, pass on | CPU/device, pass off |",
+		"| CNN forward, batch 32 `cnn_fwd_b32` vs `cnn_fwd_b32_nopass` | 156.25 ms | 250.00 ms | 0.625 (0.5–0.75) | 62.50 ms | 0.417 (0.333–0.5) | 0.25 (0.25–0.25) |",
+		// Both stay in the main table, each against the CPU.
+		"| CNN forward, batch 32 `cnn_fwd_b32` | 156.25 ms | 62.50 ms | 0.417 (0.333–0.5) | 3 × 2 |",
+		"| CNN forward, batch 32, graph pass off `cnn_fwd_b32_nopass` | 250.00 ms | 62.50 ms | 0.25 (0.25–0.25) | 1 × 2 |",
+		"| `cnn_fwd_b32` | _FusedConv2D×4, _FusedMatMul×2 | 1e-07 |",
+		"| `cnn_fwd_b32_nopass` | BiasAdd×6, Conv2D×4, MatMul×2, Relu×4 | 1e-07 |",
+		"each `…_nopass` case is the one before it with the pass off",
+	} {
+		if !strings.Contains(md, s) {
+			t.Errorf("Markdown lacks %q:\n%s", s, md)
+		}
+	}
+	// The section follows the results and comes before the targets.
+	if i, j, k := strings.Index(md, "## Results"), strings.Index(md, "## Effect of the graph pass"), strings.Index(md, "## Targets"); !(i < j && j < k) {
+		t.Errorf("sections out of order: Results at %d, graph pass at %d, Targets at %d", i, j, k)
+	}
+
+	// It survives the JSON the document is rendered from.
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := r.WriteJSON(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.GraphPass) != 1 || back.GraphPass[0] != want || back.Markdown() != md {
+		t.Errorf("after a JSON round trip: %+v", back.GraphPass)
+	}
+}
+
+func TestGraphPassEffectNeedsBoth(t *testing.T) {
+	r := passReport(t)
+	// Without the pass-on case (run alone, say) there is nothing to compare.
+	if got := passEffects(r.Cases[2:]); len(got) != 0 {
+		t.Errorf("a pass-off case alone gave %+v", got)
+	}
+	if got := passEffects(r.Cases[:2]); len(got) != 0 {
+		t.Errorf("a pass-on case alone gave %+v", got)
+	}
+	// A report without such cases has no section on the pass (the notes,
+	// printed for every case, still mention it).
+	md := fakeReport().Markdown()
+	for _, s := range []string{"## Effect of the graph pass", "case is the one before it with the pass off"} {
+		if strings.Contains(md, s) {
+			t.Errorf("a report without graph-pass cases has %q", s)
+		}
+	}
+}
+
+// TestWorkerEnvDropsGraphPass: the default cases run with the pass on
+// whatever the caller's environment says; the worker sets it itself.
+func TestWorkerEnvDropsGraphPass(t *testing.T) {
+	t.Setenv("METALPLUG_GRAPH_PASS", "0")
+	for _, kv := range workerEnv("/lib.so", "") {
+		if strings.HasPrefix(kv, "METALPLUG_GRAPH_PASS=") {
+			t.Errorf("the worker's environment has %s", kv)
+		}
 	}
 }

@@ -122,7 +122,11 @@ func (r *Report) markdown(plotPath string) string {
 	} else if r.DefaultSync {
 		w(", because TensorFlow %s does not export the resource-variable C API the asynchronous mode needs", r.TensorFlow)
 	}
-	w(".\n- Tiny-op cases time a burst of dependent ops and report the time per op; `tiny_roundtrip` reads every result back.\n\n")
+	w(".\n- Tiny-op cases time a burst of dependent ops and report the time per op; `tiny_roundtrip` reads every result back.\n")
+	if len(r.GraphPass) > 0 {
+		w("- The CNN cases run in `tf.function`, where the plugin's graph pass fuses; each `…_nopass` case is the one before it with the pass off (see [Effect of the graph pass](#effect-of-the-graph-pass)).\n")
+	}
+	w("\n")
 
 	w("## Results\n\n")
 	if plotPath != "" {
@@ -137,6 +141,7 @@ func (r *Report) markdown(plotPath string) string {
 		w("| %s `%s` | %s | %s | %s | %d × %d |\n", c.Title, c.ID, dur(c.Device.Median), dur(c.CPU.Median), ratio(c.Ratio), reps, len(c.Runs))
 	}
 	w("\n")
+	r.graphPassMarkdown(w, runs)
 
 	w("## Targets\n\n| Target | Case | Wanted | Measured ratio (min–max) | Met | Device must get faster by |\n|---|---|---|---:|:---:|---:|\n")
 	for _, t := range Targets {
@@ -211,6 +216,25 @@ func (r *Report) markdown(plotPath string) string {
 	}
 	w("\n")
 	return b.String()
+}
+
+// graphPassMarkdown is the section on the graph pass: each CNN case with the
+// pass on and off, and on/off.
+func (r *Report) graphPassMarkdown(w func(string, ...any), runs int) {
+	if len(r.GraphPass) == 0 {
+		return
+	}
+	w("## Effect of the graph pass\n\n")
+	w("The CNN cases run in `tf.function`, where the plugin's Grappler pass (`plugin/tf/graphpass`) rewrites Conv2D + BiasAdd + Relu into `_FusedConv2D` and the dense layer's MatMul + BiasAdd into `_FusedMatMul` on the device. ")
+	w("Each is measured again with the pass off (`…_nopass`: the worker sets METALPLUG_GRAPH_PASS=0 before that case's model and functions are made, and removes it after), right after it in the same %d processes; TensorFlow's CPU runs the same graph in both. ", runs)
+	w("From the plugin's op counters, the worker fails a pass-on case unless `_FusedConv2D` and `_FusedMatMul` ran on the device and no Conv2D, BiasAdd or Relu did, and a pass-off case if any fused kernel ran (see Correctness and placement). ")
+	w("On/off = device time with the pass on / with it off, per run: below 1 the pass makes the device faster.\n\n")
+	w("| Case | Device, pass on | Device, pass off | On/off (min–max) | TensorFlow CPU | CPU/device, pass on | CPU/device, pass off |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range r.GraphPass {
+		w("| %s `%s` vs `%s` | %s | %s | %s | %s | %s | %s |\n", p.Title, p.ID, p.OffID, dur(p.On.Median), dur(p.Off.Median), ratio(p.Effect),
+			dur(p.CPU.Median), ratio(p.OnRatio), ratio(p.OffRatio))
+	}
+	w("\n")
 }
 
 func orDash(s string) string {

@@ -8,7 +8,9 @@ The Go side (package bench) starts several of these processes, one per run
 and synchronous mode, and turns the lines into the report.
 
 Environment: METALPLUG_BENCH_LIB is the library to load; the runner sets
-METALPLUG_HOST_DEVICE=1 and METALPLUG_SYNCHRONOUS as the run asks.
+METALPLUG_HOST_DEVICE=1 and METALPLUG_SYNCHRONOUS as the run asks, and leaves
+METALPLUG_GRAPH_PASS unset: the worker sets it itself around the cases that
+measure the plugin's graph pass off (see NOPASS).
 Arguments: case ids to run (all when none), --budget SECONDS per case and
 device, --min-reps, --max-reps, --warmup.
 """
@@ -284,7 +286,22 @@ def case_tiny_roundtrip():
     return setup
 
 
-# id -> (title, setup, ops per step, flops or bytes per step for a rate, kind)
+# The CNN cases run in tf.function, where the plugin's Grappler pass
+# (plugin/tf/graphpass) rewrites Conv2D + BiasAdd [+ activation] and MatMul +
+# BiasAdd on the device into _FusedConv2D and _FusedMatMul. Each runs twice,
+# as <id> with the pass on (the default) and <id>_nopass with it off:
+# METALPLUG_GRAPH_PASS=0, which the plugin reads (C getenv) each time it
+# optimizes a graph, is set in this process before the _nopass case's model and
+# functions are made, and removed after it, so only that case's graphs, traced
+# and optimized at their first call, are left unfused.
+NOPASS = "_nopass"
+# The kernels the pass makes of this model, and the ones they replace: with
+# the pass on the former must run and none of the latter; with it off no
+# fused kernel may run and the unfused ones must.
+FUSED_OPS = ("_FusedConv2D", "_FusedMatMul")
+UNFUSED_OPS = ("Conv2D", "BiasAdd", "Relu")
+
+# id -> (title, setup, ops per step)
 CASES = {
     "matmul_512": ("MatMul 512x512 f32", case_matmul(512), 1),
     "matmul_1024": ("MatMul 1024x1024 f32", case_matmul(1024), 1),
@@ -292,8 +309,11 @@ CASES = {
     "conv_b16": ("Conv2D 16x64x64x32 -> 64, 3x3 SAME", case_conv(16), 1),
     "conv_b64": ("Conv2D 64x64x64x32 -> 64, 3x3 SAME", case_conv(64), 1),
     "cnn_fwd_b32": ("CNN forward, batch 32", case_cnn_forward(32), 1),
+    "cnn_fwd_b32" + NOPASS: ("CNN forward, batch 32, graph pass off", case_cnn_forward(32), 1),
     "cnn_fwd_b128": ("CNN forward, batch 128", case_cnn_forward(128), 1),
+    "cnn_fwd_b128" + NOPASS: ("CNN forward, batch 128, graph pass off", case_cnn_forward(128), 1),
     "cnn_train_b128": ("CNN SGD train step, batch 128", case_cnn_train(128), 1),
+    "cnn_train_b128" + NOPASS: ("CNN SGD train step, batch 128, graph pass off", case_cnn_train(128), 1),
     "reduce_sum_all": ("ReduceSum 4096x4096 -> scalar", case_reduce(None), 1),
     "reduce_sum_rows": ("ReduceSum 4096x4096 -> 4096 (axis 1)", case_reduce(1), 1),
     "chain_4096": ("tanh(a*b+c) 4096x4096 (3 ops)", case_chain(), 1),
@@ -301,6 +321,59 @@ CASES = {
     "tiny_add_1elem": ("AddV2 [1], per op in a burst of %d" % TINY_BURST, case_tiny_burst((1,)), TINY_BURST),
     "tiny_roundtrip": ("AddV2 scalar + .numpy(), per op", case_tiny_roundtrip(), 1),
 }
+
+
+# Cases the graph pass applies to: id -> True (pass on) or False (off).
+GRAPH_PASS = {cid: not cid.endswith(NOPASS) for cid in CASES if cid.startswith("cnn_")}
+
+
+def graph_pass_env(on):
+    """Sets METALPLUG_GRAPH_PASS for a case (unset: on; "0": off) and returns
+    a function that puts back what was there."""
+    prev = os.environ.get("METALPLUG_GRAPH_PASS")
+    if on:
+        os.environ.pop("METALPLUG_GRAPH_PASS", None)
+    else:
+        os.environ["METALPLUG_GRAPH_PASS"] = "0"
+
+    def restore():
+        if prev is None:
+            os.environ.pop("METALPLUG_GRAPH_PASS", None)
+        else:
+            os.environ["METALPLUG_GRAPH_PASS"] = prev
+
+    return restore
+
+
+def pass_check(on, ran):
+    """Why the kernels that ran on the device ({op: count}) do not show the
+    graph pass on (every chain fused) or off (nothing fused); "" when they do."""
+    def counted(ops):
+        return ", ".join("%s\u00d7%d" % (op, ran[op]) for op in ops)
+
+    problems = []
+    if on:
+        missing = [op for op in FUSED_OPS if not ran.get(op)]
+        unfused = [op for op in UNFUSED_OPS if ran.get(op)]
+        state = "on"
+    else:
+        missing = [op for op in UNFUSED_OPS if not ran.get(op)]
+        unfused = []
+        state = "off (METALPLUG_GRAPH_PASS=0)"
+    fused = [op for op in sorted(ran) if op.startswith("_Fused")] if not on else []
+    if missing:
+        problems.append(", ".join(missing) + " did not run")
+    if unfused:
+        problems.append(counted(unfused) + " ran unfused")
+    if fused:
+        problems.append(counted(fused) + " ran")
+    if not problems:
+        return ""
+    return "with the graph pass %s, %s" % (state, " and ".join(problems))
+
+
+def delta(before, after):
+    return {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}
 
 
 def compare(a, b):
@@ -325,7 +398,22 @@ def placed(dev, step, check):
     return s, c
 
 
+class CaseFailed(Exception):
+    pass
+
+
 def run_case(cid, args):
+    if cid not in GRAPH_PASS:
+        return measure(cid, args)
+    on = GRAPH_PASS[cid]
+    restore = graph_pass_env(on)
+    try:
+        return measure(cid, args, on)
+    finally:
+        restore()
+
+
+def measure(cid, args, graph_pass=None):
     title, setup, per = CASES[cid]
     before = op_counts()
     dstep, dcheck = placed(DEVICE, *setup(DEVICE))
@@ -334,8 +422,9 @@ def run_case(cid, args):
     for _ in range(args.warmup):
         dstep()
         cstep()
-    after = op_counts()
-    ran = {op: n - before.get(op, 0) for op, n in after.items() if n > before.get(op, 0)}
+    ran = delta(before, op_counts())
+    if graph_pass is not None and pass_check(graph_pass, ran):
+        raise CaseFailed("%s: in the warm-up, %s (kernels on the device: %s)" % (cid, pass_check(graph_pass, ran), ran))
     err, why = compare(dcheck(), ccheck())
     # One timed probe each decides how many repetitions fit the budget.
     t0 = time.perf_counter()
@@ -353,8 +442,18 @@ def run_case(cid, args):
         t = time.perf_counter()
         cstep()
         cpu.append((time.perf_counter() - t) / per)
-    emit({"kind": "case", "id": cid, "title": title, "device": dev, "cpu": cpu,
-          "ops_per_step": per, "device_ops": ran, "max_rel_diff": err, "check": why})
+    line = {"kind": "case", "id": cid, "title": title, "device": dev, "cpu": cpu,
+            "ops_per_step": per, "device_ops": ran, "max_rel_diff": err, "check": why}
+    if graph_pass is not None:
+        # The timed calls too: a function traced or optimized again among
+        # them would have been timed in the other state.
+        whole = delta(before, op_counts())
+        if pass_check(graph_pass, whole):
+            raise CaseFailed("%s: over the whole case, %s (kernels on the device: %s)" % (cid, pass_check(graph_pass, whole), whole))
+        line["graph_pass"] = graph_pass
+        if not graph_pass:
+            line["pass_off_of"] = cid[:-len(NOPASS)]
+    emit(line)
 
 
 def main():
@@ -367,7 +466,7 @@ def main():
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     if args.list:
-        for cid, (title, _, _) in CASES.items():
+        for cid, (title, *_) in CASES.items():
             print(cid + "\t" + title)
         return
     devices = load()
@@ -381,7 +480,11 @@ def main():
             emit({"kind": "error", "error": "unknown case " + cid})
             sys.exit(2)
         emit({"kind": "start", "id": cid})
-        run_case(cid, args)
+        try:
+            run_case(cid, args)
+        except CaseFailed as e:
+            emit({"kind": "error", "error": "case " + str(e)})
+            sys.exit(3)
     emit({"kind": "done"})
 
 

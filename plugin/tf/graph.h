@@ -26,4 +26,10 @@ char* metalplug_nodes_to_preserve(const TF_GrapplerItem* item, size_t* total);
 // no such op.
 char* metalplug_op_def(const void* graph, size_t graph_len, const char* op, size_t* n);
 
+// Fills a registration of our own the way TensorFlow's is filled and checks
+// it (for graph_test.go, which cannot use cgo): 1 when the device type, the
+// struct sizes, the layout optimizer off, remapping left alone and the
+// optimize function are all as they must be.
+int metalplug_check_optimizer_registration(void);
+
 #endif

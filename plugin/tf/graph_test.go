@@ -58,3 +58,15 @@ func TestOptimize(t *testing.T) {
 		t.Errorf("a malformed GraphDef: %v", err)
 	}
 }
+
+// TestRegistrations: the tables TF_InitGraph and TF_InitProfiler fill, as
+// TensorFlow reads them; the layout optimizer off for the device is the one
+// effect of the configuration that only a device of type GPU (a Mac) shows.
+func TestRegistrations(t *testing.T) {
+	if !optimizerRegistrationOK() {
+		t.Error("the optimizer's registration is not filled as it must be")
+	}
+	if !profilerRegistrationOK() {
+		t.Error("the profiler's registration is not filled as it must be")
+	}
+}

@@ -30,6 +30,9 @@ func TF_InitProfiler(params *C.TF_ProfilerRegistrationParams, st *C.TF_Status) {
 	hook("TF_InitProfiler")
 }
 
+// profilerRegistrationOK reports metalplug_check_profiler_registration.
+func profilerRegistrationOK() bool { return C.metalplug_check_profiler_registration() == 1 }
+
 //export goProfilerStart
 func goProfilerStart(st *C.TF_Status) {
 	defer boundary("goProfilerStart", failure{st: st})

@@ -6,18 +6,19 @@ CPU.
 
 With the pass on (METALPLUG_GRAPH_PASS unset) every chain must run as its
 fused op, except where its convolution or product is itself fetched; with
-METALPLUG_GRAPH_PASS=0 nothing is fused. No Transpose may run, and every
+METALPLUG_GRAPH_PASS=0 nothing is fused. With the pass on, a small Keras CNN
+also trains from the same weights with the pass on and off (the setting is
+read when its functions are traced) and must train the same. No Transpose may run, and every
 result must be the CPU's to 1e-4. Each departure is one line of
 "problems" (used by tests/integration/graph_test.go and the matrix)."""
 import os
 
 import numpy as np
 
-from common import DEVICE, emit, load, tf
+from common import DEVICE, emit, load, op_counts, tf
 
 load()
 v1 = tf.compat.v1
-v1.disable_eager_execution()
 rng = np.random.default_rng(0)
 X = rng.standard_normal((4, 16, 16, 8)).astype(np.float32)
 W = rng.standard_normal((3, 3, 8, 6)).astype(np.float32) * 0.2
@@ -105,4 +106,41 @@ for kind in ("conv", "matmul"):
                 problems.append(f"{name}: {c['transposes']} Transpose ops ran")
             if c["max_abs_error"] > 1e-4:
                 problems.append(f"{name}: max abs error {c['max_abs_error']:.3g} against the CPU")
+
+
+def keras_fit(pass_on):
+    """Trains a small CNN from fixed weights with the pass on or off (set
+    before its functions are traced) and returns its losses, its weights and
+    how many _FusedConv2D kernels ran on the device meanwhile."""
+    before = os.environ.get("METALPLUG_GRAPH_PASS")
+    os.environ["METALPLUG_GRAPH_PASS"] = "1" if pass_on else "0"
+    try:
+        tf.keras.utils.set_random_seed(0)
+        with tf.device(DEVICE):
+            m = tf.keras.Sequential([tf.keras.Input((8, 8, 2)), tf.keras.layers.Conv2D(4, 3, padding="same", activation="relu"),
+                                     tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
+            m.compile(optimizer="adam", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=False)
+            r = np.random.default_rng(1)
+            xs = r.standard_normal((64, 8, 8, 2)).astype(np.float32)
+            ys = (xs.mean(axis=(1, 2, 3)) > 0).astype(np.int64)
+            fused = op_counts().get("_FusedConv2D", 0)
+            h = m.fit(xs, ys, epochs=3, batch_size=16, shuffle=False, verbose=0)
+            fused = op_counts().get("_FusedConv2D", 0) - fused
+        return h.history["loss"], [w.numpy() for w in m.weights], fused
+    finally:
+        if before is None:
+            os.environ.pop("METALPLUG_GRAPH_PASS", None)
+        else:
+            os.environ["METALPLUG_GRAPH_PASS"] = before
+
+
+if PASS_ON:
+    loss_on, w_on, fused_on = keras_fit(True)
+    loss_off, w_off, fused_off = keras_fit(False)
+    diff = max(float(np.max(np.abs(a - b))) for a, b in zip(w_on, w_off))
+    out["keras"] = {"loss_on": loss_on, "loss_off": loss_off, "max_weight_diff": diff, "fused_on": fused_on, "fused_off": fused_off}
+    if fused_on == 0 or fused_off != 0:
+        problems.append(f"keras: _FusedConv2D ran {fused_on} times with the pass, {fused_off} without")
+    if diff > 1e-4 or max(abs(a - b) for a, b in zip(loss_on, loss_off)) > 1e-4:
+        problems.append(f"keras: trains differently with the pass (losses {loss_on} and {loss_off}, weights {diff:.3g} apart)")
 emit({"pass_on": PASS_ON, "cases": out, "problems": problems})

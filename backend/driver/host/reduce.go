@@ -244,16 +244,109 @@ func reduceGeneric[T any](p reducePlan, id T, fold func(T, []T) T, foldInto func
 func reduceBox[T any](z []T, outBase int, x []T, inBase int, sh, ost, ist []int, fold func(T, []T) T, foldInto func(z, x []T)) {
 	last := len(sh) - 1
 	n := sh[last]
+	if ost[last] != 0 {
+		reduceRows(z, outBase, x, inBase, sh, ost, ist, foldInto)
+		return
+	}
 	it := newStrideIter(sh[:last], ost[:last], ist[:last])
 	for {
 		o, i := outBase+it.off[0], inBase+it.off[1]
-		if ost[last] == 0 {
-			z[o] = fold(z[o], x[i:i+n])
-		} else {
-			foldInto(z[o:o+n], x[i:i+n])
-		}
+		z[o] = fold(z[o], x[i:i+n])
 		if !it.next() {
 			return
 		}
 	}
+}
+
+// cascadeLeaf is how many rows reduceRows folds one after another before
+// starting a new partial row.
+const cascadeLeaf = 16
+
+// reduceRows is reduceBox when the innermost dim is kept: each output row
+// folds in one contiguous input row per index of the reduced outer dims. A
+// running sum over those rows would let a float32 output's rounding error
+// grow with their number, and the reductions that keep the channels of NHWC
+// (batch norm statistics and their gradients, bias and offset gradients)
+// fold N*H*W rows, tens of thousands. So the kept outer dims are walked
+// outside and the reduced ones inside, and each output's rows are summed
+// pairwise: runs of cascadeLeaf rows into partial rows, partial rows of
+// equal weight merged like the digits of a binary counter, the error then
+// growing with cascadeLeaf + log2(rows) instead.
+func reduceRows[T any](z []T, outBase int, x []T, inBase int, sh, ost, ist []int, foldInto func(z, x []T)) {
+	last := len(sh) - 1
+	n := sh[last]
+	var ksh, kost, kist, rsh, rist []int
+	rows := 1
+	for d := range last {
+		if ost[d] != 0 {
+			ksh, kost, kist = append(ksh, sh[d]), append(kost, ost[d]), append(kist, ist[d])
+		} else {
+			rsh, rist = append(rsh, sh[d]), append(rist, ist[d])
+			rows *= sh[d]
+		}
+	}
+	kept := newStrideIter(ksh, kost, kist)
+	red := newStrideIter(rsh, rist) // back at its start after each walk
+	var c rowCascade[T]
+	for {
+		o, i := outBase+kept.off[0], inBase+kept.off[1]
+		zr := z[o : o+n]
+		if rows <= cascadeLeaf {
+			for {
+				j := i + red.off[0]
+				foldInto(zr, x[j:j+n])
+				if !red.next() {
+					break
+				}
+			}
+		} else {
+			c.fold(zr, x, i, red, foldInto)
+		}
+		if !kept.next() {
+			return
+		}
+	}
+}
+
+// rowCascade holds reduceRows' partial rows, reused across output rows.
+type rowCascade[T any] struct {
+	rows   [][]T
+	weight []int // leaves summed into each of rows
+	spare  [][]T
+}
+
+// fold folds into zr the rows of x at base plus each offset red walks.
+func (c *rowCascade[T]) fold(zr, x []T, base int, red *strideIter, foldInto func(z, x []T)) {
+	n := len(zr)
+	for done := false; !done; {
+		var p []T
+		if k := len(c.spare); k > 0 {
+			p, c.spare = c.spare[k-1], c.spare[:k-1]
+		} else {
+			p = make([]T, n)
+		}
+		j := base + red.off[0]
+		copy(p, x[j:j+n])
+		done = !red.next()
+		for r := 1; r < cascadeLeaf && !done; r++ {
+			j := base + red.off[0]
+			foldInto(p, x[j:j+n])
+			done = !red.next()
+		}
+		c.rows, c.weight = append(c.rows, p), append(c.weight, 1)
+		for k := len(c.rows); k >= 2 && c.weight[k-1] == c.weight[k-2]; k-- {
+			foldInto(c.rows[k-2], c.rows[k-1])
+			c.weight[k-2] *= 2
+			c.spare = append(c.spare, c.rows[k-1])
+			c.rows, c.weight = c.rows[:k-1], c.weight[:k-1]
+		}
+	}
+	// The smallest partial rows first.
+	for k := len(c.rows) - 1; k > 0; k-- {
+		foldInto(c.rows[k-1], c.rows[k])
+		c.spare = append(c.spare, c.rows[k])
+	}
+	foldInto(zr, c.rows[0])
+	c.spare = append(c.spare, c.rows[0])
+	c.rows, c.weight = c.rows[:0], c.weight[:0]
 }

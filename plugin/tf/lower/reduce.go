@@ -2,6 +2,7 @@ package lower
 
 import (
 	"github.com/metalplug/metalplug/backend/ir"
+	"math"
 )
 
 // Reductions over host-given axes (reduction_ops_*.cc), ArgMax/ArgMin
@@ -161,9 +162,42 @@ func lowerArgReduce(kind ir.ReduceKind) func(c *Call) error {
 		if out != ir.I32 && out != ir.I64 {
 			return c.Errorf("output_type %v is not supported; use int32 or int64 (input %v)", out, t)
 		}
-		c.Out = []ir.Value{c.B.ArgReduce(c.In[0], kind, axis, out)}
+		x := c.In[0]
+		if t.DType.IsFloat() {
+			x = cpuArgOperand(c.B, x, kind)
+		}
+		c.Out = []ir.Value{c.B.ArgReduce(x, kind, axis, out)}
 		return nil
 	}
+}
+
+// finiteBounds are the lowest and highest finite values of the float types
+// ArgMax and ArgMin take.
+var finiteBounds = map[ir.DType][2]float64{
+	ir.F32:  {-math.MaxFloat32, math.MaxFloat32},
+	ir.F16:  {-65504, 65504},
+	ir.BF16: {-3.3895313892515355e38, 3.3895313892515355e38},
+	ir.F64:  {-math.MaxFloat64, math.MaxFloat64},
+}
+
+// cpuArgOperand gives ArgMax (ArgMin) TensorFlow's CPU answer, which is not
+// the IR's: the CPU keeps the first element strictly greater (less) than
+// the best so far, starting from the lowest (highest) finite value at index
+// 0, so a NaN never wins, nor does anything at or past that bound (measured
+// on 2.21: argmax([nan, -inf]) is 0, argmax([nan, -3.4e38]) is 1, argmin
+// ([nan, -inf]) is 1). Every element that could not win becomes the bound,
+// and the IR's first-extreme rule then picks what the CPU does: index 0
+// when nothing beats the bound.
+func cpuArgOperand(b *ir.Builder, x ir.Value, kind ir.ReduceKind) ir.Value {
+	bounds, ok := finiteBounds[b.Type(x).DType]
+	if !ok {
+		return x
+	}
+	bound, beats := like(b, x, bounds[0]), ir.CmpGT
+	if kind == ir.ReduceMin {
+		bound, beats = like(b, x, bounds[1]), ir.CmpLT
+	}
+	return b.Select(b.Compare(beats, x, bound), x, bound)
 }
 
 // lowerL2Loss is sum(t*t)/2, a scalar.

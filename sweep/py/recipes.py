@@ -1553,6 +1553,22 @@ def _add(fn, *ops):
         RECIPES[op] = fn
 
 
+def zero_guarded(guard, **kw):
+    """Xlogy, Xdivy and MulNoNan: binary(...) and a variant whose guarding
+    operand (x, or MulNoNan's y) holds zeros against zeros, infinities and
+    NaNs in the other, where the answer is 0."""
+
+    def recipe(c):
+        vs = binary(**kw)(c)
+        zeros = c.of([0.0, 0.0, -0.0, 0.0, 1.5, -2.0, 0.0, 0.75], c.T)
+        other = c.of([0.0, np.inf, np.nan, -1.0, 0.5, 2.0, 3.0, 4.0], c.T)
+        kws = dict(x=zeros, y=other) if guard == "x" else dict(x=other, y=zeros)
+        vs.append(V("zeros in %s against specials" % guard, tol=kw.get("tol", 1.0), acc=False, **kws))
+        return vs
+
+    return recipe
+
+
 def round_op(c):
     vs = unary(specials=True)(c)
     if c.is_int:
@@ -1583,12 +1599,13 @@ _add(complex_unary, "ComplexAbs", "Real", "Imag", "Conj", "Angle")
 _add(complex_op, "Complex")
 
 # Binary math.
-_add(binary(), "Add", "AddV2", "Sub", "Mul", "Maximum", "Minimum", "SquaredDifference", "MulNoNan")
+_add(binary(), "Add", "AddV2", "Sub", "Mul", "Maximum", "Minimum", "SquaredDifference")
+_add(zero_guarded("y"), "MulNoNan")
 _add(binary(ylo=-3, yhi=3), "Atan2")
 _add(binary(nonzero_y=True, tol=2), "RealDiv", "DivNoNan")
 _add(int_div, "Div", "FloorDiv", "FloorMod", "TruncateDiv", "TruncateMod", "Mod")
 _add(pow_op, "Pow")
-_add(binary(ylo=0.05, yhi=5, tol=2), "Xlogy", "Xdivy")
+_add(zero_guarded("x", ylo=0.05, yhi=5, tol=2), "Xlogy", "Xdivy")
 _add(binary(ylo=-0.9, yhi=5, tol=2), "Xlog1py")
 _add(approximate_equal, "ApproximateEqual")
 _add(compare_op, "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual")
@@ -1606,7 +1623,7 @@ _add(bitcast, "Bitcast")
 _add(grad_pair("gradients", "features"), "ReluGrad", "Relu6Grad", "SoftplusGrad", "SoftsignGrad")
 _add(grad_pair("gradients", "outputs"), "EluGrad", "SeluGrad")
 _add(grad_pair("y", "dy"), "SigmoidGrad", "TanhGrad")
-_add(grad_pair("y", "dy", lo=0.2, hi=3), "RsqrtGrad", "SqrtGrad", "ReciprocalGrad")
+_add(grad_pair("y", "dy", lo=0.2, hi=3), "RsqrtGrad", "SqrtGrad", "ReciprocalGrad", "InvGrad")
 _add(leaky_relu, "LeakyRelu")
 _add(leaky_relu_grad, "LeakyReluGrad")
 

@@ -257,6 +257,9 @@ func convolve(c *Call, ns int, depthwise bool, x, k ir.Value) (ir.Value, error) 
 		groups = ch
 		k = depthwiseFilter(b, k)
 	} else {
+		if ch == 0 {
+			return 0, c.Errorf("the input has no channels (input %v, filter %v)", tx, tk)
+		}
 		if tk.Shape[ns] == 0 || ch%tk.Shape[ns] != 0 {
 			return 0, c.Errorf("input depth %d is not a multiple of the filter's in-depth %d (input %v, filter %v)", ch, tk.Shape[ns], tx, tk)
 		}

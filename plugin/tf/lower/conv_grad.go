@@ -104,7 +104,7 @@ func lowerConvBackpropInput(ns int, depthwise bool) func(c *Call) error {
 			k = depthwiseFilter(b, k)
 			groups, kout = kin, kin*kout
 		} else {
-			if kin == 0 || xs[ns+1]%kin != 0 || kout%(xs[ns+1]/kin) != 0 {
+			if kin == 0 || xs[ns+1] == 0 || xs[ns+1]%kin != 0 || kout%(xs[ns+1]/kin) != 0 {
 				return c.Errorf("filter %v does not fit an input of %v (channels-last)", tk, xs)
 			}
 			groups = xs[ns+1] / kin
@@ -181,7 +181,7 @@ func lowerConvBackpropFilter(ns int, depthwise bool) func(c *Call) error {
 			}
 			groups, kin, kout = kin, 1, kin*kout
 		} else {
-			if kin == 0 || xs[ns+1]%kin != 0 || kout%(xs[ns+1]/kin) != 0 {
+			if kin == 0 || xs[ns+1] == 0 || xs[ns+1]%kin != 0 || kout%(xs[ns+1]/kin) != 0 {
 				return c.Errorf("filter_sizes %v do not fit the input %v", fs, tx)
 			}
 			groups = xs[ns+1] / kin

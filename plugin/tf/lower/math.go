@@ -36,6 +36,18 @@ func init() {
 		d := c.B.Binary(ir.OpSub, x, y)
 		return c.B.Binary(ir.OpMul, d, d)
 	})
+	// Xlogy, Xdivy and MulNoNan are 0 where x (for MulNoNan, y) is 0, even
+	// where the other operand is inf or NaN (cwise_ops.h, xlogy_op,
+	// xdivy_op, mul_no_nan_op).
+	bin("Xlogy", Floats, func(c *Call, x, y ir.Value) ir.Value {
+		return zeroWhere(c, x, x, c.B.Binary(ir.OpMul, x, c.B.Unary(ir.OpLog, y)))
+	})
+	bin("Xdivy", Floats, func(c *Call, x, y ir.Value) ir.Value {
+		return zeroWhere(c, x, x, c.B.Binary(ir.OpDiv, x, y))
+	})
+	bin("MulNoNan", Floats, func(c *Call, x, y ir.Value) ir.Value {
+		return zeroWhere(c, y, x, c.B.Binary(ir.OpMul, x, y))
+	})
 	bin("FloorDiv", Numeric, floorDiv)
 	bin("FloorMod", FloatsInts, floorMod)
 
@@ -62,7 +74,16 @@ func init() {
 	un("Cos", Floats, uop(ir.OpCos))
 	un("Sigmoid", Floats, sigmoid)
 	un("Tanh", Floats, tanh)
-	un("Reciprocal", Floats, func(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpDiv, like(c.B, x, 1), x) })
+	reciprocal := func(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpDiv, like(c.B, x, 1), x) }
+	un("Reciprocal", Floats, reciprocal)
+	un("Inv", Floats, reciprocal)
+	// Sinh, Cosh and Tan are compositions; the 16-bit floats compute them
+	// in float32 and round once, as Eigen's half and bfloat16 functions do.
+	un("Sinh", Floats, inFloat32(sinh))
+	un("Cosh", Floats, inFloat32(cosh))
+	un("Tan", Floats, inFloat32(func(c *Call, x ir.Value) ir.Value {
+		return c.B.Binary(ir.OpDiv, c.B.Unary(ir.OpSin, x), c.B.Unary(ir.OpCos, x))
+	}))
 	// Round is half to even (tensorflow/core/kernels/cwise_ops.h, round);
 	// integers are already round.
 	un("Round", FloatsInts, func(c *Call, x ir.Value) ir.Value {
@@ -133,6 +154,54 @@ func broadcastPair(c *Call, x, y ir.Value) (ir.Value, ir.Value, error) {
 func divNoNan(c *Call, x, y ir.Value) ir.Value {
 	zero := like(c.B, y, 0)
 	return c.B.Select(c.B.Compare(ir.CmpEQ, y, zero), zero, c.B.Binary(ir.OpDiv, x, y))
+}
+
+// zeroWhere is v, or 0 where z is 0.
+func zeroWhere(c *Call, z, x, v ir.Value) ir.Value {
+	return c.B.Select(c.B.Compare(ir.CmpEQ, z, like(c.B, z, 0)), like(c.B, x, 0), v)
+}
+
+// inFloat32 computes f in float32 for the 16-bit floats, rounding the result
+// back to the input's dtype once.
+func inFloat32(f func(c *Call, x ir.Value) ir.Value) func(c *Call, x ir.Value) ir.Value {
+	return func(c *Call, x ir.Value) ir.Value {
+		d := c.B.Type(x).DType
+		if acc := accType(d); acc != d {
+			return c.B.Convert(f(c, c.B.Convert(x, acc)), d)
+		}
+		return f(c, x)
+	}
+}
+
+// hyperbolicLarge is where Sinh and Cosh switch to exp(|x|)/2, which they
+// equal to within float32's precision from here on (exp(-2*20) < 2^-57).
+const hyperbolicLarge = 20
+
+// halfExpAbs is exp(|x|)/2 as (exp(|x|/2)/2) * exp(|x|/2), which stays
+// finite as long as the answer does (exp(|x|) alone overflows first).
+func halfExpAbs(c *Call, x ir.Value) ir.Value {
+	t := c.B.Unary(ir.OpExp, c.B.Binary(ir.OpMul, c.B.Unary(ir.OpAbs, x), like(c.B, x, 0.5)))
+	return c.B.Binary(ir.OpMul, c.B.Binary(ir.OpMul, t, like(c.B, x, 0.5)), t)
+}
+
+// sinh is (expm1(x) - expm1(-x))/2, which does not cancel near 0 (the two
+// terms have opposite signs) and keeps the sign of -0; past
+// hyperbolicLarge it is ±exp(|x|)/2.
+func sinh(c *Call, x ir.Value) ir.Value {
+	b := c.B
+	small := b.Binary(ir.OpMul, b.Binary(ir.OpSub, b.Unary(ir.OpExpm1, x), b.Unary(ir.OpExpm1, b.Unary(ir.OpNeg, x))), like(b, x, 0.5))
+	h := halfExpAbs(c, x)
+	large := b.Select(lessThan(c, x, 0), b.Unary(ir.OpNeg, h), h)
+	return b.Select(b.Compare(ir.CmpGT, b.Unary(ir.OpAbs, x), like(b, x, hyperbolicLarge)), large, small)
+}
+
+// cosh is exp(x)/2 + exp(-x)/2, a sum of positive terms; past
+// hyperbolicLarge it is exp(|x|)/2.
+func cosh(c *Call, x ir.Value) ir.Value {
+	b := c.B
+	half := like(b, x, 0.5)
+	small := b.Binary(ir.OpAdd, b.Binary(ir.OpMul, b.Unary(ir.OpExp, x), half), b.Binary(ir.OpMul, b.Unary(ir.OpExp, b.Unary(ir.OpNeg, x)), half))
+	return b.Select(b.Compare(ir.CmpGT, b.Unary(ir.OpAbs, x), like(b, x, hyperbolicLarge)), halfExpAbs(c, x), small)
 }
 
 // signsDiffer is (a < 0) != (b < 0), elementwise.

@@ -14,7 +14,8 @@ import (
 // Gradient input conventions: ReluGrad, Relu6Grad, LeakyReluGrad,
 // SoftplusGrad and SoftsignGrad take (gradients, features), the forward
 // input; EluGrad and SeluGrad take (gradients, outputs), the forward output;
-// SigmoidGrad and TanhGrad take (y, dy) with y the forward output.
+// SigmoidGrad, TanhGrad, RsqrtGrad, SqrtGrad, ReciprocalGrad and InvGrad take
+// (y, dy) with y the forward output.
 
 const fileNN = "plugin/tf/lower/nn.go"
 
@@ -84,6 +85,27 @@ func init() {
 	grad("TanhGrad", []string{"y", "dy"}, nil, func(c *Call, y, dy ir.Value) ir.Value {
 		return c.B.Binary(ir.OpMul, dy, c.B.Binary(ir.OpSub, like(c.B, y, 1), c.B.Binary(ir.OpMul, y, y)))
 	})
+
+	// The gradients of Rsqrt, Sqrt and Reciprocal are 0 where dy is 0 (even
+	// where y is 0, inf or NaN) and otherwise computed in the order of
+	// cwise_ops_gradients.h's rsqrt_grad, sqrt_grad and inverse_grad, so
+	// each step rounds as TensorFlow's does (checked against its CPU in
+	// float16): (-0.5 * (dy*y)) * (y*y), dy * (0.5/y) and (-y * y) * dy.
+	yGrad := func(name string, f func(c *Call, y, dy ir.Value) ir.Value) {
+		grad(name, []string{"y", "dy"}, nil, func(c *Call, y, dy ir.Value) ir.Value { return zeroWhere(c, dy, dy, f(c, y, dy)) })
+	}
+	yGrad("RsqrtGrad", func(c *Call, y, dy ir.Value) ir.Value {
+		b := c.B
+		return b.Binary(ir.OpMul, b.Binary(ir.OpMul, like(b, y, -0.5), b.Binary(ir.OpMul, dy, y)), b.Binary(ir.OpMul, y, y))
+	})
+	yGrad("SqrtGrad", func(c *Call, y, dy ir.Value) ir.Value {
+		return c.B.Binary(ir.OpMul, dy, c.B.Binary(ir.OpDiv, like(c.B, y, 0.5), y))
+	})
+	inverseGrad := func(c *Call, y, dy ir.Value) ir.Value {
+		return c.B.Binary(ir.OpMul, c.B.Binary(ir.OpMul, c.B.Unary(ir.OpNeg, y), y), dy)
+	}
+	yGrad("ReciprocalGrad", inverseGrad)
+	yGrad("InvGrad", inverseGrad)
 
 	register(Kernel{Op: "Softmax", Constraints: T(Floats), Inputs: []string{"logits"}, File: fileNN, Lower: lowerSoftmax(false)})
 	register(Kernel{Op: "LogSoftmax", Constraints: T(Floats), Inputs: []string{"logits"}, File: fileNN, Lower: lowerSoftmax(true)})

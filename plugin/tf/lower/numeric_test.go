@@ -145,6 +145,114 @@ func TestElementwiseConventions(t *testing.T) {
 	expectClose(t, "Sub broadcast", got, []float64{9, 8, 7, 19, 18, 17}, 0)
 }
 
+// expectRel compares elementwise relative to each wanted value, for results
+// near 0 that expectClose's tolerance would accept at any precision.
+func expectRel(t *testing.T, what string, got eval.Tensor, want []float64, tol float64) {
+	t.Helper()
+	g := got.Floats()
+	if len(g) != len(want) {
+		t.Fatalf("%s: %d values %v, want %d %v", what, len(g), g, len(want), want)
+	}
+	for i := range g {
+		if math.IsInf(want[i], 0) || math.IsNaN(want[i]) || want[i] == 0 {
+			if !near(g[i], want[i], 0) || math.Signbit(g[i]) != math.Signbit(want[i]) {
+				t.Errorf("%s: element %d is %v, want %v", what, i, g[i], want[i])
+			}
+			continue
+		}
+		if math.Abs(g[i]/want[i]-1) > tol {
+			t.Errorf("%s: element %d is %v, want %v (relative error %.2g)", what, i, g[i], want[i], math.Abs(g[i]/want[i]-1))
+		}
+	}
+}
+
+// TestHyperbolicAndTan checks Sinh, Cosh and Tan against Go's math across
+// their range: near 0, where exp(x) - exp(-x) would cancel, and just below
+// overflow, where exp(x) alone overflows though the answer does not.
+func TestHyperbolicAndTan(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), 1e-6, -3e-5, 0.01, -0.3, 1, -2.5, 7, -15, 19.5, 20.5, -30, 60, 88.9, -89.2, 90, math.Inf(1), math.Inf(-1), math.NaN()}
+	apply := func(f func(float64) float64, xs []float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, v := range xs {
+			out[i] = float64(float32(f(float64(float32(v)))))
+		}
+		return out
+	}
+	x := fv(ir.Shape{len(xs)}, xs...)
+	expectRel(t, "Sinh", run(t, "Sinh", A(), x)[0], apply(math.Sinh, xs), 1e-6)
+	expectRel(t, "Cosh", run(t, "Cosh", A(), x)[0], apply(math.Cosh, xs), 1e-6)
+	ts := []float64{0, math.Copysign(0, -1), 1e-6, -0.5, 1, -1.2, 1.5, 1.57, -1.5707, 3, -10}
+	expectRel(t, "Tan", run(t, "Tan", A(), fv(ir.Shape{len(ts)}, ts...))[0], apply(math.Tan, ts), 1e-5)
+	// The 16-bit floats compute in float32: sinh(11.5) is finite in float16
+	// though exp(11.5) is not.
+	hs := []float64{11.5, -11.5, 0.001, 12}
+	for _, d := range []ir.DType{ir.F16, ir.BF16} {
+		want := val(d, ir.Shape{len(hs)}, apply(math.Sinh, hs)...).Floats()
+		got := run(t, "Sinh", A(), val(d, ir.Shape{len(hs)}, hs...))[0]
+		expectShape(t, "Sinh "+d.String(), got, ir.TensorType{DType: d, Shape: ir.Shape{len(hs)}})
+		expectRel(t, "Sinh "+d.String(), got, want, 0)
+		want = val(d, ir.Shape{len(hs)}, apply(math.Cosh, hs)...).Floats()
+		expectRel(t, "Cosh "+d.String(), run(t, "Cosh", A(), val(d, ir.Shape{len(hs)}, hs...))[0], want, 0)
+	}
+	expectClose(t, "Inv", run(t, "Inv", A(), fv(ir.Shape{3}, 4, -0.5, 0))[0], []float64{0.25, -2, math.Inf(1)}, 0)
+}
+
+// TestZeroGuardedBinary checks Xlogy, Xdivy and MulNoNan against plain loops:
+// 0 where the guarding operand is 0 whatever the other is, and broadcasting.
+func TestZeroGuardedBinary(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	xs := []float64{0, 0, 0, 0, 2, -3, 0.5, nan, inf}
+	ys := []float64{0, nan, inf, -1, 0.25, 4, 0, 2, 0}
+	want := func(f func(x, y float64) float64) []float64 {
+		out := make([]float64, len(xs))
+		for i := range xs {
+			out[i] = float64(float32(f(xs[i], ys[i])))
+		}
+		return out
+	}
+	x, y := fv(ir.Shape{len(xs)}, xs...), fv(ir.Shape{len(ys)}, ys...)
+	xlogy := func(x, y float64) float64 {
+		if x == 0 {
+			return 0
+		}
+		return x * math.Log(y)
+	}
+	xdivy := func(x, y float64) float64 {
+		if x == 0 {
+			return 0
+		}
+		return x / y
+	}
+	mulNoNan := func(x, y float64) float64 {
+		if y == 0 {
+			return 0
+		}
+		return x * y
+	}
+	expectClose(t, "Xlogy", run(t, "Xlogy", A(), x, y)[0], want(xlogy), 1e-6)
+	expectClose(t, "Xdivy", run(t, "Xdivy", A(), x, y)[0], want(xdivy), 1e-6)
+	expectClose(t, "MulNoNan", run(t, "MulNoNan", A(), x, y)[0], want(mulNoNan), 1e-6)
+	// Broadcasting 2x1 with 3, in bfloat16.
+	bx, by := []float64{0, 2}, []float64{0, 1, 4}
+	for _, c := range []struct {
+		op string
+		f  func(x, y float64) float64
+	}{{"Xlogy", xlogy}, {"Xdivy", xdivy}, {"MulNoNan", mulNoNan}} {
+		var w []float64
+		for _, a := range bx {
+			for _, b := range by {
+				w = append(w, c.f(a, b))
+			}
+		}
+		got := run(t, c.op, A(), val(ir.BF16, ir.Shape{2, 1}, bx...), val(ir.BF16, ir.Shape{3}, by...))[0]
+		expectShape(t, c.op+" broadcast", got, ir.TensorType{DType: ir.BF16, Shape: ir.Shape{2, 3}})
+		expectClose(t, c.op+" broadcast", got, w, 1e-2)
+	}
+	if _, err := tryRun(t, "Xlogy", A(), fv(ir.Shape{2}, 1, 2), fv(ir.Shape{3}, 1, 2, 3)); err == nil || !strings.Contains(err.Error(), "Xlogy") {
+		t.Errorf("Xlogy of [2] and [3]: error %v, want one naming the op", err)
+	}
+}
+
 func TestComparisonsAndSelect(t *testing.T) {
 	x, y := val(ir.I32, ir.Shape{2, 2}, 1, 2, 3, 4), val(ir.I32, ir.Shape{2}, 2, 2)
 	expectClose(t, "Less", run(t, "Less", A(), x, y)[0], []float64{1, 0, 0, 0}, 0)
@@ -420,6 +528,25 @@ func TestActivations(t *testing.T) {
 	dy := fv(ir.Shape{2}, 2, 4)
 	expectClose(t, "SigmoidGrad", run(t, "SigmoidGrad", A(), yy, dy)[0], []float64{2 * 0.25 * 0.75, 4 * 0.5 * 0.5}, 1e-7)
 	expectClose(t, "TanhGrad", run(t, "TanhGrad", A(), yy, dy)[0], []float64{2 * (1 - 0.0625), 4 * 0.75}, 1e-7)
+	// RsqrtGrad, SqrtGrad, ReciprocalGrad and InvGrad are 0 where dy is 0,
+	// even where y is 0, inf or NaN.
+	ys := []float64{0.25, 2, -3, 0, math.Inf(1), math.NaN(), 0}
+	dys := []float64{2, -1, 0.5, 0, 0, 0, 1}
+	yGrad := func(f func(y, dy float64) float64) []float64 {
+		out := make([]float64, len(ys))
+		for i := range ys {
+			if dys[i] != 0 {
+				out[i] = f(ys[i], dys[i])
+			}
+		}
+		return out
+	}
+	yv, dyv := fv(ir.Shape{len(ys)}, ys...), fv(ir.Shape{len(dys)}, dys...)
+	expectClose(t, "RsqrtGrad", run(t, "RsqrtGrad", A(), yv, dyv)[0], yGrad(func(y, dy float64) float64 { return -0.5 * dy * y * y * y }), 1e-6)
+	expectClose(t, "SqrtGrad", run(t, "SqrtGrad", A(), yv, dyv)[0], yGrad(func(y, dy float64) float64 { return 0.5 * dy / y }), 1e-6)
+	for _, op := range []string{"ReciprocalGrad", "InvGrad"} {
+		expectClose(t, op, run(t, op, A(), yv, dyv)[0], yGrad(func(y, dy float64) float64 { return -dy * y * y }), 1e-6)
+	}
 }
 
 func TestSoftmaxAndCrossEntropy(t *testing.T) {

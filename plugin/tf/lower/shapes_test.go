@@ -41,14 +41,15 @@ func shapeCases() []shapeCase {
 	add := func(c shapeCase) { cs = append(cs, c) }
 	// Elementwise.
 	for _, op := range []string{"AddV2", "Sub", "Mul", "Div", "RealDiv", "Maximum", "Minimum", "Pow", "DivNoNan",
-		"SquaredDifference", "FloorDiv", "FloorMod"} {
+		"SquaredDifference", "FloorDiv", "FloorMod", "Xlogy", "Xdivy", "MulNoNan"} {
 		add(shapeCase{op: op, in: []ir.TensorType{f32(8, 1, 16), f32(4, 1)}, out: []ir.TensorType{f32(8, 4, 16)}})
 	}
 	for _, op := range []string{"AddV2", "Sub", "Mul", "FloorDiv", "FloorMod", "Maximum"} {
 		add(shapeCase{name: op + "_int64", op: op, in: []ir.TensorType{i64(5, 3), i64(3)}, out: []ir.TensorType{i64(5, 3)}})
 	}
 	for _, op := range []string{"Neg", "Abs", "Sign", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Expm1", "Floor", "Ceil",
-		"Erf", "Sin", "Cos", "Sigmoid", "Tanh", "Reciprocal", "Round"} {
+		"Erf", "Sin", "Cos", "Sigmoid", "Tanh", "Reciprocal", "Round",
+		"Inv", "Sinh", "Cosh", "Tan"} {
 		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 32, 7)}, out: []ir.TensorType{tt(ir.F16, 32, 7)}})
 	}
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
@@ -98,7 +99,8 @@ func shapeCases() []shapeCase {
 	for _, op := range []string{"Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Softplus", "Softsign", "Softmax", "LogSoftmax"} {
 		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.BF16, 16, 10)}, out: []ir.TensorType{tt(ir.BF16, 16, 10)}})
 	}
-	for _, op := range []string{"ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "LeakyReluGrad", "SoftplusGrad", "SoftsignGrad", "SigmoidGrad", "TanhGrad"} {
+	for _, op := range []string{"ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "LeakyReluGrad", "SoftplusGrad", "SoftsignGrad", "SigmoidGrad", "TanhGrad",
+		"RsqrtGrad", "SqrtGrad", "ReciprocalGrad", "InvGrad"} {
 		add(shapeCase{op: op, in: []ir.TensorType{f32(16, 10), f32(16, 10)}, out: []ir.TensorType{f32(16, 10)}})
 	}
 	add(shapeCase{op: "SoftmaxCrossEntropyWithLogits", in: []ir.TensorType{f32(32, 10), f32(32, 10)}, out: []ir.TensorType{f32(32), f32(32, 10)}})

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/metalplug/metalplug/plugin/pjrt/python"
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/install"
@@ -109,17 +110,7 @@ print("RESULT " + json.dumps(out))
 
 // jaxEnv is the environment of the jax runs: this one without the
 // settings that would change what jax or the plugin do, then jaxAsk.
-func jaxEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "METALPLUG_") || strings.HasPrefix(name, "JAX_") || name == "PJRT_NAMES_AND_LIBRARY_PATHS" || name == "PYTHONPATH" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, jaxAsk...)
-}
+func jaxEnv() []string { return append(python.CleanEnv(os.Environ()), jaxAsk...) }
 
 // runResult runs python with args (what names them in errors) and decodes
 // the RESULT line it prints into v; stderr comes back for the plugin's lines.

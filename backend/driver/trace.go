@@ -81,6 +81,22 @@ func RecordTrace(e TraceEvent) {
 	trace.mu.Unlock()
 }
 
+// CopyName is a copy's name in the trace, by which side is device memory.
+func CopyName(srcOnDevice, dstOnDevice bool) string {
+	side := func(dev bool) string {
+		if dev {
+			return "Device"
+		}
+		return "Host"
+	}
+	return "Memcpy" + side(srcOnDevice) + "To" + side(dstOnDevice)
+}
+
+var streamIDs atomic.Uint64
+
+// NewStreamID numbers a stream for the trace, uniquely in the process.
+func NewStreamID() uint64 { return streamIDs.Add(1) }
+
 // NamedExecutor is a stream that can name the programs it runs for the
 // trace: ExecuteNamed is Execute with that name.
 type NamedExecutor interface {

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	pymodule "github.com/metalplug/metalplug/plugin/pjrt/python"
 )
 
 // PythonEnv names the Python interpreter (3.12 or later, with jax and
@@ -61,7 +63,7 @@ func TestJaxEndToEnd(t *testing.T) {
 	run := func(name string, env []string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(python, args...)
-		cmd.Env = append(cleanEnv(), env...)
+		cmd.Env = append(pymodule.CleanEnv(os.Environ()), env...)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -146,18 +148,4 @@ func installPlugin(t *testing.T, root, lib string) {
 	if err := os.WriteFile(filepath.Join(pkg, name), data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// cleanEnv is the test's environment without settings that would change
-// what jax or the plugin do.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "METALPLUG_") || strings.HasPrefix(name, "JAX_") || name == "PJRT_NAMES_AND_LIBRARY_PATHS" || name == "PYTHONPATH" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }

@@ -3,7 +3,6 @@ package host
 import (
 	"fmt"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -24,10 +23,8 @@ type stream struct {
 
 var _ driver.Stream = (*stream)(nil)
 
-var streamIDs atomic.Uint64
-
 func newStream(d *Driver) *stream {
-	return &stream{d: d, q: driver.NewQueue("host", driver.QueueHooks{}), id: streamIDs.Add(1)}
+	return &stream{d: d, q: driver.NewQueue("host", driver.QueueHooks{}), id: driver.NewStreamID()}
 }
 
 // inlineWork is the most work (see executable.work) that Execute runs on
@@ -136,13 +133,8 @@ func (s *stream) copyName(dst, src unsafe.Pointer) string {
 	if !driver.Tracing() {
 		return ""
 	}
-	side := func(p unsafe.Pointer) string {
-		if _, _, _, ok := s.d.Lookup(p); ok {
-			return "Device"
-		}
-		return "Host"
-	}
-	return "Memcpy" + side(src) + "To" + side(dst)
+	onDevice := func(p unsafe.Pointer) bool { _, _, _, ok := s.d.Lookup(p); return ok }
+	return driver.CopyName(onDevice(src), onDevice(dst))
 }
 
 func (s *stream) Memset(dst unsafe.Pointer, b byte, n int) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
@@ -36,8 +35,6 @@ type stream struct {
 	id uint64 // for the trace
 }
 
-var streamIDs atomic.Uint64
-
 var _ driver.Stream = (*stream)(nil)
 
 func newStream(d *Driver) (*stream, error) {
@@ -45,7 +42,7 @@ func newStream(d *Driver) (*stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metal: new stream: %w", err)
 	}
-	s := &stream{d: d, queue: queue, id: streamIDs.Add(1)}
+	s := &stream{d: d, queue: queue, id: driver.NewStreamID()}
 	s.q = driver.NewQueue("metal", driver.QueueHooks{
 		Record: s.record,
 		Synced: func() { s.waitFlights() },
@@ -228,13 +225,8 @@ func (s *stream) copyName(dst, src unsafe.Pointer) string {
 	if !driver.Tracing() {
 		return ""
 	}
-	side := func(p unsafe.Pointer) string {
-		if _, _, ok := s.d.mem.lookup(p); ok {
-			return "Device"
-		}
-		return "Host"
-	}
-	return "Memcpy" + side(src) + "To" + side(dst)
+	onDevice := func(p unsafe.Pointer) bool { _, _, ok := s.d.mem.lookup(p); return ok }
+	return driver.CopyName(onDevice(src), onDevice(dst))
 }
 
 func (s *stream) Memset(dst unsafe.Pointer, b byte, n int) {

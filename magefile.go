@@ -198,6 +198,24 @@ func Wheels() error {
 	return nil
 }
 
+// Wheel builds dist/metalplug-<version>-py3-none-<platform>.whl, the wheel a release publishes: a build per TensorFlow release of the matrix and one for jax alone, chosen at load.
+func Wheel() error {
+	jax, err := wheels.EnsureJax(".", logf)
+	if err != nil {
+		return err
+	}
+	u, err := wheels.BuildUniversal(wheels.UniversalOptions{Root: ".", Dir: "dist", Releases: matrix.Releases,
+		Distribution: matrix.ReleaseDistribution, Jax: jax.Report, Log: logf})
+	if err != nil {
+		return err
+	}
+	logf("dist/%s  %d bytes  sha256 %s  in %s", u.File, u.Size, u.SHA256, u.Elapsed.Round(time.Second))
+	for _, b := range u.Builds {
+		logf("  %s", b)
+	}
+	return nil
+}
+
 // Release builds the sdist, wheels and SHA256SUMS for tag (v<version>); publish true uploads them (GITHUB_TOKEN, PYPI_TOKEN), else a dry run.
 func Release(ctx context.Context, tag string, publish bool) error {
 	return release.Run(ctx, release.FromEnv(".", tag, publish))

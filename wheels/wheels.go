@@ -142,18 +142,11 @@ func (s Spec) Metadata() []byte {
 }
 
 // WriteWheel writes the wheel s describes into dir and returns its file name.
-// RECORD lists every other file with its sha256 and size.
 func WriteWheel(dir string, s Spec) (string, error) {
 	data, err := os.ReadFile(s.Lib)
 	if err != nil {
 		return "", err
 	}
-	distInfo := fmt.Sprintf("%s-%s.dist-info", Name, s.Version)
-	lines := []string{"Wheel-Version: 1.0", "Generator: metalplug", "Root-Is-Purelib: false"}
-	for _, p := range strings.Split(s.Platform, ".") {
-		lines = append(lines, "Tag: py3-none-"+p)
-	}
-	wheel := strings.Join(append(lines, "", ""), "\n")
 	var files []file
 	// One copy of the library, so that a process importing TensorFlow and
 	// jax loads one Go runtime: where TensorFlow looks when it serves
@@ -168,8 +161,22 @@ func WriteWheel(dir string, s Spec) (string, error) {
 			files = append(files, file{filepath.Dir(python.ModulePath) + "/" + filepath.Base(s.Lib), data, 0o755})
 		}
 	}
-	files = append(files, file{distInfo + "/METADATA", s.Metadata(), 0o644}, file{distInfo + "/WHEEL", []byte(wheel), 0o644})
-	if s.Report.HasJax() {
+	return assemble(dir, s.Version, s.Platform, files, s.Metadata(), s.Report.HasJax())
+}
+
+// assemble writes the wheel of version for platform holding files and the
+// dist-info (metadata, WHEEL, the jax entry point when jax is served, and
+// RECORD listing every other file with its sha256 and size) into dir, and
+// returns its file name.
+func assemble(dir, version, platform string, files []file, metadata []byte, jax bool) (string, error) {
+	distInfo := fmt.Sprintf("%s-%s.dist-info", Name, version)
+	lines := []string{"Wheel-Version: 1.0", "Generator: metalplug", "Root-Is-Purelib: false"}
+	for _, p := range strings.Split(platform, ".") {
+		lines = append(lines, "Tag: py3-none-"+p)
+	}
+	wheel := strings.Join(append(lines, "", ""), "\n")
+	files = append(files, file{distInfo + "/METADATA", metadata, 0o644}, file{distInfo + "/WHEEL", []byte(wheel), 0o644})
+	if jax {
 		files = append(files, file{distInfo + "/entry_points.txt", []byte(python.EntryPoints), 0o644})
 	}
 	var record bytes.Buffer
@@ -179,7 +186,7 @@ func WriteWheel(dir string, s Spec) (string, error) {
 	}
 	fmt.Fprintf(&record, "%s/RECORD,,\n", distInfo)
 	files = append(files, file{distInfo + "/RECORD", record.Bytes(), 0o644})
-	name := s.FileName()
+	name := fmt.Sprintf("%s-%s-py3-none-%s.whl", Name, version, platform)
 	return name, writeZip(filepath.Join(dir, name), files)
 }
 

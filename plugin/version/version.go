@@ -65,3 +65,17 @@ func SameMinor(a, b string) bool {
 
 // MatchesPin reports whether version v satisfies a pin "X.Y" (or "X.Y.Z").
 func MatchesPin(v, pin string) bool { return SameMinor(v, pin) }
+
+// Less orders two versions as PEP 440 does; a version that does not parse
+// sorts first.
+func Less(a, b string) bool {
+	va, errA := Parse(a)
+	vb, errB := Parse(b)
+	switch {
+	case errA != nil:
+		return errB == nil
+	case errB != nil:
+		return false
+	}
+	return va.LessThan(vb)
+}

@@ -245,6 +245,17 @@ func checkTensorFlow(o Options) error {
 	return nil
 }
 
+// Where TensorFlow's framework library is, relative to the library, in each
+// place an install puts the library: site-packages/tensorflow-plugins (an
+// install from the sdist, a per-release wheel) and
+// site-packages/metalplug/builds/tf-X.Y (the universal wheel). Both are in
+// every build's rpath, so that one build serves either place; the one that
+// does not apply names a directory that does not exist.
+const (
+	TensorFlowFromPlugins = "../tensorflow"
+	TensorFlowFromBuilds  = "../../../tensorflow"
+)
+
 // buildEnv holds the cgo flags that point the compile at this TensorFlow
 // (the JAX frontend needs none: it declares the PJRT ABI itself).
 func buildEnv(r *probe.Report) []string {
@@ -272,12 +283,10 @@ func buildEnv(r *probe.Report) []string {
 		// Foundation) come from the #cgo lines of the Metal driver and darwinkit.
 		cflags = append(cflags, "-mmacosx-version-min="+DarwinDeploymentTarget)
 		extra = append(extra, "MACOSX_DEPLOYMENT_TARGET="+DarwinDeploymentTarget)
-		// The plugin sits in site-packages/tensorflow-plugins, TensorFlow in
-		// site-packages/tensorflow: the relative rpath survives any install.
-		ldflags = []string{"-L" + lib, "-ltensorflow_framework.2", "-Wl,-rpath,@loader_path/../tensorflow", "-Wl,-rpath," + lib,
+		ldflags = []string{"-L" + lib, "-ltensorflow_framework.2", "-Wl,-rpath,@loader_path/" + TensorFlowFromPlugins, "-Wl,-rpath,@loader_path/" + TensorFlowFromBuilds, "-Wl,-rpath," + lib,
 			"-mmacosx-version-min=" + DarwinDeploymentTarget}
 	} else {
-		ldflags = []string{"-L" + lib, "-l:" + filepath.Base(r.TensorFlow.FrameworkLibrary), "-Wl,-rpath,$ORIGIN/../tensorflow", "-Wl,-rpath," + lib}
+		ldflags = []string{"-L" + lib, "-l:" + filepath.Base(r.TensorFlow.FrameworkLibrary), "-Wl,-rpath,$ORIGIN/" + TensorFlowFromPlugins, "-Wl,-rpath,$ORIGIN/" + TensorFlowFromBuilds, "-Wl,-rpath," + lib}
 	}
 	return append([]string{
 		"CGO_ENABLED=1",

@@ -127,11 +127,11 @@ func Bench(logf Logf) error {
 		return err
 	}
 	jlib := filepath.Join("build", "jax", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: j.report, Root: ".", Out: jlib, Log: logf}); err != nil {
+	if _, err := build.Build(build.Options{Report: j.Report, Root: ".", Out: jlib, Log: logf}); err != nil {
 		return err
 	}
 	jabs, _ := filepath.Abs(jlib)
-	if rep.Jax, err = bench.RunJax(bench.JaxOptions{Root: ".", Python: j.report.Interpreter.Path, Lib: jabs, Log: logf}); err != nil {
+	if rep.Jax, err = bench.RunJax(bench.JaxOptions{Root: ".", Python: j.Report.Interpreter.Path, Lib: jabs, Log: logf}); err != nil {
 		return err
 	}
 	if err := rep.Plot(bench.PlotPath); err != nil {

@@ -144,9 +144,9 @@ func Test(logf Logf) error {
 		"METALPLUG_TEST_TF_REQUIREMENT="+req,
 		"METALPLUG_TEST_MISMATCH_VERSION="+otherMinor(r.TensorFlow.Version),
 		"METALPLUG_TEST_TF_MINOR="+version.Minor(r.TensorFlow.Version),
-		"METALPLUG_TEST_JAX_REQUIREMENT="+jax.req,
-		"METALPLUG_TEST_JAX_BASE="+jax.base,
-		"METALPLUG_TEST_JAX_PYTHON="+jax.report.Interpreter.Path,
+		"METALPLUG_TEST_JAX_REQUIREMENT="+jax.Requirement,
+		"METALPLUG_TEST_JAX_BASE="+jax.Base,
+		"METALPLUG_TEST_JAX_PYTHON="+jax.Report.Interpreter.Path,
 	)
 	if err := run(ienv, "go", "test", "-count=1", "-v", "-timeout=30m", "./tests/integration/"); err != nil {
 		return err

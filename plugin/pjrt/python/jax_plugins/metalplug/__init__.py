@@ -24,6 +24,12 @@ Settings (environment variables):
                            built for another jaxlib release
 =========================  =================================================
 
+Installed from the universal wheel, metalplug holds one build of the library
+per supported TensorFlow release and one for processes without TensorFlow,
+under ``site-packages/metalplug/builds``; this module loads the one
+TensorFlow's loader loaded, or would load, so that a process importing both
+holds one Go runtime.
+
 The library records the jaxlib it was built against; with a jaxlib of
 another minor release running, this module declines with one line naming
 both and registers nothing (jax aborts a process whose plugin cannot make
@@ -51,8 +57,9 @@ def _library_name():
 
 
 def _search_dirs():
-    """Where the library may be: next to this file (a wheel that ships it
-    here), then where the TensorFlow plugin installs it in each
+    """Where the library may be when there are no builds (an install from
+    the sdist or a per-release wheel): next to this file (a JAX-only
+    install), then where the TensorFlow plugin installs it in each
     site-packages directory."""
     yield os.path.dirname(os.path.abspath(__file__))
     dirs = []
@@ -74,6 +81,76 @@ def _search_dirs():
         yield os.path.join(d, "metalplug")
 
 
+# The distributions that install the tensorflow package.
+_TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-macos", "tensorflow-intel", "tf-nightly", "tf-nightly-cpu")
+
+
+def _builds_dir():
+    """site-packages/metalplug/builds when this module came with the
+    universal wheel (one build per TensorFlow release, and one for
+    processes without TensorFlow), else None."""
+    site_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    d = os.path.join(site_dir, "metalplug", "builds")
+    return d if os.path.isdir(d) else None
+
+
+def _installed_tensorflow():
+    """The version of the installed TensorFlow, or None."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for dist in _TENSORFLOW_DISTRIBUTIONS:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            continue
+    return None
+
+
+def _loaded_by_tensorflow(builds):
+    """The build TensorFlow's loader loaded, when TensorFlow was imported
+    first; None otherwise (or when the loader declined)."""
+    if "tensorflow" not in sys.modules:
+        return None
+    name = "libmetalplug-loader.dylib" if sys.platform == "darwin" else "libmetalplug-loader.so"
+    loader = os.path.join(os.path.dirname(os.path.dirname(builds)), "tensorflow-plugins", name)
+    if not os.path.isfile(loader):
+        return None
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(loader).metalplug_loader_build  # TensorFlow loaded it: the same handle
+    except (OSError, AttributeError):
+        return None
+    fn.restype = ctypes.c_char_p
+    path = fn()
+    return path.decode() if path else None
+
+
+def _choose_build(builds):
+    """The build for this process: the one TensorFlow's loader loaded or
+    would load (the build for the installed TensorFlow's minor release, which
+    holds the JAX frontend too), so that TensorFlow and jax share one Go
+    runtime whichever is imported first; the JAX-only build when no
+    TensorFlow is installed or none of the builds is for it."""
+    loaded = _loaded_by_tensorflow(builds)
+    if loaded:
+        return loaded
+    name = _library_name()
+    tf = _installed_tensorflow()
+    if tf:
+        path = os.path.join(builds, "tf-" + _minor(tf), name)
+        if os.path.isfile(path):
+            return path
+        if os.environ.get("METALPLUG_SKIP_VERSION_CHECK") == "1":
+            # As the loader does: the newest TensorFlow build.
+            tfs = [d for d in os.listdir(builds) if d.startswith("tf-") and os.path.isfile(os.path.join(builds, d, name))]
+            if tfs:
+                newest = max(tfs, key=lambda d: tuple(int(p) for p in d[3:].split(".") if p.isdigit()))
+                return os.path.join(builds, newest, name)
+    path = os.path.join(builds, "jax", name)
+    return path if os.path.isfile(path) else None
+
+
 def library_path():
     """The library to load, or None."""
     override = os.environ.get("METALPLUG_LIBRARY")
@@ -82,6 +159,9 @@ def library_path():
             return override
         logger.warning("METALPLUG_LIBRARY=%s is not a file; metalplug is not registered", override)
         return None
+    builds = _builds_dir()
+    if builds:
+        return _choose_build(builds)
     name = _library_name()
     for d in _search_dirs():
         path = os.path.join(d, name)

@@ -133,8 +133,10 @@ func BuildUniversal(o UniversalOptions) (*Universal, error) {
 			newest = r
 		}
 	}
+	jaxOnly := *o.Jax // the interpreter may have TensorFlow too; this build leaves it out
+	jaxOnly.TensorFlow = probe.TensorFlow{}
 	jaxLib := filepath.Join(libDir, JaxBuild, build.LibraryName(o.Jax.GOOS))
-	if _, err := build.Build(build.Options{Report: o.Jax, Root: o.Root, Out: jaxLib, Log: logf}); err != nil {
+	if _, err := build.Build(build.Options{Report: &jaxOnly, Root: o.Root, Out: jaxLib, Log: logf}); err != nil {
 		return nil, fmt.Errorf("the JAX-only build: %w", err)
 	}
 	builds = append(builds, built{JaxBuild, jaxLib, "jaxlib " + o.Jax.Jax.JaxlibVersion})

@@ -19,7 +19,8 @@ type bothResult struct {
 	JaxDevice string   `json:"jax_device"`
 	JaxKind   string   `json:"jax_kind"`
 	JaxError  float64  `json:"jax_error"`
-	Libraries []string `json:"libraries"` // libmetalplug files mapped into the process
+	Libraries []string `json:"libraries"` // libmetalplug builds mapped into the process, each with a Go runtime
+	Loaders   []string `json:"loaders"`   // the universal wheel's loader, when mapped
 	Order     string   `json:"order"`
 }
 
@@ -33,19 +34,7 @@ type bothResult struct {
 // one host driver is made: it says so once, through its stream-delay test
 // hook (a delay of 1 µs), whichever frontend asks first.
 func TestBothFrameworksInOneProcess(t *testing.T) {
-	v := need(t, "METALPLUG_TEST_TF_REQUIREMENT", "METALPLUG_TEST_JAX_REQUIREMENT", "METALPLUG_TEST_JAX_BASE")
-	tfReq, jaxReq, base := v[0], v[1], v[2]
-	dir, err := venv.Ensure("both-"+reqName(tfReq)+"-"+reqName(jaxReq), base, []string{tfReq, jaxReq}, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := probe.Run(venv.Python(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.HasTensorFlow() || !r.HasJax() {
-		t.Fatalf("the venv has TensorFlow %v and jax %v; want both", r.HasTensorFlow(), r.HasJax())
-	}
+	r := bothVenv(t)
 	root, _ := filepath.Abs(filepath.Join("..", ".."))
 	pin, err := build.ReadPin(root)
 	if err != nil {
@@ -87,6 +76,26 @@ func TestBothFrameworksInOneProcess(t *testing.T) {
 			t.Logf("%+v", res)
 		})
 	}
+}
+
+// bothVenv makes (or reuses) the venv with the pinned TensorFlow and jax,
+// on a Python new enough for jax, and probes it.
+func bothVenv(t *testing.T) *probe.Report {
+	t.Helper()
+	v := need(t, "METALPLUG_TEST_TF_REQUIREMENT", "METALPLUG_TEST_JAX_REQUIREMENT", "METALPLUG_TEST_JAX_BASE")
+	tfReq, jaxReq, base := v[0], v[1], v[2]
+	dir, err := venv.Ensure("both-"+reqName(tfReq)+"-"+reqName(jaxReq), base, []string{tfReq, jaxReq}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := probe.Run(venv.Python(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.HasTensorFlow() || !r.HasJax() {
+		t.Fatalf("the venv has TensorFlow %v and jax %v; want both", r.HasTensorFlow(), r.HasJax())
+	}
+	return r
 }
 
 // reqName makes a venv name part of a requirement.

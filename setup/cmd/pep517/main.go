@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/metalplug/metalplug/matrix"
+	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/wheels"
@@ -49,6 +51,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
+		pin = sdistPin(r, pin, logf)
 		ver, err := wheels.ProjectVersion(".")
 		if err != nil {
 			return err
@@ -71,4 +74,25 @@ func run(args []string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown command %q: want wheel or sdist", args[0])
+}
+
+// sdistPin is the pin an install from the sdist builds with: the minor of
+// the installed TensorFlow, from the oldest release the matrix supports on
+// (an install from the sdist is compiled against exactly what is installed;
+// a TensorFlow newer than the tree's pin, such as a nightly, is what the
+// universal wheel's loader sends its users here for). A TensorFlow older
+// than that keeps the tree's pin, so that the build refuses it with the fix.
+func sdistPin(r *probe.Report, pin string, logf func(string, ...any)) string {
+	if !r.HasTensorFlow() || version.MatchesPin(r.TensorFlow.Version, pin) {
+		return pin
+	}
+	oldest := matrix.Releases[0]
+	if version.Less(r.TensorFlow.Version, oldest) {
+		return pin
+	}
+	if version.Less(pin+".0", r.TensorFlow.Version) {
+		logf("building for %s %s, newer than the releases this version was tested with (TensorFlow %s to %s)",
+			r.TensorFlow.Distribution, r.TensorFlow.Version, version.Minor(oldest), pin)
+	}
+	return version.Minor(r.TensorFlow.Version)
 }

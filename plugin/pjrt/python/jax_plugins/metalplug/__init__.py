@@ -91,7 +91,9 @@ def _builds_dir():
     processes without TensorFlow), else None."""
     site_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     d = os.path.join(site_dir, "metalplug", "builds")
-    return d if os.path.isdir(d) else None
+    # The JAX-only build is in every universal wheel; an empty directory an
+    # uninstall left behind is not a wheel.
+    return d if os.path.isfile(os.path.join(d, "jax", _library_name())) else None
 
 
 def _installed_tensorflow():

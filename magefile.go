@@ -221,5 +221,5 @@ func Release(ctx context.Context, tag string, publish bool) error {
 	return release.Run(ctx, release.FromEnv(".", tag, publish))
 }
 
-// Disttest builds the sdist and the wheelhouse and runs the heavy distribution tests (wheels, release, pypiserver).
+// Disttest builds the sdist, the per-release wheels and the universal wheel, and runs the heavy distribution tests (the universal wheel from a package index into users' venvs, the wheels, the release to pypiserver).
 func Disttest() error { return release.Check(".", logf) }

@@ -451,3 +451,18 @@ func hasPrefix(set map[string]bool, prefix string) bool {
 	}
 	return false
 }
+
+// TestUniversalMetadataRequiresNoFramework: the universal wheel names the
+// releases it carries builds for and requires neither TensorFlow nor jax,
+// so pip never moves either.
+func TestUniversalMetadataRequiresNoFramework(t *testing.T) {
+	m := string(UniversalMetadata("0.1.0", []string{"2.21.0", "2.19.1", "2.20.0"}, "0.12.0.1"))
+	if strings.Contains(m, "Requires-Dist") {
+		t.Errorf("the universal wheel requires something:\n%s", m)
+	}
+	for _, want := range []string{"Version: 0.1.0\n", "for TensorFlow 2.19, 2.20, 2.21 and jaxlib 0.12", "Requires-Python: >=3.9"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metadata lacks %q:\n%s", want, m)
+		}
+	}
+}

@@ -12,15 +12,16 @@ import (
 
 // HeavyTests are the distribution tests that need built artifacts, real
 // TensorFlow venvs, auditwheel, pypiserver and pip; Check runs only these.
-const HeavyTests = "TestWheelhouse|TestAudit|TestBuildIsReproducible|TestSdist|TestReleaseToPypiserver"
+const HeavyTests = "TestWheelhouse|TestAudit|TestBuildIsReproducible|TestSdist|TestReleaseToPypiserver|TestUniversalWheelFromAnIndex"
 
-// Check runs the heavy distribution tests: it builds the sdist and a
-// wheelhouse (one wheel per matrix release) under root/build, and runs the
-// tests of ./wheels and ./ci/release with the environment that turns them
-// on:
+// Check runs the heavy distribution tests: it builds the sdist, a
+// wheelhouse (one wheel per matrix release) and the universal wheel under
+// root/build, and runs the tests of ./wheels and ./ci/release with the
+// environment that turns them on:
 //
 //	METALPLUG_TEST_WHEELHOUSE  the wheelhouse
 //	METALPLUG_TEST_SDIST       the sdist
+//	METALPLUG_TEST_UNIVERSAL   the universal wheel
 //	METALPLUG_TEST_PYTHON      an interpreter with the newest matrix release, for the reproducibility build
 //	METALPLUG_REQUIRE_INTEGRATION=1, so that a missing one fails instead of skipping
 func Check(root string, logf func(string, ...any)) error {
@@ -34,6 +35,10 @@ func Check(root string, logf func(string, ...any)) error {
 		Distribution: matrix.ReleaseDistribution, Log: logf}); err != nil {
 		return err
 	}
+	u, err := BuildUniversal(root, dist, logf)
+	if err != nil {
+		return err
+	}
 	python, err := wheels.FindPython(matrix.ReleaseDistribution, matrix.Releases[len(matrix.Releases)-1], logf)
 	if err != nil {
 		return err
@@ -41,12 +46,13 @@ func Check(root string, logf func(string, ...any)) error {
 	absHouse, _ := filepath.Abs(house)
 	absSdist, _ := filepath.Abs(filepath.Join(dist, sdist))
 	// -p=1: one package at a time, so a TensorFlow install and a compile never overlap.
-	cmd := exec.Command("go", "test", "-p=1", "-count=1", "-v", "-timeout=30m", "-run="+HeavyTests, "./wheels/", "./ci/release/")
+	cmd := exec.Command("go", "test", "-p=1", "-count=1", "-v", "-timeout=60m", "-run="+HeavyTests, "./wheels/", "./ci/release/")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(),
 		"METALPLUG_REQUIRE_INTEGRATION=1",
 		"METALPLUG_TEST_WHEELHOUSE="+absHouse,
 		"METALPLUG_TEST_SDIST="+absSdist,
+		"METALPLUG_TEST_UNIVERSAL="+filepath.Join(filepath.Dir(absSdist), u.File),
 		"METALPLUG_TEST_PYTHON="+python)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {

@@ -1,6 +1,6 @@
 // Package release publishes a version: it checks that the tree is committed
-// and the tag names the version in pyproject.toml, builds the sdist and one
-// wheel per TensorFlow release (reproducibly, dated by the commit), writes
+// and the tag names the version in pyproject.toml, builds the sdist and the
+// universal wheel (reproducibly, dated by the commit), writes
 // SHA256SUMS, and then (only when asked to publish) creates the GitHub
 // release as a draft, uploads the assets, uploads the sdist and wheels to a
 // package index (PyPI's legacy upload API), and publishes the draft last.
@@ -387,9 +387,12 @@ func writeSums(dir string, as []Asset) (*Asset, error) {
 	return &as2[0], nil
 }
 
-// BuildAssets builds the sdist and the wheels into out (the wheels as a
-// wheelhouse in out/wheelhouse), dated by the commit (SOURCE_DATE_EPOCH,
-// unless already set), so that a re-run rebuilds the same bytes.
+// BuildAssets builds the sdist and the universal wheel into out, dated by
+// the commit (SOURCE_DATE_EPOCH, unless already set), so that a re-run
+// rebuilds the same bytes. The universal wheel is what the index gets for
+// this platform: it serves every supported TensorFlow release and jax, and
+// requires neither. The per-release wheels (go tool mage wheels) are for
+// whoever pins one and are not published.
 func BuildAssets(ctx context.Context, root, out string, logf func(string, ...any)) ([]string, error) {
 	if os.Getenv("SOURCE_DATE_EPOCH") == "" {
 		ct, err := git(root, "log", "-1", "--format=%ct")
@@ -406,14 +409,20 @@ func BuildAssets(ctx context.Context, root, out string, logf func(string, ...any
 	if err != nil {
 		return nil, err
 	}
-	house := filepath.Join(out, "wheelhouse")
-	built, err := wheels.BuildWheelhouse(wheels.HouseOptions{Root: root, Dir: house, Releases: matrix.Releases, Distribution: matrix.ReleaseDistribution, Log: logf})
+	u, err := BuildUniversal(root, out, logf)
 	if err != nil {
 		return nil, err
 	}
-	paths := []string{filepath.Join(out, sdist)}
-	for _, b := range built {
-		paths = append(paths, filepath.Join(house, b.File))
+	return []string{filepath.Join(out, sdist), filepath.Join(out, u.File)}, nil
+}
+
+// BuildUniversal builds the universal wheel of the tree at root into out:
+// a build per matrix release and one for jax alone.
+func BuildUniversal(root, out string, logf func(string, ...any)) (*wheels.Universal, error) {
+	jax, err := wheels.EnsureJax(root, logf)
+	if err != nil {
+		return nil, err
 	}
-	return paths, nil
+	return wheels.BuildUniversal(wheels.UniversalOptions{Root: root, Dir: out, Releases: matrix.Releases,
+		Distribution: matrix.ReleaseDistribution, Jax: jax.Report, Log: logf})
 }

@@ -84,3 +84,22 @@ func TestJaxlibVersions(t *testing.T) {
 		t.Error("SameMinor of jaxlib versions")
 	}
 }
+
+func TestLess(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"2.19.1", "2.21.0", true},
+		{"2.21.0", "2.19.1", false},
+		{"2.21", "2.21.0", false},
+		{"2.23.0-dev20261026", "2.23.0", true},
+		{"2.21.0", "2.23.0.dev20261026", true},
+		{"nonsense", "2.19.0", true},
+		{"2.19.0", "nonsense", false},
+	} {
+		if got := Less(c.a, c.b); got != c.want {
+			t.Errorf("Less(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -121,16 +121,9 @@ func BuildWheelhouse(o HouseOptions) ([]Built, error) {
 	}
 	var out []Built
 	for _, tf := range releases {
-		python, err := findPython(dist, tf, logf)
+		r, err := probeRelease(findPython, dist, tf, logf)
 		if err != nil {
 			return nil, err
-		}
-		r, err := probe.RunTensorFlow(python)
-		if err != nil {
-			return nil, err
-		}
-		if r.TensorFlow.Distribution != dist || r.TensorFlow.Version != tf {
-			return nil, fmt.Errorf("%s has %s %s, not %s %s", python, r.TensorFlow.Distribution, r.TensorFlow.Version, dist, tf)
 		}
 		lib := filepath.Join(libDir, "tf-"+tf, build.LibraryName(r.GOOS))
 		b, err := BuildOne(o.Root, o.Dir, project, lib, r, auditwheel, logf)
@@ -217,6 +210,22 @@ func BuildOne(root, dir, project, lib string, r *probe.Report, auditwheel string
 	}
 	logf("%s: %s, %.1f MB, Requires-Dist %s", name, tf, float64(b.Size)/1e6, b.Requires)
 	return b, nil
+}
+
+// probeRelease probes the interpreter findPython gives for exactly dist==tf.
+func probeRelease(findPython func(dist, tf string, log func(string, ...any)) (string, error), dist, tf string, logf func(string, ...any)) (*probe.Report, error) {
+	python, err := findPython(dist, tf, logf)
+	if err != nil {
+		return nil, err
+	}
+	r, err := probe.RunTensorFlow(python)
+	if err != nil {
+		return nil, err
+	}
+	if r.TensorFlow.Distribution != dist || r.TensorFlow.Version != tf {
+		return nil, fmt.Errorf("%s has %s %s, not %s %s", python, r.TensorFlow.Distribution, r.TensorFlow.Version, dist, tf)
+	}
+	return r, nil
 }
 
 // FindPython returns an interpreter with exactly dist==tf installed. It reuses

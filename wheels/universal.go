@@ -110,16 +110,9 @@ func BuildUniversal(o UniversalOptions) (*Universal, error) {
 	var builds []built
 	var newest *probe.Report
 	for _, tf := range o.Releases {
-		py, err := findPython(dist, tf, logf)
+		r, err := probeRelease(findPython, dist, tf, logf)
 		if err != nil {
 			return nil, err
-		}
-		r, err := probe.RunTensorFlow(py)
-		if err != nil {
-			return nil, err
-		}
-		if r.TensorFlow.Distribution != dist || r.TensorFlow.Version != tf {
-			return nil, fmt.Errorf("%s has %s %s, not %s %s", py, r.TensorFlow.Distribution, r.TensorFlow.Version, dist, tf)
 		}
 		both := *r
 		both.Jax = o.Jax.Jax

@@ -286,6 +286,44 @@ def case_tiny_roundtrip():
     return setup
 
 
+def mobilenet_v2():
+    """keras.applications.MobileNetV2, nobody's model here: depthwise and
+    pointwise convolutions, batch norm and ReLU6 in 17 inverted residual
+    blocks, at 64x64 with 10 classes and no pretrained weights."""
+    return tf.keras.applications.MobileNetV2(input_shape=(64, 64, 3), weights=None, classes=10)
+
+
+def case_model_train(make, batch, size):
+    def setup(dev):
+        rng = np.random.default_rng(batch)
+        a = rand(rng, (batch, size, size, 3))
+        labels = rng.integers(0, 10, size=(batch,)).astype(np.int64)
+        key = make.__name__
+        if key not in _weights:
+            tf.keras.utils.set_random_seed(1)
+            with tf.device(CPU):
+                _weights[key] = make().get_weights()
+        with tf.device(dev):
+            m = make()
+            m.set_weights(_weights[key])
+            m.compile(optimizer=tf.keras.optimizers.SGD(0.01),
+                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=False),
+                      jit_compile=False)
+            x, y = tf.constant(a), tf.constant(labels)
+            out = {}
+
+        def step():
+            with tf.device(dev):
+                out["loss"] = m.train_on_batch(x, y)
+
+        def check():
+            return np.asarray(out["loss"])
+
+        return step, check
+
+    return setup
+
+
 # The CNN cases run in tf.function, where the plugin's Grappler pass
 # (plugin/tf/graphpass) rewrites Conv2D + BiasAdd [+ activation] and MatMul +
 # BiasAdd on the device into _FusedConv2D and _FusedMatMul. Each runs twice,
@@ -314,6 +352,7 @@ CASES = {
     "cnn_fwd_b128" + NOPASS: ("CNN forward, batch 128, graph pass off", case_cnn_forward(128), 1),
     "cnn_train_b128": ("CNN SGD train step, batch 128", case_cnn_train(128), 1),
     "cnn_train_b128" + NOPASS: ("CNN SGD train step, batch 128, graph pass off", case_cnn_train(128), 1),
+    "mobilenetv2_train_b16": ("MobileNetV2 (keras.applications) SGD train step, 64x64, batch 16", case_model_train(mobilenet_v2, 16, 64), 1),
     "reduce_sum_all": ("ReduceSum 4096x4096 -> scalar", case_reduce(None), 1),
     "reduce_sum_rows": ("ReduceSum 4096x4096 -> 4096 (axis 1)", case_reduce(1), 1),
     "chain_4096": ("tanh(a*b+c) 4096x4096 (3 ops)", case_chain(), 1),

@@ -117,6 +117,9 @@ func Kernels() error {
 	return os.WriteFile(docs.DriversPath, []byte(drivers), 0o644)
 }
 
+// CoverageRegistry refreshes docs/tf_gpu_registry.json from the kernel registry of the pinned minor's full tensorflow wheel (Linux, about 600 MB, installed once into a venv of its own).
+func CoverageRegistry() error { return tasks.CoverageRegistry(logf) }
+
 // Protos regenerates plugin/tfproto, the Go types of TensorFlow's GraphDef and XSpace protos, from the pinned TensorFlow's descriptors.
 func Protos() error { return tasks.Protos(logf) }
 

@@ -27,7 +27,7 @@ const CoverageDistribution = "tensorflow"
 
 // CoverageRegistry refreshes docs/tf_gpu_registry.json from the kernel
 // registry of the pinned minor's full `tensorflow` wheel (about 600 MB, in a
-// venv of its own, installed once).
+// venv of its own, installed once), then regenerates docs/coverage.md.
 func CoverageRegistry(logf Logf) error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("the snapshot is read from TensorFlow's Linux wheel, the one with CUDA kernels; this is %s", runtime.GOOS)
@@ -73,6 +73,10 @@ func CoverageRegistry(logf Logf) error {
 		return err
 	}
 	logf("wrote %s: %d ops with GPU kernels in %s %s (%s), in %s", docs.RegistryPath, len(reg.GPUOps()), raw.Distribution, raw.Version, raw.Platform, time.Since(start).Round(time.Second))
-	return nil
+	md, err := docs.Coverage(".")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(docs.CoveragePath, []byte(md), 0o644)
 }
 

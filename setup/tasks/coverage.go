@@ -80,3 +80,24 @@ func CoverageRegistry(logf Logf) error {
 	return os.WriteFile(docs.CoveragePath, []byte(md), 0o644)
 }
 
+// checkCoverageSnapshot fails when docs/tf_gpu_registry.json was read from
+// another TensorFlow minor than the pin. Like the protos, it is not held
+// against a pin moved for one run.
+func checkCoverageSnapshot(logf Logf) error {
+	if pinMoved() {
+		return nil
+	}
+	pin, err := build.ReadPin(".")
+	if err != nil {
+		return err
+	}
+	reg, err := docs.ReadRegistry(".")
+	if err != nil {
+		return err
+	}
+	if !version.SameMinor(reg.Version, pin) {
+		return fmt.Errorf("%s was read from %s %s, but the pin is %s: run `go tool mage coverageRegistry` and commit it", docs.RegistryPath, reg.Distribution, reg.Version, pin)
+	}
+	logf("== %s: %s %s, the pinned minor", docs.RegistryPath, reg.Distribution, reg.Version)
+	return nil
+}

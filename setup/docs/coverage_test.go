@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -222,5 +224,41 @@ func TestRenderCoverageSynthetic(t *testing.T) {
 	}
 	if n := strings.Count(md, "\n| ") - strings.Count(md, "\n| ---"); n != (1+len(Statuses)+len(Reasons)+1)+(1+len(Reasons))+(1+9) {
 		t.Errorf("%d table rows; want the summary, the reasons and the 9 GPU ops with their headers", n)
+	}
+}
+
+// TestReadmeCoverageCounts holds the README's summary of docs/coverage.md
+// to the counts it renders.
+func TestReadmeCoverageCounts(t *testing.T) {
+	root := filepath.Join("..", "..")
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(b)), " ")
+	m := regexp.MustCompile(`of the (\d+) ops TensorFlow registers GPU kernels for, (\d+) are ours \((\d+) of them [^)]*\), (\d+) run on the device through TensorFlow's DEVICE_DEFAULT kernels, (\d+) are excluded [^)]*\) and (\d+) are missing`).FindStringSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no summary of docs/coverage.md (\"of the N ops TensorFlow registers GPU kernels for, N are ours (N of them ...), N run on the device through TensorFlow's DEVICE_DEFAULT kernels, N are excluded (...) and N are missing\")")
+	}
+	reg, err := ReadRegistry(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Classify(reg, OurOps(), Exclusions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variable := 0
+	for _, o := range c.Ops {
+		if o.Variable {
+			variable++
+		}
+	}
+	want := []int{len(c.Ops), c.Count(Ours, ""), variable, c.Count(Inherited, ""), c.Count(Excluded, ""), c.Count(Missing, "")}
+	for i, w := range want {
+		if got, _ := strconv.Atoi(m[i+1]); got != w {
+			t.Errorf("README.md says %q; the counts of %s are %v (all, ours, variable, inherited, excluded, missing)", m[0], CoveragePath, want)
+			break
+		}
 	}
 }

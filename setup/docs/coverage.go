@@ -3,6 +3,7 @@ package docs
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -106,8 +107,7 @@ func union(rs []Registration) DTypes {
 			}
 		}
 		if u[a] != nil {
-			sort.Strings(u[a])
-			u[a] = slices.Compact(u[a])
+			u[a] = dtypeSet(u[a])
 		}
 	}
 	return u
@@ -127,7 +127,7 @@ func merge(a, b DTypes) DTypes {
 		case cur == nil || ts == nil:
 			m[attr] = nil
 		default:
-			m[attr] = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(cur), ts...))))
+			m[attr] = dtypeSet(cur, ts...)
 		}
 	}
 	return m
@@ -332,11 +332,7 @@ func (d DTypes) String() string {
 	if len(d) == 0 {
 		return "unconstrained"
 	}
-	attrs := make([]string, 0, len(d))
-	for a := range d {
-		attrs = append(attrs, a)
-	}
-	sort.Strings(attrs)
+	attrs := slices.Sorted(maps.Keys(d))
 	parts := make([]string, len(attrs))
 	for i, a := range attrs {
 		ts := "any"

@@ -11,20 +11,6 @@ import (
 	"testing"
 )
 
-// TestCoverageDocIsCurrent fails when docs/coverage.md differs from what the
-// snapshot, the registry and the exclusion table render.
-func TestCoverageDocIsCurrent(t *testing.T) {
-	root := filepath.Join("..", "..")
-	want, err := Coverage(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join(root, CoveragePath))
-	if err != nil || string(got) != want {
-		t.Fatalf("%s is stale or missing (%v): run `go tool mage kernels` and commit it", CoveragePath, err)
-	}
-}
-
 // TestEveryGPUOpIsAccounted holds the committed snapshot, our registry and
 // the exclusion table together: every op with a GPU kernel has exactly one
 // status, an excluded one a reason from the fixed list, and every entry of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,11 +32,7 @@ type Registration map[string][]string
 
 // key is a stable spelling of r, for sorting and deduplicating.
 func (r Registration) key() string {
-	attrs := make([]string, 0, len(r))
-	for a := range r {
-		attrs = append(attrs, a)
-	}
-	sort.Strings(attrs)
+	attrs := slices.Sorted(maps.Keys(r))
 	parts := make([]string, len(attrs))
 	for i, a := range attrs {
 		parts[i] = a + "=" + strings.Join(r[a], ",")
@@ -109,9 +106,7 @@ func NewRegistry(src RegistrySource, kernels []RawKernel, facts map[string]OpFac
 		}
 		r := Registration{}
 		for a, ts := range k.Constraints {
-			ts = slices.Clone(ts)
-			sort.Strings(ts)
-			r[a] = slices.Compact(ts)
+			r[a] = dtypeSet(ts)
 		}
 		id := k.Op + "\x00" + k.Device + "\x00" + r.key()
 		if seen[id] {
@@ -148,7 +143,7 @@ func compact(rs []Registration) []Registration {
 					j++
 					continue
 				}
-				rs[i][a] = slices.Compact(slices.Sorted(slices.Values(append(rs[i][a], rs[j][a]...))))
+				rs[i][a] = dtypeSet(rs[i][a], rs[j][a]...)
 				rs = slices.Delete(rs, j, j+1)
 				merged = true
 			}
@@ -156,6 +151,11 @@ func compact(rs []Registration) []Registration {
 	}
 	sort.Slice(rs, func(i, j int) bool { return rs[i].key() < rs[j].key() })
 	return rs
+}
+
+// dtypeSet is ts and more, sorted, each once.
+func dtypeSet(ts []string, more ...string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(ts), more...))))
 }
 
 // differInOne reports the one attribute whose dtypes differ between r and
@@ -202,11 +202,7 @@ func (reg *Registry) Encode() ([]byte, error) {
 	}
 	b.Write(head[:len(head)-1]) // without the closing brace: "ops" follows
 	b.WriteString(`,"ops":{`)
-	ops := make([]string, 0, len(reg.Ops))
-	for op := range reg.Ops {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
+	ops := slices.Sorted(maps.Keys(reg.Ops))
 	for i, op := range ops {
 		name, _ := json.Marshal(op)
 		line, err := json.Marshal(reg.Ops[op])

@@ -132,8 +132,11 @@ func NewRegistry(src RegistrySource, kernels []RawKernel, facts map[string]OpFac
 // compact merges registrations that differ in the dtypes of one attribute
 // only (TensorFlow registers a kernel per dtype: {T: [float32]} and {T:
 // [float16]} become {T: [float16, float32]}), until none do, and sorts
-// them. The registrations take exactly the combinations they took before.
+// them. The registrations take exactly the combinations they took before;
+// sorting first makes the result independent of the order TensorFlow
+// listed its kernels in.
 func compact(rs []Registration) []Registration {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].key() < rs[j].key() })
 	for merged := true; merged; {
 		merged = false
 		for i := 0; i < len(rs); i++ {

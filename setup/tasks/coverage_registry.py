@@ -27,6 +27,11 @@ def main():
         for c in k.constraint:
             if c.allowed_values.WhichOneof("value") != "list":
                 sys.exit("%s on %s: constraint %s is not a list of types" % (k.op, k.device_type, c.name))
+            if not c.allowed_values.list.type:
+                # A constraint on an attribute's value (GatherNd's
+                # bad_indices_policy, ApproxTopK's is_max_k) picks the
+                # nodes a kernel serves, not its dtypes.
+                continue
             cons[c.name] = [tf.dtypes.as_dtype(t).name for t in c.allowed_values.list.type]
         out.append({"op": k.op, "device": k.device_type, "constraints": cons, "label": k.label})
         od = op_def_registry.get(k.op)

@@ -99,9 +99,13 @@ func Demo() error { return tasks.Demo(logf) }
 // Sdist writes dist/metalplug-<version>.tar.gz with the Go modules vendored.
 func Sdist() error { return tasks.Sdist(logf) }
 
-// Kernels regenerates docs/kernels.md (the kernel registry), docs/drivers.md (IR ops by driver) and docs/jax.md (StableHLO ops).
+// Kernels regenerates docs/kernels.md (the kernel registry), docs/coverage.md (TensorFlow's GPU ops against it), docs/drivers.md (IR ops by driver) and docs/jax.md (StableHLO ops).
 func Kernels() error {
 	drivers, err := docs.Drivers(".")
+	if err != nil {
+		return err
+	}
+	coverage, err := docs.Coverage(".")
 	if err != nil {
 		return err
 	}
@@ -111,11 +115,17 @@ func Kernels() error {
 	if err := os.WriteFile(docs.KernelsPath, []byte(docs.Kernels(".")), 0o644); err != nil {
 		return err
 	}
+	if err := os.WriteFile(docs.CoveragePath, []byte(coverage), 0o644); err != nil {
+		return err
+	}
 	if err := os.WriteFile(docs.JaxPath, []byte(docs.Jax()), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(docs.DriversPath, []byte(drivers), 0o644)
 }
+
+// CoverageRegistry refreshes docs/tf_gpu_registry.json from the kernel registry of the pinned minor's full tensorflow wheel (Linux, about 600 MB, installed once into a venv of its own) and regenerates docs/coverage.md.
+func CoverageRegistry() error { return tasks.CoverageRegistry(logf) }
 
 // Protos regenerates plugin/tfproto, the Go types of TensorFlow's GraphDef and XSpace protos, from the pinned TensorFlow's descriptors.
 func Protos() error { return tasks.Protos(logf) }

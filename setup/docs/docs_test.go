@@ -6,33 +6,27 @@ import (
 	"testing"
 )
 
-// TestKernelsDocIsCurrent fails when docs/kernels.md differs from what the
-// registry renders: run `go tool mage kernels` and commit the result.
-func TestKernelsDocIsCurrent(t *testing.T) {
-	got, err := os.ReadFile(filepath.Join("..", "..", KernelsPath))
-	if err != nil {
-		t.Fatalf("%v: run `go tool mage kernels`", err)
-	}
-	if string(got) != Kernels(filepath.Join("..", "..")) {
-		t.Fatalf("%s is stale: run `go tool mage kernels` and commit it", KernelsPath)
-	}
-}
-
-func TestDriversDocIsCurrent(t *testing.T) {
+// TestDocsAreCurrent fails when a generated table under docs/ differs from
+// what the code renders: run `go tool mage kernels` and commit the result.
+func TestDocsAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
-	want, err := Drivers(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join(root, DriversPath))
-	if err != nil || string(got) != want {
-		t.Fatalf("%s is stale or missing (%v): run `go tool mage kernels` and commit it", DriversPath, err)
-	}
-}
-
-func TestJaxDocIsCurrent(t *testing.T) {
-	got, err := os.ReadFile(filepath.Join("..", "..", JaxPath))
-	if err != nil || string(got) != Jax() {
-		t.Fatalf("%s is stale or missing (%v): run `go tool mage kernels` and commit it", JaxPath, err)
+	for _, d := range []struct {
+		path   string
+		render func() (string, error)
+	}{
+		{KernelsPath, func() (string, error) { return Kernels(root), nil }},
+		{CoveragePath, func() (string, error) { return Coverage(root) }},
+		{DriversPath, func() (string, error) { return Drivers(root) }},
+		{JaxPath, func() (string, error) { return Jax(), nil }},
+	} {
+		want, err := d.render()
+		if err != nil {
+			t.Errorf("%s: %v", d.path, err)
+			continue
+		}
+		got, err := os.ReadFile(filepath.Join(root, d.path))
+		if err != nil || string(got) != want {
+			t.Errorf("%s is stale or missing (%v): run `go tool mage kernels` and commit it", d.path, err)
+		}
 	}
 }

@@ -101,6 +101,9 @@ func Test(logf Logf) error {
 	if err := checkProtos(r, logf); err != nil {
 		return err
 	}
+	if err := checkCoverageSnapshot(logf); err != nil {
+		return err
+	}
 	logf("== go vet")
 	if err := run(env, "go", "vet", "./..."); err != nil {
 		return err

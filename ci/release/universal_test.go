@@ -55,7 +55,9 @@ var userVenvs = []userVenv{
 // the framework works: the device computes as the CPU does with
 // tensorflow-cpu 2.19.1, the full tensorflow 2.21.0 wheel and jax 0.12;
 // with tf-nightly the install succeeds and the import says, in one line,
-// that this TensorFlow needs the sdist, and TensorFlow runs on its CPU. The
+// that this TensorFlow needs the sdist, and TensorFlow runs on its CPU; the
+// command that line names then builds the sdist from the same index against
+// that nightly, and the device works. The
 // venvs are kept between runs, and metalplug is uninstalled from each after.
 func TestUniversalWheelFromAnIndex(t *testing.T) {
 	whl := universal(t)
@@ -132,6 +134,20 @@ func TestUniversalWheelFromAnIndex(t *testing.T) {
 					t.Errorf("devices %v and the line %q: want no device, and one line naming the sdist:\n%s", r.Devices, line, stderr)
 				}
 				t.Logf("%s", line)
+				// The fix the line names, from the same index: the sdist,
+				// compiled at install against this TensorFlow.
+				fix := strings.Fields(line[strings.Index(line, "pip install"):])
+				out := pipRun(t, py, append(fix[1:], "--extra-index-url", base+"simple/")...)
+				if !strings.Contains(out, "Successfully installed "+wheels.Name+"-"+project) {
+					t.Fatalf("%s did not install metalplug:\n%s", strings.Join(fix, " "), out)
+				}
+				if added, removed := diff(before, freeze(t, py)); len(removed) > 0 || len(added) != 1 {
+					t.Errorf("after the sdist, pip freeze changed by %v added and %v removed", added, removed)
+				}
+				stderr = runScript(t, py, script("devices.py"), env, &r)
+				if len(r.Devices) != 1 || r.MatmulError == nil || *r.MatmulError > 1e-5 {
+					t.Errorf("after installing the sdist: devices %v, MatMul error %v\n%s", r.Devices, r.MatmulError, stderr)
+				}
 			case "jax":
 				var r struct {
 					Cases    int      `json:"cases"`

@@ -129,8 +129,9 @@ static int list_builds(const char* dir, char names[][64]) {
   return n;
 }
 
+// decline says why, in one line that names the fix last.
 static void decline(const char* why) {
-  fprintf(stderr, "metalplug: %s: offering no device\n", why);
+  fprintf(stderr, "metalplug: %s\n", why);
   build = NULL;
 }
 
@@ -138,7 +139,7 @@ static void choose(void) {
   if (getenv("METALPLUG_LOADER_DEBUG")) fprintf(stderr, "metalplug: loader: choosing a build\n");
   char dir[PATH_MAX];
   if (!builds_dir(dir)) {
-    decline("the loader finds no metalplug/builds directory beside tensorflow-plugins (reinstall metalplug)");
+    decline("the loader finds no metalplug/builds directory beside tensorflow-plugins: offering no device; reinstall metalplug");
     return;
   }
   char names[MAX_BUILDS][64];
@@ -163,8 +164,8 @@ static void choose(void) {
   if (!pick && skip && strcmp(skip, "1") == 0) pick = newest;  // experiments: the newest build, which says it is mismatched
   if (!pick) {
     snprintf(why, sizeof why,
-             "TensorFlow %s is running, and this metalplug carries builds for TensorFlow %s only (in %s). For this "
-             "TensorFlow, build metalplug from its sdist: pip install --force-reinstall --no-deps --no-binary metalplug metalplug",
+             "TensorFlow %s is running, and this metalplug carries builds for TensorFlow %s only (in %s): offering no "
+             "device. For this TensorFlow, build metalplug from its sdist: pip install --force-reinstall --no-deps --no-binary metalplug metalplug",
              running[0] ? running : "(unknown)", supported[0] ? supported : "(none)", dir);
     decline(why);
     return;
@@ -181,15 +182,15 @@ static void choose(void) {
     if (!h) continue;
     dlclose(h);
     snprintf(why, sizeof why,
-             "jax already loaded %s, and TensorFlow %s needs %s; two would start two Go runtimes in one process "
-             "(import tensorflow before jax, or set METALPLUG_LIBRARY for jax to %s)",
+             "jax already loaded %s, and TensorFlow %s needs %s, which would start a second Go runtime in the process: "
+             "offering no device (import tensorflow before jax, or set METALPLUG_LIBRARY for jax to %s)",
              other, running, path, path);
     decline(why);
     return;
   }
   build = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!build) {
-    snprintf(why, sizeof why, "cannot load %s: %s", path, dlerror());
+    snprintf(why, sizeof why, "cannot load %s (%s): offering no device; reinstall metalplug", path, dlerror());
     decline(why);
     return;
   }

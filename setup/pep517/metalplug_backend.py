@@ -30,7 +30,9 @@ def _go():
 
 def _run(kind, directory):
     env = dict(os.environ)
-    env.setdefault("PYTHON", sys.executable)
+    # The interpreter pip installs into runs these hooks: build against its
+    # TensorFlow, whatever PYTHON the user's environment holds for other tools.
+    env["PYTHON"] = sys.executable
     env["GOTOOLCHAIN"] = "local"
     env["GOFLAGS"] = (env.get("GOFLAGS", "") + (" -mod=vendor" if os.path.isdir("vendor") else "")).strip()
     cmd = [_go(), "run", "./setup/cmd/pep517", kind, directory]

@@ -21,10 +21,9 @@ import (
 // The axes of the matrix, in one place: the TensorFlow versions and the
 // Python interpreters. A cell is one TensorFlow version with one Python.
 
-// Releases are the fixed TensorFlow releases every run covers: the last 2.19
-// and the two releases that declare the resource-variable C API
-// (kernels_experimental.h) without exporting it.
-var Releases = []string{"2.19.1", "2.20.0", "2.21.0"}
+// Releases are the fixed TensorFlow releases every run covers: the
+// supported ones (build.Releases).
+var Releases = build.Releases
 
 // The channels whose newest version the matrix resolves at run time from the
 // package index.

@@ -52,6 +52,13 @@ type Options struct {
 	Log func(format string, args ...any)
 }
 
+// Releases are the TensorFlow releases the tree supports: the universal
+// wheel carries a build for each, the matrix tests each, and an install from
+// the sdist builds for any TensorFlow from the oldest on. They are the last
+// 2.19 and the two releases that declare the resource-variable C API
+// (kernels_experimental.h) without exporting it.
+var Releases = []string{"2.19.1", "2.20.0", "2.21.0"}
+
 // DarwinDeploymentTarget is the oldest macOS the library runs on. The Metal
 // driver's floor is macOS 12.0, set by MPSGraphExecutable (compile and encode)
 // and maximumWithNaNPropagation; Go 1.26 itself needs macOS 12 too. Newer

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/metalplug/metalplug/matrix"
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
@@ -77,7 +76,7 @@ func run(args []string) error {
 }
 
 // sdistPin is the pin an install from the sdist builds with: the minor of
-// the installed TensorFlow, from the oldest release the matrix supports on
+// the installed TensorFlow, from the oldest supported release on
 // (an install from the sdist is compiled against exactly what is installed;
 // a TensorFlow newer than the tree's pin, such as a nightly, is what the
 // universal wheel's loader sends its users here for). A TensorFlow older
@@ -86,7 +85,7 @@ func sdistPin(r *probe.Report, pin string, logf func(string, ...any)) string {
 	if !r.HasTensorFlow() || version.MatchesPin(r.TensorFlow.Version, pin) {
 		return pin
 	}
-	oldest := matrix.Releases[0]
+	oldest := build.Releases[0]
 	if version.Less(r.TensorFlow.Version, oldest) {
 		return pin
 	}

@@ -198,3 +198,28 @@ func TestWindowRowsMatchElementwise(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmSumsInShortRuns: the micro-kernel adds its products to c in runs
+// of at most gemmRun, so that a dot product's running sums stay as short as
+// the ones TensorFlow's CPU makes (see gemmRun). The data make a run's
+// length visible: one product of 2^24 first, then ones, each of which a
+// running float32 sum that already holds 2^24 rounds away. A single run
+// over the whole packed depth (gemmKC) would keep none of them; runs of 128
+// keep every one after the first run.
+func TestSgemmSumsInShortRuns(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		const K = gemmKC
+		a := make([]float32, K)
+		b := make([]float32, K)
+		for k := range K {
+			a[k], b[k] = 1, 1
+		}
+		b[0] = 1 << 24
+		c := make([]float32, 1)
+		matmulF32(c, a, b, 1, 1, K, 1)
+		// Runs of 128: the first loses its 127 ones, the second keeps its 128.
+		if want := float32(1<<24 + K - 128); c[0] != want {
+			t.Fatalf("2^24 + %d ones summed to %v, want %v (runs of at most 128 products)", K-1, c[0], want)
+		}
+	})
+}

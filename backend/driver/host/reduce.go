@@ -259,8 +259,10 @@ func reduceBox[T any](z []T, outBase int, x []T, inBase int, sh, ost, ist []int,
 }
 
 // cascadeLeaf is how many rows reduceRows folds one after another before
-// starting a new partial row.
-const cascadeLeaf = 16
+// starting a new partial row. Four keeps a sum over a batch of 16 (an outer
+// dim of a few rows) as accurate as TensorFlow's CPU; the extra partial
+// rows cost about 2% on a column sum of 4096 rows.
+const cascadeLeaf = 4
 
 // reduceRows is reduceBox when the innermost dim is kept: each output row
 // folds in one contiguous input row per index of the reduced outer dims. A

@@ -99,3 +99,34 @@ func TestReduceKeepingInnerDimIsAccurate(t *testing.T) {
 		}
 	}
 }
+
+// TestReduceOverFewRowsIsPairwise: a sum over an outer dim of only a few
+// rows (a batch of 16, say) is pairwise too, from leaves of cascadeLeaf
+// rows: TensorFlow's CPU is that accurate there, and a running sum of 16
+// rows is not. The data make the order visible: 2^24 in the first row, then
+// ones, which a running float32 sum already holding 2^24 rounds away.
+func TestReduceOverFewRowsIsPairwise(t *testing.T) {
+	d := New(Options{})
+	const rows, n = 16, 5
+	x := make([]float32, rows*n)
+	for i := range x {
+		x[i] = 1
+	}
+	for j := range n {
+		x[j] = 1 << 24
+	}
+	b := ir.NewBuilder()
+	p, err := b.Build(b.Reduce(b.Parameter(ir.TensorType{DType: ir.F32, Shape: ir.Shape{rows, n}}), ir.ReduceSum, []int{0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, n)
+	runOne(t, d, p, ptrs(&x[0]), unsafe.Pointer(&got[0]))
+	// Leaves of 4 rows: 2^24 (its three ones lost), 4, 4, 4; merged
+	// pairwise, 2^24 + 12. A running sum gives 2^24.
+	for j, g := range got {
+		if g != 1<<24+12 {
+			t.Fatalf("column %d: 2^24 and 15 ones summed to %v, want %v", j, g, float32(1<<24+12))
+		}
+	}
+}

@@ -38,12 +38,17 @@ class V:
     op leaves implementation-defined; deterministic=False is for stateful
     random ops, whose two runs may differ; prop=(name, fn) replaces the CPU
     comparison by a property fn(run1, run2, inputs) -> (ok, detail); ref=(name,
-    fn) computes the reference another way on the CPU, fn(kwargs) -> outputs.
+    fn) computes the reference another way on the CPU, fn(kwargs) -> outputs;
+    wide=True computes the CPU's reference in float64 (else float32) for
+    floating inputs, for variants at model sizes, where the CPU's own float32
+    and narrower kernels, rounding as they accumulate thousands of terms, are
+    further from the exact answer than the tolerance.
     """
 
-    def __init__(self, name, tol=1.0, acc=None, out_check=None, deterministic=True, prop=None, ref=None, **kw):
+    def __init__(self, name, tol=1.0, acc=None, out_check=None, deterministic=True, prop=None, ref=None, wide=False, **kw):
         self.name = name
         self.ref = ref
+        self.wide = wide
         self.tol = tol
         self.acc = tol >= 4 if acc is None else acc
         self.out_check = out_check or {}
@@ -176,7 +181,9 @@ def variants_for(ctx):
     vs = fn(ctx)
     if not vs:
         raise NoRecipe("the recipe has no variant for %s" % ctx.case.label)
-    return [v.resolve(ctx) for v in vs]
+    import sizes  # here, not at the top: sizes imports this module
+
+    return [v.resolve(ctx) for v in vs + sizes.variants(ctx)]
 
 
 def generic(c):

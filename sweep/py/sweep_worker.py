@@ -66,6 +66,8 @@ REL_FLOOR = 1e-6
 # wrap as the device's do) or compared as is (floats, at the narrow dtype's
 # tolerance).
 WIDER_FLOATS = {"float16": "float32", "bfloat16": "float32"}
+# For wide variants (model sizes): the floats in float64 first.
+WIDEST_FLOATS = {"float16": "float64", "bfloat16": "float64", "float32": "float64"}
 WIDER = dict(WIDER_FLOATS, int8="int64", int16="int64", uint8="int64", uint16="int64", uint32="int64", int32="int64")
 
 
@@ -449,7 +451,14 @@ class Runner:
         # The reference first, from CPU tensors, so nothing the device does can
         # reach it.
         want, check = None, v.check_name()
-        if v.prop is None and v.ref is not None:
+        if v.prop is None and v.ref is not None and v.wide:
+            try:
+                with tf.device(CPU):
+                    want = [np.asarray(x) for x in v.ref[1](widen(od, kwargs, types, WIDEST_FLOATS))]
+                check += " in float64"
+            except Exception:
+                want = None  # no float64 kernel for the reference's ops: as a narrow variant's
+        if want is None and v.prop is None and v.ref is not None:
             try:
                 with tf.device(CPU):
                     want = [np.asarray(x) for x in v.ref[1](kwargs)]
@@ -576,25 +585,33 @@ class Runner:
 
     def reference(self, case, od, kwargs, types, v):
         """The CPU's answer for the same inputs, or, where the CPU has no
-        kernel for the dtypes, its answer in a wider dtype."""
-        try:
-            with tf.device(CPU):
-                return to_numpy(flatten(call(case.op, od, kwargs))), "vs CPU"
-        except Exception as e:
-            if not no_cpu_kernel(e):
-                raise Failure("recipe-error", "the CPU rejects the recipe's inputs: " + first_line(e))
-            first = e
+        kernel for the dtypes, its answer in a wider dtype. A wide variant
+        (model sizes) takes the widest the CPU has first."""
+        widenings = (WIDER_FLOATS, WIDER)
+        first = None
+        if v.wide and any(t in WIDEST_FLOATS for t in types.values()):
+            widenings = (WIDEST_FLOATS, WIDER_FLOATS, WIDER)
+        else:
+            try:
+                with tf.device(CPU):
+                    return to_numpy(flatten(call(case.op, od, kwargs))), "vs CPU"
+            except Exception as e:
+                if not no_cpu_kernel(e):
+                    raise Failure("recipe-error", "the CPU rejects the recipe's inputs: " + first_line(e))
+                first = e
         res = None
-        for wider in (WIDER_FLOATS, WIDER):
+        for wider in widenings:
             try:
                 with tf.device(CPU):
                     res = to_numpy(flatten(call(case.op, od, widen(od, kwargs, types, wider))))
                 break
             except Exception as e:
+                if wider is WIDEST_FLOATS:
+                    continue  # no float64 kernel for this op (FusedBatchNormV3, MaxPool3D): the next
                 if not no_cpu_kernel(e):
                     raise Failure("recipe-error", "the CPU rejects the widened inputs: " + first_line(e))
         if res is None:
-            raise Failure("no-reference", "the CPU has no kernel for this dtype or a wider one (%s)" % first_line(first))
+            raise Failure("no-reference", "the CPU has no kernel for this dtype or a wider one (%s)" % (first_line(first) if first else "-"))
         # Cast integer answers back so that wrap-around matches the narrow
         # dtype; float answers stay wide and are held to the narrow tolerance.
         out_types = []
@@ -607,7 +624,7 @@ class Runner:
                 r = r.astype(tf.dtypes.as_dtype(t).as_numpy_dtype)
             fixed.append(r)
         names = sorted({wider[t] for t in types.values() if t in wider})
-        return fixed, "vs CPU in " + "/".join(names)
+        return fixed, ("vs CPU in " + "/".join(names)) if names else "vs CPU"
 
 
 def main():

@@ -149,7 +149,7 @@ func TestInt64Division(t *testing.T) {
 // adds, and the model adds in order, which over a long axis lets float32
 // rounding error grow with the axis (the sweep's L2Loss over 2 million
 // elements was 0.17% off). The lowering bounds every reduction's length
-// (blocked). The data make the order visible: 2^24 first, then 11999 ones,
+// (blockedSum). The data make the order visible: 2^24 first, then 11999 ones,
 // each of which a running sum already holding 2^24 rounds away.
 func TestLongSumsAreBlocked(t *testing.T) {
 	d := open(t, Options{NoCPUFallback: true})

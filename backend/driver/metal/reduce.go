@@ -49,21 +49,25 @@ func lowerReduce(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	}
 	var r tensor
 	switch {
-	case d.IsFloat():
-		r = l.blocked(x, axes, in.Reduce == ir.ReduceSum)
+	case d.IsFloat() && in.Reduce == ir.ReduceSum:
+		r = l.blockedSum(x, axes)
 	case in.Reduce == ir.ReduceSum:
 		r = l.reduceSum(x, axes)
 	default:
+		// A product rounds once per factor whatever the order, and
+		// blocks of factors near 1 round worse (measured: 2M factors in
+		// [0.999, 1.001], 6e-5 in order, 1.3e-3 in blocks of 16, 64, 64
+		// and 33), so products are not blocked.
 		r = l.reduceProd(x, axes)
 	}
 	return l.toShape(back(r), in.Type), nil
 }
 
-// blockSplit is the longest axis a float sum or product folds in one
-// reduction; a longer one is split in two, each about its square root.
+// blockSplit is the longest axis a float sum folds in one reduction; a
+// longer one is split in two, each about its square root.
 const blockSplit = 1024
 
-// blocked is a float sum (or product) of x over axes that bounds how many
+// blockedSum is a float sum of x over axes that bounds how many
 // terms any one reduction folds. MPSGraph does not say in what order a
 // reduction adds its inputs, and one that adds them one after another lets
 // float32 rounding error grow with their number: over the 2 million
@@ -74,18 +78,14 @@ const blockSplit = 1024
 // with the identity) that are reduced first, then their partials: each
 // reduction then folds at most about blockSplit terms. Every reduction keeps
 // its axes with size 1, so the axis numbers stay valid throughout.
-func (l *lowering) blocked(x tensor, axes []int, sum bool) tensor {
-	reduce, identity := l.reduceSum, 0.0
-	if !sum {
-		reduce, identity = l.reduceProd, 1.0
-	}
+func (l *lowering) blockedSum(x tensor, axes []int) tensor {
 	sorted := append([]int(nil), axes...)
 	slices.Sort(sorted)
 	for i := len(sorted) - 1; i >= 0; i-- {
 		a := sorted[i]
 		n := x.Shape[a]
 		if n <= blockSplit {
-			x = reduce(x, []int{a})
+			x = l.reduceSum(x, []int{a})
 			continue
 		}
 		c := int(math.Ceil(math.Sqrt(float64(n))))
@@ -93,10 +93,10 @@ func (l *lowering) blocked(x tensor, axes []int, sum bool) tensor {
 		if pad := m*c - n; pad > 0 {
 			low, high := make([]int, x.Rank()), make([]int, x.Rank())
 			high[a] = pad
-			x = l.padConst(x, low, high, identity)
+			x = l.padConst(x, low, high, 0)
 		}
 		split := append(append(append([]int(nil), x.Shape[:a]...), m, c), x.Shape[a+1:]...)
-		x = reduce(reduce(l.reshape(x, split), []int{a + 1}), []int{a})
+		x = l.reduceSum(l.reduceSum(l.reshape(x, split), []int{a + 1}), []int{a})
 		x = l.reshape(x, append(append(append([]int(nil), x.Shape[:a]...), 1), x.Shape[a+2:]...))
 	}
 	return x

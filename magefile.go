@@ -87,7 +87,7 @@ func Test() error {
 	if err := tasks.Test(logf); err != nil {
 		return err
 	}
-	return release.Check(".", logf)
+	return release.Check(".", false, logf)
 }
 
 // Jaxfixtures regenerates the committed jax artifacts (plugin/pjrt/mlir/testdata, plugin/pjrt/stablehlo/testdata) with the pinned jax.
@@ -231,5 +231,5 @@ func Release(ctx context.Context, tag string, publish bool) error {
 	return release.Run(ctx, release.FromEnv(".", tag, publish))
 }
 
-// Disttest builds the sdist, the per-release wheels and the universal wheel, and runs the heavy distribution tests (the universal wheel from a package index into users' venvs, the wheels, the release to pypiserver).
-func Disttest() error { return release.Check(".", logf) }
+// Disttest builds the sdist, the per-release wheels and the universal wheel, and runs all the distribution tests: test's, and the universal wheel from a package index into users' venvs (weekly and before a release).
+func Disttest() error { return release.Check(".", true, logf) }

@@ -10,11 +10,18 @@ import (
 	"github.com/metalplug/metalplug/wheels"
 )
 
-// HeavyTests are the distribution tests that need built artifacts, real
-// TensorFlow venvs, auditwheel, pypiserver and pip; Check runs only these.
-const HeavyTests = "TestWheelhouse|TestAudit|TestBuildIsReproducible|TestSdist|TestReleaseToPypiserver|TestUniversalWheelFromAnIndex"
+// PushTests are the distribution tests that need built artifacts, real
+// TensorFlow venvs, auditwheel, pypiserver and pip, and run on every push.
+const PushTests = "TestWheelhouse|TestAudit|TestBuildIsReproducible|TestSdist|TestReleaseToPypiserver"
 
-// Check runs the heavy distribution tests: it builds the sdist, a
+// WeeklyTests are the rest, which run weekly and before a release: the
+// universal wheel from an index into users' venvs, two of which hold
+// gigabyte-sized TensorFlow wheels and one the newest tf-nightly, which can
+// break on any day without a change here.
+const WeeklyTests = "TestUniversalWheelFromAnIndex"
+
+// Check runs the heavy distribution tests (PushTests, and WeeklyTests too
+// when weekly is set): it builds the sdist, a
 // wheelhouse (one wheel per matrix release) and the universal wheel under
 // root/build, and runs the tests of ./wheels and ./ci/release with the
 // environment that turns them on:
@@ -24,7 +31,7 @@ const HeavyTests = "TestWheelhouse|TestAudit|TestBuildIsReproducible|TestSdist|T
 //	METALPLUG_TEST_UNIVERSAL   the universal wheel
 //	METALPLUG_TEST_PYTHON      an interpreter with the newest matrix release, for the reproducibility build
 //	METALPLUG_REQUIRE_INTEGRATION=1, so that a missing one fails instead of skipping
-func Check(root string, logf func(string, ...any)) error {
+func Check(root string, weekly bool, logf func(string, ...any)) error {
 	dist := filepath.Join(root, "build", "release-check")
 	sdist, err := wheels.Sdist(root, dist, "")
 	if err != nil {
@@ -46,7 +53,11 @@ func Check(root string, logf func(string, ...any)) error {
 	absHouse, _ := filepath.Abs(house)
 	absSdist, _ := filepath.Abs(filepath.Join(dist, sdist))
 	// -p=1: one package at a time, so a TensorFlow install and a compile never overlap.
-	cmd := exec.Command("go", "test", "-p=1", "-count=1", "-v", "-timeout=60m", "-run="+HeavyTests, "./wheels/", "./ci/release/")
+	tests := PushTests
+	if weekly {
+		tests += "|" + WeeklyTests
+	}
+	cmd := exec.Command("go", "test", "-p=1", "-count=1", "-v", "-timeout=60m", "-run="+tests, "./wheels/", "./ci/release/")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(),
 		"METALPLUG_REQUIRE_INTEGRATION=1",

@@ -1569,6 +1569,24 @@ def zero_guarded(guard, **kw):
     return recipe
 
 
+def erfc(c):
+    """unary(specials) and the tail, where erfc is small and 1 - erf(x)
+    would keep none of its digits."""
+    vs = unary(specials=True)(c)
+    vs.append(V("tail 0.5..9", acc=False, x=c.x(4, 6, lo=0.5, hi=9)))
+    return vs
+
+
+def atan2(c):
+    """binary() and every pairing of signed zeros, infinities, NaN and
+    finite values of both signs, where the quadrant is decided."""
+    vs = binary(ylo=-3, yhi=3)(c)
+    vals = [0.0, -0.0, 1.0, -1.0, 0.3, -2.5, np.inf, -np.inf, np.nan]
+    ys, xs = np.meshgrid(vals, vals, indexing="ij")
+    vs.append(V("specials, every pairing", acc=False, y=c.of(ys.ravel()), x=c.of(xs.ravel())))
+    return vs
+
+
 def round_op(c):
     vs = unary(specials=True)(c)
     if c.is_int:
@@ -1583,8 +1601,9 @@ def round_op(c):
 # Unary math, with the domain that keeps each defined.
 _add(round_op, "Round")
 _add(unary(specials=True), "Neg", "Abs", "Sign", "Floor", "Ceil", "Rint", "IsNan", "IsInf", "IsFinite",
-     "Relu", "Relu6", "Elu", "Selu", "Softsign", "Sigmoid", "Tanh", "Erf", "Erfc", "Atan", "Asinh", "OnesLike",
+     "Relu", "Relu6", "Elu", "Selu", "Softsign", "Sigmoid", "Tanh", "Erf", "Atan", "Asinh", "OnesLike",
      "Invert", "PopulationCount")
+_add(erfc, "Erfc")
 _add(unary(specials=True, tol=2), "Square")
 _add(unary(lo=-5, hi=5, tol=2), "Exp", "Expm1", "Sinh", "Cosh", "Softplus")
 _add(unary(lo=-4, hi=4, tol=2), "Sin", "Cos")
@@ -1592,8 +1611,9 @@ _add(unary(lo=-1.2, hi=1.2, tol=4), "Tan")
 _add(unary(lo=0.05, hi=5, tol=2), "Log", "Sqrt", "Rsqrt", "Lgamma", "Digamma")
 _add(unary(lo=-0.9, hi=5, tol=2), "Log1p")
 _add(unary(nonzero=True, tol=2), "Reciprocal", "Inv")
-_add(unary(lo=-0.95, hi=0.95, tol=4), "Asin", "Acos", "Atanh", "Erfinv")
-_add(unary(lo=1.05, hi=6, tol=4), "Acosh")
+_add(unary(lo=-0.95, hi=0.95, tol=4, specials=True), "Asin", "Acos", "Atanh")
+_add(unary(lo=-0.95, hi=0.95, tol=4), "Erfinv")
+_add(unary(lo=1.05, hi=6, tol=4, specials=True), "Acosh")
 _add(unary(lo=0.02, hi=0.98, tol=4), "Ndtri")
 _add(complex_unary, "ComplexAbs", "Real", "Imag", "Conj", "Angle")
 _add(complex_op, "Complex")
@@ -1601,12 +1621,12 @@ _add(complex_op, "Complex")
 # Binary math.
 _add(binary(), "Add", "AddV2", "Sub", "Mul", "Maximum", "Minimum", "SquaredDifference")
 _add(zero_guarded("y"), "MulNoNan")
-_add(binary(ylo=-3, yhi=3), "Atan2")
+_add(atan2, "Atan2")
 _add(binary(nonzero_y=True, tol=2), "RealDiv", "DivNoNan")
 _add(int_div, "Div", "FloorDiv", "FloorMod", "TruncateDiv", "TruncateMod", "Mod")
 _add(pow_op, "Pow")
 _add(zero_guarded("x", ylo=0.05, yhi=5, tol=2), "Xlogy", "Xdivy")
-_add(binary(ylo=-0.9, yhi=5, tol=2), "Xlog1py")
+_add(zero_guarded("x", ylo=-0.9, yhi=5, tol=2), "Xlog1py")
 _add(approximate_equal, "ApproximateEqual")
 _add(compare_op, "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual")
 _add(logical, "LogicalAnd", "LogicalOr")

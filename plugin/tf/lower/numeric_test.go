@@ -154,7 +154,13 @@ func expectRel(t *testing.T, what string, got eval.Tensor, want []float64, tol f
 		t.Fatalf("%s: %d values %v, want %d %v", what, len(g), g, len(want), want)
 	}
 	for i := range g {
-		if math.IsInf(want[i], 0) || math.IsNaN(want[i]) || want[i] == 0 {
+		if math.IsNaN(want[i]) {
+			if !math.IsNaN(g[i]) {
+				t.Errorf("%s: element %d is %v, want NaN", what, i, g[i])
+			}
+			continue
+		}
+		if math.IsInf(want[i], 0) || want[i] == 0 {
 			if !near(g[i], want[i], 0) || math.Signbit(g[i]) != math.Signbit(want[i]) {
 				t.Errorf("%s: element %d is %v, want %v", what, i, g[i], want[i])
 			}
@@ -195,6 +201,55 @@ func TestHyperbolicAndTan(t *testing.T) {
 		expectRel(t, "Cosh "+d.String(), run(t, "Cosh", A(), val(d, ir.Shape{len(hs)}, hs...))[0], want, 0)
 	}
 	expectClose(t, "Inv", run(t, "Inv", A(), fv(ir.Shape{3}, 4, -0.5, 0))[0], []float64{0.25, -2, math.Inf(1)}, 0)
+}
+
+// TestInverseTrigAndErfc checks the compositions of trig.go against Go's
+// math, in float32, across their domains and at the IEEE specials.
+func TestInverseTrigAndErfc(t *testing.T) {
+	neg0, inf, nan := math.Copysign(0, -1), math.Inf(1), math.NaN()
+	apply := func(f func(float64) float64, xs []float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, v := range xs {
+			out[i] = float64(float32(f(float64(float32(v)))))
+		}
+		return out
+	}
+	wide := []float64{0, neg0, 1e-7, -3e-5, 0.01, -0.3, 0.41, 0.42, -0.9, 1, -1, 2.4, 2.42, -7, 100, -3e4, 1e30, inf, -inf, nan}
+	unit := []float64{0, neg0, 1e-7, -3e-5, 0.01, -0.3, 0.5, -0.7071, 0.9, -0.99, 0.99999, 1, -1, 1.5, -inf, nan}
+	for _, c := range []struct {
+		op  string
+		f   func(float64) float64
+		xs  []float64
+		tol float64
+	}{
+		{"Atan", math.Atan, wide, 4e-7},
+		{"Asinh", math.Asinh, wide, 4e-7},
+		{"Asin", math.Asin, unit, 1e-6},
+		{"Acos", math.Acos, unit, 1e-6},
+		{"Atanh", math.Atanh, unit, 1e-6},
+		{"Acosh", math.Acosh, []float64{1, 1 + 1e-6, 1.001, 1.5, 2, 10, 4095, 5000, 1e30, inf, 0.5, -1, nan}, 1e-6},
+		{"Erfc", math.Erfc, []float64{0, neg0, -0.3, -2, -inf, 0.2, 0.49, 0.5, 0.51, 1, 2, 3.5, 5, 9, 9.5, 11, inf, nan}, 1e-6},
+	} {
+		expectRel(t, c.op, run(t, c.op, A(), fv(ir.Shape{len(c.xs)}, c.xs...))[0], apply(c.f, c.xs), c.tol)
+	}
+	// Atan2 at every pairing of zeros, infinities, NaN and finite values.
+	vals := []float64{0, neg0, 1, -1, 0.3, -2.5, 1e30, -1e-30, inf, -inf, nan}
+	var ys, xs, want []float64
+	for _, y := range vals {
+		for _, x := range vals {
+			ys, xs = append(ys, y), append(xs, x)
+			want = append(want, float64(float32(math.Atan2(float64(float32(y)), float64(float32(x))))))
+		}
+	}
+	n := ir.Shape{len(ys)}
+	expectRel(t, "Atan2", run(t, "Atan2", A(), fv(n, ys...), fv(n, xs...))[0], want, 4e-7)
+	// The 16-bit floats compute in float32 and round once.
+	hs := []float64{0.25, -0.75, 0.999}
+	for _, d := range []ir.DType{ir.F16, ir.BF16} {
+		x := val(d, ir.Shape{len(hs)}, hs...)
+		want := val(d, ir.Shape{len(hs)}, apply(math.Asin, x.Floats())...).Floats()
+		expectRel(t, "Asin "+d.String(), run(t, "Asin", A(), x)[0], want, 0)
+	}
 }
 
 // TestZeroGuardedBinary checks Xlogy, Xdivy and MulNoNan against plain loops:

@@ -52,6 +52,17 @@ func shapeCases() []shapeCase {
 		"Inv", "Sinh", "Cosh", "Tan"} {
 		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 32, 7)}, out: []ir.TensorType{tt(ir.F16, 32, 7)}})
 	}
+	for _, op := range []string{"Atan", "Asin", "Acos", "Asinh", "Acosh", "Atanh", "Erfc"} {
+		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 32, 7)}, out: []ir.TensorType{tt(ir.F16, 32, 7)}})
+	}
+	add(shapeCase{op: "Rint", in: []ir.TensorType{f32(5, 2)}, out: []ir.TensorType{f32(5, 2)}})
+	for _, op := range []string{"Atan2", "Xlog1py"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(8, 1, 16), f32(4, 1)}, out: []ir.TensorType{f32(8, 4, 16)}})
+	}
+	for _, op := range []string{"TruncateDiv", "TruncateMod", "Mod"} {
+		add(shapeCase{op: op, in: []ir.TensorType{i32(5, 3), i32(3)}, out: []ir.TensorType{i32(5, 3)}})
+	}
+	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	for _, op := range []string{"IsNan", "IsInf", "IsFinite"} {

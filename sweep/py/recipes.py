@@ -320,17 +320,35 @@ def pow_op(c):
 
 
 def shift(c):
+    """Amounts within the width, and past it either way: TensorFlow clamps
+    them to [0, bits-1]; the extremes of the dtype shift too."""
     bits = c.T.size * 8
-    return [
+    lo, hi = c.T.min, c.T.max
+    vs = [
         V("3x4 shifts within width", x=c.x(3, 4, lo=-100, hi=100), y=c.x(3, 4, lo=0, hi=bits - 1)),
         V("broadcast scalar shift", x=c.x(2, 5, lo=-100, hi=100), y=c.of(3)),
+        V("extremes, amounts 0 and bits-1", x=c.of([lo, hi, lo, hi, 1]), y=c.of([0, 0, bits - 1, bits - 1, bits - 1])),
+        V("amounts past the width", x=c.of([lo, hi, 5, 77, 1, hi]), y=c.of([bits, bits + 3, hi, bits * 2, hi, bits])),
     ]
+    if not c.T.is_unsigned:
+        vs.append(V("negative amounts", x=c.of([lo, hi, -5, 77]), y=c.of([-1, -3, lo, -bits])))
+    return vs
+
+
+def int_unary(c):
+    """Integer unary (Invert, PopulationCount): unary(specials) and the
+    dtype's extremes."""
+    vs = unary(specials=True)(c)
+    vs.append(V("extremes", x=c.of([c.T.min, c.T.max, c.T.min + 1, c.T.max - 1, 0, -1 if not c.T.is_unsigned else 1])))
+    return vs
 
 
 def bitwise(c):
     return [
         V("3x4 with 3x4", x=c.x(3, 4, lo=-100, hi=100), y=c.x(3, 4, lo=-100, hi=100)),
         V("broadcast 4x1x3 with 5x1", x=c.x(4, 1, 3, lo=-100, hi=100), y=c.x(5, 1, lo=-100, hi=100)),
+        V("extremes", x=c.of([c.T.min, c.T.max, c.T.min, c.T.max]), y=c.of([c.T.max, c.T.min, c.T.min, 1])),
+        V("empty 0x3 with 3", x=c.x(0, 3), y=c.x(3)),
     ]
 
 
@@ -1601,8 +1619,8 @@ def round_op(c):
 # Unary math, with the domain that keeps each defined.
 _add(round_op, "Round")
 _add(unary(specials=True), "Neg", "Abs", "Sign", "Floor", "Ceil", "Rint", "IsNan", "IsInf", "IsFinite",
-     "Relu", "Relu6", "Elu", "Selu", "Softsign", "Sigmoid", "Tanh", "Erf", "Atan", "Asinh", "OnesLike",
-     "Invert", "PopulationCount")
+     "Relu", "Relu6", "Elu", "Selu", "Softsign", "Sigmoid", "Tanh", "Erf", "Atan", "Asinh", "OnesLike")
+_add(int_unary, "Invert", "PopulationCount")
 _add(erfc, "Erfc")
 _add(unary(specials=True, tol=2), "Square")
 _add(unary(lo=-5, hi=5, tol=2), "Exp", "Expm1", "Sinh", "Cosh", "Softplus")

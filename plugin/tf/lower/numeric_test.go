@@ -2,6 +2,7 @@ package lower
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -250,6 +251,38 @@ func TestInverseTrigAndErfc(t *testing.T) {
 		want := val(d, ir.Shape{len(hs)}, apply(math.Asin, x.Floats())...).Floats()
 		expectRel(t, "Asin "+d.String(), run(t, "Asin", A(), x)[0], want, 0)
 	}
+}
+
+// TestBitwise checks the shifts' clamping and PopulationCount against
+// math/bits at every width the device has.
+func TestBitwise(t *testing.T) {
+	xs := []int64{0, 1, -1, 5, -100, 127, math.MinInt32, math.MaxInt32}
+	for _, d := range []ir.DType{ir.I32, ir.I64, ir.U8} {
+		in := make([]int64, len(xs))
+		want := make([]float64, len(xs))
+		for i, x := range xs {
+			switch d {
+			case ir.I32:
+				in[i] = int64(int32(x))
+				want[i] = float64(bits.OnesCount32(uint32(x)))
+			case ir.I64:
+				in[i] = x * 0x100000001
+				want[i] = float64(bits.OnesCount64(uint64(in[i])))
+			case ir.U8:
+				in[i] = int64(uint8(x))
+				want[i] = float64(bits.OnesCount8(uint8(x)))
+			}
+		}
+		x := eval.New(ir.TensorType{DType: d, Shape: ir.Shape{len(xs)}})
+		copy(x.I, in)
+		expectClose(t, "PopulationCount "+d.String(), run(t, "PopulationCount", A(), x)[0], want, 0)
+	}
+	x := val(ir.I32, ir.Shape{5}, -8, -8, 3, 3, 1)
+	y := val(ir.I32, ir.Shape{5}, -1, 40, 1, 31, 32)
+	expectClose(t, "RightShift", run(t, "RightShift", A(), x, y)[0], []float64{-8, -1, 1, 0, 0}, 0)
+	expectClose(t, "LeftShift", run(t, "LeftShift", A(), x, y)[0], []float64{-8, 0, 6, math.MinInt32, math.MinInt32}, 0)
+	u := val(ir.U8, ir.Shape{3}, 200, 200, 1)
+	expectClose(t, "RightShift uint8", run(t, "RightShift", A(), u, val(ir.U8, ir.Shape{3}, 1, 9, 0))[0], []float64{100, 1, 1}, 0)
 }
 
 // TestZeroGuardedBinary checks Xlogy, Xdivy and MulNoNan against plain loops:

@@ -62,6 +62,11 @@ func shapeCases() []shapeCase {
 	for _, op := range []string{"TruncateDiv", "TruncateMod", "Mod"} {
 		add(shapeCase{op: op, in: []ir.TensorType{i32(5, 3), i32(3)}, out: []ir.TensorType{i32(5, 3)}})
 	}
+	for _, op := range []string{"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift"} {
+		add(shapeCase{op: op, in: []ir.TensorType{i64(5, 3), i64(3)}, out: []ir.TensorType{i64(5, 3)}})
+	}
+	add(shapeCase{op: "Invert", in: []ir.TensorType{i32(4, 2)}, out: []ir.TensorType{i32(4, 2)}})
+	add(shapeCase{op: "PopulationCount", in: []ir.TensorType{i64(4, 2)}, out: []ir.TensorType{tt(ir.U8, 4, 2)}})
 	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})

@@ -1278,6 +1278,9 @@ def matrix_band_part(c):
     return [
         V("lower 1, upper 2", input=c.x(2, 4, 5), num_lower=np.array(1, nd), num_upper=np.array(2, nd)),
         V("lower triangle", input=c.x(4, 4), num_lower=np.array(-1, nd), num_upper=np.array(0, nd)),
+        V("upper triangle, tall", input=c.x(3, 5, 3), num_lower=np.array(0, nd), num_upper=np.array(-1, nd)),
+        V("whole band, wide", input=c.x(2, 7), num_lower=np.array(2, nd), num_upper=np.array(7, nd)),
+        V("empty batch", input=c.x(0, 3, 3), num_lower=np.array(1, nd), num_upper=np.array(0, nd)),
     ]
 
 
@@ -1324,31 +1327,57 @@ def segment(c):
 
 
 def diag_ops(c):
+    """The band's shapes (square, tall, wide; one diagonal or several, above
+    and below the main one) and, for the V3 ops, every alignment."""
     if c.op == "Diag":
         return [V("1-D", diagonal=c.x(4)), V("2-D", diagonal=c.x(2, 3))]
     if c.op == "DiagPart":
         return [V("4x4", input=c.x(4, 4)), V("2x3x2x3", input=c.x(2, 3, 2, 3))]
     if c.op in ("MatrixDiag",):
-        return [V("batch", diagonal=c.x(2, 4))]
+        return [V("batch", diagonal=c.x(2, 4)), V("one element", diagonal=c.x(1)), V("empty batch", diagonal=c.x(0, 3))]
     if c.op in ("MatrixDiagPart",):
-        return [V("batch", input=c.x(2, 4, 5))]
+        return [V("batch, wide", input=c.x(2, 4, 5)), V("tall", input=c.x(5, 3))]
     if c.op in ("MatrixSetDiag",):
-        return [V("batch", input=c.x(2, 4, 5), diagonal=c.x(2, 4))]
+        return [V("batch, wide", input=c.x(2, 4, 5), diagonal=c.x(2, 4)), V("tall", input=c.x(5, 3), diagonal=c.x(3))]
+    aligns = [None] if c.op.endswith("V2") else [None, "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"]
+
+    def aligned(vs):
+        out = []
+        for i, v in enumerate(vs):
+            a = aligns[i % len(aligns)]
+            if a:
+                v.kw["align"] = a
+                v.name += ", " + a
+            out.append(v)
+        return out
+
     if c.op in ("MatrixDiagV2", "MatrixDiagV3"):
-        return [
+        return aligned([
             V("main diagonal", diagonal=c.x(2, 4), k=i32(0), num_rows=i32(-1), num_cols=i32(-1), padding_value=c.of(0)),
             V("band -1..1, 4x5", diagonal=c.x(3, 4), k=i32([-1, 1]), num_rows=i32(4), num_cols=i32(5), padding_value=c.of(7)),
-        ]
+            V("band -2..1, rows inferred", diagonal=c.x(2, 4, 4), k=i32([-2, 1]), num_rows=i32(-1), num_cols=i32(4), padding_value=c.of(3)),
+            V("superdiagonals 1..2, square", diagonal=c.x(2, 3), k=i32([1, 2]), num_rows=i32(-1), num_cols=i32(-1), padding_value=c.of(1)),
+            V("one subdiagonal -2, 6x3", diagonal=c.x(3), k=i32(-2), num_rows=i32(6), num_cols=i32(3), padding_value=c.of(0)),
+        ])
     if c.op in ("MatrixDiagPartV2", "MatrixDiagPartV3"):
-        return [
+        return aligned([
             V("main diagonal", input=c.x(2, 4, 5), k=i32(0), padding_value=c.of(0)),
             V("band -1..2", input=c.x(4, 5), k=i32([-1, 2]), padding_value=c.of(9)),
-        ]
+            V("band -3..0, tall", input=c.x(2, 6, 3), k=i32([-3, 0]), padding_value=c.of(1)),
+            V("superdiagonals 1..3, wide", input=c.x(3, 6), k=i32([1, 3]), padding_value=c.of(5)),
+            V("one superdiagonal 2", input=c.x(2, 4, 4), k=i32(2), padding_value=c.of(0)),
+        ])
     if c.op in ("MatrixSetDiagV2", "MatrixSetDiagV3"):
-        return [
+        def band(lo, hi, m, n):
+            length = min(m + min(hi, 0), n - max(lo, 0))
+            return (length,) if lo == hi else (hi - lo + 1, length)
+        return aligned([
             V("main diagonal", input=c.x(2, 4, 5), diagonal=c.x(2, 4), k=i32(0)),
-            V("band 0..1", input=c.x(4, 5), diagonal=c.x(2, 4), k=i32([0, 1])),
-        ]
+            V("band 0..1", input=c.x(4, 5), diagonal=c.x(*band(0, 1, 4, 5)), k=i32([0, 1])),
+            V("band -2..1, tall", input=c.x(2, 6, 4), diagonal=c.x(2, *band(-2, 1, 6, 4)), k=i32([-2, 1])),
+            V("superdiagonals 1..3, wide", input=c.x(3, 7), diagonal=c.x(*band(1, 3, 3, 7)), k=i32([1, 3])),
+            V("one subdiagonal -1", input=c.x(5, 5), diagonal=c.x(*band(-1, -1, 5, 5)), k=i32(-1)),
+        ])
     raise NoRecipe("no diag recipe for %s" % c.op)
 
 

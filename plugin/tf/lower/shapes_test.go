@@ -67,6 +67,20 @@ func shapeCases() []shapeCase {
 	}
 	add(shapeCase{op: "Invert", in: []ir.TensorType{i32(4, 2)}, out: []ir.TensorType{i32(4, 2)}})
 	add(shapeCase{op: "PopulationCount", in: []ir.TensorType{i64(4, 2)}, out: []ir.TensorType{tt(ir.U8, 4, 2)}})
+	add(shapeCase{op: "MatrixDiag", in: []ir.TensorType{f32(2, 4)}, out: []ir.TensorType{f32(2, 4, 4)}})
+	add(shapeCase{op: "MatrixDiagV2", in: []ir.TensorType{f32(3, 4), i32(2), i32(), i32(), f32()}, host: h(1, v(-1, 1), 2, 4, 3, 5),
+		out: []ir.TensorType{f32(4, 5)}})
+	add(shapeCase{op: "MatrixDiagV3", in: []ir.TensorType{f32(2, 4), i32(), i32(), i32(), f32()}, host: h(1, 1, 2, -1, 3, -1),
+		out: []ir.TensorType{f32(2, 5, 5)}})
+	add(shapeCase{op: "MatrixDiagPart", in: []ir.TensorType{f32(2, 4, 5)}, out: []ir.TensorType{f32(2, 4)}})
+	add(shapeCase{op: "MatrixDiagPartV2", in: []ir.TensorType{f32(4, 5), i32(2), f32()}, host: h(1, v(-1, 2)), out: []ir.TensorType{f32(4, 4)}})
+	add(shapeCase{op: "MatrixDiagPartV3", in: []ir.TensorType{f32(2, 4, 5), i32(), f32()}, host: h(1, -2), out: []ir.TensorType{f32(2, 2)}})
+	add(shapeCase{op: "MatrixSetDiag", in: []ir.TensorType{f32(2, 4, 5), f32(2, 4)}, out: []ir.TensorType{f32(2, 4, 5)}})
+	add(shapeCase{op: "MatrixSetDiagV2", in: []ir.TensorType{f32(4, 5), f32(2, 4), i32(2)}, host: h(2, v(0, 1)), out: []ir.TensorType{f32(4, 5)}})
+	add(shapeCase{op: "MatrixSetDiagV3", in: []ir.TensorType{f32(3, 4, 5), f32(3, 4), i32()}, host: h(2, 1), out: []ir.TensorType{f32(3, 4, 5)}})
+	add(shapeCase{op: "MatrixBandPart", in: []ir.TensorType{f32(2, 4, 5), i64(), i64()}, host: h(1, 1, 2, -1), out: []ir.TensorType{f32(2, 4, 5)}})
+	add(shapeCase{op: "Diag", in: []ir.TensorType{f32(2, 3)}, out: []ir.TensorType{f32(2, 3, 2, 3)}})
+	add(shapeCase{op: "DiagPart", in: []ir.TensorType{f32(2, 3, 2, 3)}, out: []ir.TensorType{f32(2, 3)}})
 	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
@@ -410,6 +424,8 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 				in = []ir.TensorType{tt(combo["dtype"], 5, 2), tt(combo["Tindices"], 3), tt(combo["dtype"], 3, 2)}
 			case "TensorScatterUpdate", "TensorScatterAdd":
 				in = []ir.TensorType{tt(combo["T"], 5, 2), tt(combo["Tindices"], 3, 1), tt(combo["T"], 3, 2)}
+			case "MatrixBandPart":
+				in, host = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tindex"]), tt(combo["Tindex"])}, h(1, 1, 2, 0)
 			case "OneHot":
 				in, host = []ir.TensorType{tt(combo["TI"], 3), i32(), tt(combo["T"]), tt(combo["T"])}, h(1, 4)
 			case "SparseSoftmaxCrossEntropyWithLogits":

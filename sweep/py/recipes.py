@@ -1182,10 +1182,46 @@ def reverse(c):
 
 
 def roll(c):
+    ts = c.dt("Tshift", tf.int32).as_numpy_dtype
+    ta = c.dt("Taxis", tf.int32).as_numpy_dtype
     return [
-        V("shift 2 on axis 1", input=c.x(3, 5), shift=i32(2), axis=i32(1)),
-        V("negative shifts, two axes", input=c.x(4, 3, 2), shift=i32([-1, 5]), axis=i32([0, -1])),
+        V("shift 2 on axis 1", input=c.x(3, 5), shift=np.array(2, ts), axis=np.array(1, ta)),
+        V("negative shifts, two axes", input=c.x(4, 3, 2), shift=np.array([-1, 5], ts), axis=np.array([0, -1], ta)),
+        V("shifts past the size, a repeated axis", input=c.x(3, 7), shift=np.array([9, -23, 4], ts), axis=np.array([1, 1, 0], ta)),
+        V("empty dim", input=c.x(0, 4), shift=np.array([1, 2], ts), axis=np.array([0, 1], ta)),
     ]
+
+
+def reverse_sequence(c):
+    lt = c.dt("Tlen", tf.int64).as_numpy_dtype
+    return [
+        V("seq_dim 1, batch_dim 0", input=c.x(4, 6, 2), seq_lengths=np.array([6, 0, 3, 1], lt), seq_dim=1, batch_dim=0),
+        V("seq_dim 0, batch_dim 2", input=c.x(5, 3, 3), seq_lengths=np.array([2, 5, 4], lt), seq_dim=0, batch_dim=2),
+        V("2-D, batch after seq", input=c.x(7, 3), seq_lengths=np.array([7, 1, 4], lt), seq_dim=0, batch_dim=1),
+    ]
+
+
+def space_batch(c):
+    """Block shapes of one to three spatial dims (not all square), with
+    paddings or crops on both sides, and trailing dims after the spatial
+    ones."""
+    if c.op == "SpaceToBatchND":
+        return [
+            V("2-D blocks 2x3, padded", input=c.x(2, 5, 4, 3), block_shape=i32([2, 3]), paddings=i32([[1, 0], [0, 2]])),
+            V("1-D block 3, int64", input=c.x(1, 7, 2), block_shape=i64([3]), paddings=i64([[1, 1]])),
+            V("3-D blocks 2x1x2", input=c.x(2, 2, 3, 4, 1), block_shape=i32([2, 1, 2]), paddings=i32([[0, 0], [0, 0], [1, 1]])),
+        ]
+    if c.op == "BatchToSpaceND":
+        return [
+            V("2-D blocks 2x3, cropped", input=c.x(12, 3, 2, 3), block_shape=i32([2, 3]), crops=i32([[1, 0], [0, 2]])),
+            V("1-D block 3, int64", input=c.x(3, 3, 2), block_shape=i64([3]), crops=i64([[1, 1]])),
+            V("3-D blocks 2x1x2", input=c.x(8, 2, 3, 3, 1), block_shape=i32([2, 1, 2]), crops=i32([[0, 0], [0, 0], [1, 1]])),
+        ]
+    if c.op == "SpaceToBatch":
+        return [V("block 2, padded", input=c.x(2, 5, 4, 3), paddings=i32([[1, 0], [1, 1]]), block_size=2),
+                V("block 3", input=c.x(1, 6, 3, 2), paddings=i64([[0, 0], [0, 0]]), block_size=3)]
+    return [V("block 2, cropped", input=c.x(8, 3, 3, 2), crops=i32([[1, 0], [0, 1]]), block_size=2),
+            V("block 3", input=c.x(9, 2, 1, 2), crops=i64([[0, 0], [0, 0]]), block_size=3)]
 
 
 def gather_v2(c):
@@ -1286,8 +1322,14 @@ def matrix_band_part(c):
 
 def depth_space(c):
     if c.op == "DepthToSpace":
-        return [V("block 2", input=c.x(2, 3, 4, 8), block_size=2)]
-    return [V("block 2", input=c.x(2, 4, 6, 3), block_size=2)]
+        return [V("block 2", input=c.x(2, 3, 4, 8), block_size=2),
+                V("block 3, 18 channels", input=c.x(1, 2, 3, 18), block_size=3),
+                V("NCHW block 2", input=first(c.x(2, 3, 2, 12)), block_size=2, data_format="NCHW",
+                  ref=channels_first_ref(c.op, ["input"]))]
+    return [V("block 2", input=c.x(2, 4, 6, 3), block_size=2),
+            V("block 3", input=c.x(1, 6, 3, 5), block_size=3),
+            V("NCHW block 2", input=first(c.x(2, 4, 2, 3)), block_size=2, data_format="NCHW",
+              ref=channels_first_ref(c.op, ["input"]))]
 
 
 def top_k(c):
@@ -1755,6 +1797,8 @@ _add(expand_dims, "ExpandDims")
 _add(squeeze, "Squeeze")
 _add(reverse, "Reverse", "ReverseV2")
 _add(roll, "Roll")
+_add(reverse_sequence, "ReverseSequence")
+_add(space_batch, "SpaceToBatchND", "BatchToSpaceND", "SpaceToBatch", "BatchToSpace")
 _add(gather_v2, "GatherV2")
 _add(gather_nd, "GatherNd")
 _add(scatter_nd, "ScatterNd")

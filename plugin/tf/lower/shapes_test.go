@@ -81,6 +81,20 @@ func shapeCases() []shapeCase {
 	add(shapeCase{op: "MatrixBandPart", in: []ir.TensorType{f32(2, 4, 5), i64(), i64()}, host: h(1, 1, 2, -1), out: []ir.TensorType{f32(2, 4, 5)}})
 	add(shapeCase{op: "Diag", in: []ir.TensorType{f32(2, 3)}, out: []ir.TensorType{f32(2, 3, 2, 3)}})
 	add(shapeCase{op: "DiagPart", in: []ir.TensorType{f32(2, 3, 2, 3)}, out: []ir.TensorType{f32(2, 3)}})
+	add(shapeCase{op: "Roll", in: []ir.TensorType{f32(4, 3, 2), i32(2), i32(2)}, host: h(1, v(-1, 5), 2, v(0, -1)), out: []ir.TensorType{f32(4, 3, 2)}})
+	add(shapeCase{op: "ReverseSequence", attrs: A().I("seq_dim", 1).I("batch_dim", 0), in: []ir.TensorType{f32(3, 5, 2), i64(3)},
+		out: []ir.TensorType{f32(3, 5, 2)}})
+	add(shapeCase{op: "DepthToSpace", attrs: A().I("block_size", 2), in: []ir.TensorType{f32(2, 3, 4, 8)}, out: []ir.TensorType{f32(2, 6, 8, 2)}})
+	add(shapeCase{op: "SpaceToDepth", attrs: A().I("block_size", 2).S("data_format", "NCHW"), in: []ir.TensorType{f32(2, 3, 4, 6)},
+		out: []ir.TensorType{f32(2, 12, 2, 3)}})
+	add(shapeCase{op: "SpaceToBatchND", in: []ir.TensorType{f32(2, 5, 6, 3), i32(2), i32(2, 2)}, host: h(1, v(2, 3), 2, v(1, 0, 0, 0)),
+		out: []ir.TensorType{f32(12, 3, 2, 3)}})
+	add(shapeCase{op: "BatchToSpaceND", in: []ir.TensorType{f32(12, 3, 2, 3), i32(2), i32(2, 2)}, host: h(1, v(2, 3), 2, v(1, 0, 0, 0)),
+		out: []ir.TensorType{f32(2, 5, 6, 3)}})
+	add(shapeCase{op: "SpaceToBatch", attrs: A().I("block_size", 2), in: []ir.TensorType{f32(1, 4, 3, 2), i32(2, 2)}, host: h(1, v(0, 0, 1, 0)),
+		out: []ir.TensorType{f32(4, 2, 2, 2)}})
+	add(shapeCase{op: "BatchToSpace", attrs: A().I("block_size", 2), in: []ir.TensorType{f32(4, 2, 2, 2), i32(2, 2)}, host: h(1, v(0, 0, 1, 0)),
+		out: []ir.TensorType{f32(1, 4, 3, 2)}})
 	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
@@ -426,6 +440,11 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 				in = []ir.TensorType{tt(combo["T"], 5, 2), tt(combo["Tindices"], 3, 1), tt(combo["T"], 3, 2)}
 			case "MatrixBandPart":
 				in, host = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tindex"]), tt(combo["Tindex"])}, h(1, 1, 2, 0)
+			case "Roll":
+				in, host = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tshift"]), tt(combo["Taxis"])}, h(1, 2, 2, 1)
+			case "ReverseSequence":
+				a.I("seq_dim", 1)
+				in = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tlen"], 3)}
 			case "OneHot":
 				in, host = []ir.TensorType{tt(combo["TI"], 3), i32(), tt(combo["T"]), tt(combo["T"])}, h(1, 4)
 			case "SparseSoftmaxCrossEntropyWithLogits":

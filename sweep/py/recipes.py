@@ -1358,14 +1358,33 @@ def where(c):
 
 
 def segment(c):
+    """Sorted ids with a gap (an empty segment) and a leading empty one;
+    unsorted ids with a dropped one (-1), 2-D ids, segments nobody names,
+    and an int64 num_segments. Products stay near 1 so that no segment
+    overflows the narrow floats."""
     it = c.dt("Tindices") if "Tindices" in c.types else tf.int32
-    ids = np.array([0, 0, 1, 3, 3, 3], dtype=it.as_numpy_dtype)
+    nd = it.as_numpy_dtype
+    lo, hi = (0.5, 1.5) if c.op.endswith("Prod") else (None, None)
+    if c.is_int:
+        lo, hi = (-3, 3) if c.op.endswith("Prod") else (-20, 20)
+
+    def x(*s):
+        return c.x(*s, lo=lo, hi=hi)
+
     if c.op.startswith("Unsorted"):
         return [
-            V("6 rows into 4", tol=2, data=c.x(6, 3), segment_ids=np.array([3, 0, 1, 3, 0, 3], dtype=it.as_numpy_dtype), num_segments=i32(4)),
-            V("a dropped id (-1)", tol=2, data=c.x(5), segment_ids=np.array([0, -1, 1, 1, 2], dtype=it.as_numpy_dtype), num_segments=i32(3)),
+            V("6 rows into 4", tol=2, data=x(6, 3), segment_ids=np.array([3, 0, 1, 3, 0, 3], dtype=nd), num_segments=i32(4)),
+            V("a dropped id (-1), an empty segment", tol=2, data=x(5), segment_ids=np.array([0, -1, 2, 2, 0], dtype=nd), num_segments=i32(4)),
+            V("2-D ids, int64 num_segments", tol=2, data=x(2, 3, 2), segment_ids=np.array([[1, 0, 4], [4, 4, 1]], dtype=nd),
+              num_segments=i64(6)),
+            V("empty data", data=x(0, 3), segment_ids=np.zeros((0,), dtype=nd), num_segments=i32(2)),
         ]
-    return [V("sorted ids with a gap", tol=2, data=c.x(6, 3), segment_ids=ids)]
+    return [
+        V("sorted ids with a gap", tol=2, data=x(6, 3), segment_ids=np.array([0, 0, 1, 3, 3, 3], dtype=nd)),
+        V("empty first segments, 3-D data", tol=2, data=x(4, 2, 3), segment_ids=np.array([2, 2, 2, 4], dtype=nd)),
+        V("one row per segment", data=x(5), segment_ids=np.array([0, 1, 2, 3, 4], dtype=nd)),
+        V("empty data", data=x(0, 3), segment_ids=np.zeros((0,), dtype=nd)),
+    ]
 
 
 def diag_ops(c):

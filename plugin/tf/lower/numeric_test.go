@@ -285,6 +285,36 @@ func TestBitwise(t *testing.T) {
 	expectClose(t, "RightShift uint8", run(t, "RightShift", A(), u, val(ir.U8, ir.Shape{3}, 1, 9, 0))[0], []float64{100, 1, 1}, 0)
 }
 
+// TestSegments checks the segment reductions' empty segments and dropped
+// ids against TensorFlow's documented values.
+func TestSegments(t *testing.T) {
+	data := fv(ir.Shape{5}, 1, -2, 4, 3, -5)
+	ids := val(ir.I32, ir.Shape{5}, 0, 0, 2, 2, 3)
+	raw := map[int][]byte{1: {0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0}}
+	for op, want := range map[string][]float64{
+		"SegmentSum": {-1, 0, 7, -5}, "SegmentMean": {-0.5, 0, 3.5, -5}, "SegmentProd": {-2, 1, 12, -5},
+		"SegmentMin": {-2, 0, 3, -5}, "SegmentMax": {1, 0, 4, -5},
+	} {
+		k, _ := Lookup(op)
+		l, err := k.Build(NewAttrs(), []ir.TensorType{data.Type, ids.Type}, nil, raw)
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		out, err := eval.Run(l.Program, []eval.Tensor{data, ids})
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		expectClose(t, op, out[0], want, 0)
+	}
+	uids := val(ir.I32, ir.Shape{5}, 3, -1, 0, 3, 0)
+	for op, want := range map[string][]float64{
+		"UnsortedSegmentSum": {-1, 0, 0, 4}, "UnsortedSegmentProd": {-20, 1, 1, 3},
+		"UnsortedSegmentMin": {-5, math.MaxFloat32, math.MaxFloat32, 1}, "UnsortedSegmentMax": {4, -math.MaxFloat32, -math.MaxFloat32, 3},
+	} {
+		expectClose(t, op, run(t, op, A(), data, uids, val(ir.I32, nil, 4))[0], want, 0)
+	}
+}
+
 // TestZeroGuardedBinary checks Xlogy, Xdivy and MulNoNan against plain loops:
 // 0 where the guarding operand is 0 whatever the other is, and broadcasting.
 func TestZeroGuardedBinary(t *testing.T) {

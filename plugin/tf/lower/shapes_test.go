@@ -95,6 +95,13 @@ func shapeCases() []shapeCase {
 		out: []ir.TensorType{f32(4, 2, 2, 2)}})
 	add(shapeCase{op: "BatchToSpace", attrs: A().I("block_size", 2), in: []ir.TensorType{f32(4, 2, 2, 2), i32(2, 2)}, host: h(1, v(0, 0, 1, 0)),
 		out: []ir.TensorType{f32(1, 4, 3, 2)}})
+	ids := []byte{0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0} // int32 0, 0, 2, 3
+	for _, op := range []string{"SegmentSum", "SegmentMean", "SegmentProd", "SegmentMin", "SegmentMax"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(4, 3), i32(4)}, raw: map[int][]byte{1: ids}, out: []ir.TensorType{f32(4, 3)}})
+	}
+	for _, op := range []string{"UnsortedSegmentSum", "UnsortedSegmentProd", "UnsortedSegmentMin", "UnsortedSegmentMax"} {
+		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 2, 3, 5), i64(2, 3), i32()}, host: h(2, 4), out: []ir.TensorType{tt(ir.F16, 4, 5)}})
+	}
 	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
@@ -417,6 +424,7 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 		for _, combo := range k.Combinations() {
 			var in []ir.TensorType
 			var host map[int][]int64
+			var raw map[int][]byte
 			a := A()
 			for attr, d := range combo {
 				a.T(attr, d)
@@ -445,6 +453,10 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 			case "ReverseSequence":
 				a.I("seq_dim", 1)
 				in = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tlen"], 3)}
+			case "SegmentSum", "SegmentMean", "SegmentProd", "SegmentMin", "SegmentMax":
+				in, raw = []ir.TensorType{tt(combo["T"], 3, 2), tt(combo["Tindices"], 3)}, map[int][]byte{1: make([]byte, 3*combo["Tindices"].Size())}
+			case "UnsortedSegmentSum", "UnsortedSegmentProd", "UnsortedSegmentMin", "UnsortedSegmentMax":
+				in, host = []ir.TensorType{tt(combo["T"], 3, 2), tt(combo["Tindices"], 3), i32()}, h(2, 4)
 			case "OneHot":
 				in, host = []ir.TensorType{tt(combo["TI"], 3), i32(), tt(combo["T"]), tt(combo["T"])}, h(1, 4)
 			case "SparseSoftmaxCrossEntropyWithLogits":
@@ -478,7 +490,7 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 				t.Errorf("%s: no multi-constraint case", k.Op)
 				continue
 			}
-			if _, err := buildRaw(t, k.Op, a.Attrs, in, host, nil); err != nil {
+			if _, err := buildRaw(t, k.Op, a.Attrs, in, host, raw); err != nil {
 				t.Errorf("%s %v: %v", k.Op, combo, err)
 			}
 		}

@@ -28,6 +28,15 @@ func init() {
 		Lower: lowerTensorScatter(ir.ScatterReplace), File: fileIndex})
 	register(Kernel{Op: "TensorScatterAdd", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
 		Lower: lowerTensorScatter(ir.ScatterAdd), File: fileIndex})
+	register(Kernel{Op: "TensorScatterMax", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
+		Lower: lowerTensorScatter(ir.ScatterMax), File: fileIndex})
+	register(Kernel{Op: "TensorScatterMin", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
+		Lower: lowerTensorScatter(ir.ScatterMin), File: fileIndex})
+	// TensorScatterSub adds the negated updates.
+	register(Kernel{Op: "TensorScatterSub", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
+		Lower: lowerScatterUpdates(ir.ScatterAdd, true), File: fileIndex})
+	register(Kernel{Op: "ScatterNdNonAliasingAdd", Constraints: idx(FloatsInts), Inputs: []string{"input", "indices", "updates"},
+		Lower: lowerTensorScatter(ir.ScatterAdd), File: fileIndex})
 	register(Kernel{Op: "OneHot", Constraints: []Constraint{{"T", All}, {"TI", []ir.DType{ir.U8, ir.I32, ir.I64}}},
 		Inputs: []string{"indices", "depth", "on_value", "off_value"}, HostInputs: []string{"depth"}, HostInputIndex: []int{1},
 		Attrs: []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, Lower: lowerOneHot, File: fileIndex})
@@ -197,11 +206,21 @@ func lowerScatterNd(c *Call) error {
 }
 
 func lowerTensorScatter(kind ir.ScatterKind) func(c *Call) error {
+	return lowerScatterUpdates(kind, false)
+}
+
+// lowerScatterUpdates combines the updates, negated if negate is set
+// (TensorScatterSub), into the tensor.
+func lowerScatterUpdates(kind ir.ScatterKind, negate bool) func(c *Call) error {
 	return func(c *Call) error {
 		if err := c.arity(3); err != nil {
 			return err
 		}
-		y, err := scatterInto(c, c.In[0], c.In[1], c.In[2], kind)
+		updates := c.In[2]
+		if negate {
+			updates = c.B.Unary(ir.OpNeg, updates)
+		}
+		y, err := scatterInto(c, c.In[0], c.In[1], updates, kind)
 		if err != nil {
 			return err
 		}

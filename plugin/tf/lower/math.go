@@ -21,6 +21,8 @@ func init() {
 		return func(c *Call, x, y ir.Value) ir.Value { return c.B.Binary(o, x, y) }
 	}
 	bin("AddV2", Numeric, op(ir.OpAdd))
+	// Add is AddV2's older form, for graphs that still hold it.
+	bin("Add", Numeric, op(ir.OpAdd))
 	bin("Sub", FloatsInts, op(ir.OpSub))
 	bin("Mul", Numeric, op(ir.OpMul))
 	// Div truncates integers toward zero (C's /), as TensorFlow's functor::div.

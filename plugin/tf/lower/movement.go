@@ -19,18 +19,26 @@ func init() {
 		}
 		register(Kernel{Op: name, Constraints: cons, Inputs: inputs, HostInputs: host, HostInputIndex: hostIdx, Attrs: attrs, Lower: f, File: fileMovement})
 	}
-	reg("Identity", All, []string{"input"}, nil, nil, nil, func(c *Call) error {
+	identity := func(c *Call) error {
 		if err := c.arity(1); err != nil {
 			return err
 		}
 		c.Out = []ir.Value{c.In[0]}
 		return nil
-	})
+	}
+	reg("Identity", All, []string{"input"}, nil, nil, nil, identity)
+	// Snapshot, StopGradient and PreventGradient are identities to the
+	// device (the last two matter only to gradient code).
+	reg("Snapshot", All, []string{"input"}, nil, nil, nil, identity)
+	reg("StopGradient", All, []string{"input"}, nil, nil, nil, identity)
+	reg("PreventGradient", All, []string{"input"}, nil, nil, []AttrSpec{{Name: "message", Kind: AttrString, Optional: true}}, identity)
 	reg("Reshape", All, []string{"tensor", "shape"}, []string{"shape"}, []int{1}, nil, lowerReshape)
 	reg("Squeeze", All, []string{"input"}, nil, nil, []AttrSpec{{Name: "squeeze_dims", Kind: AttrInts, Optional: true}}, lowerSqueeze)
 	reg("ExpandDims", All, []string{"input", "dim"}, []string{"dim"}, []int{1}, nil, lowerExpandDims)
 	reg("Transpose", All, []string{"x", "perm"}, []string{"perm"}, []int{1}, nil, lowerTranspose)
-	reg("ConcatV2", All, []string{"values", "axis"}, []string{"axis"}, []int{-1}, nil, lowerConcat)
+	reg("ConcatV2", All, []string{"values", "axis"}, []string{"axis"}, []int{-1}, nil, lowerConcat(false))
+	// Concat is ConcatV2's older form, with the axis first.
+	reg("Concat", All, []string{"concat_dim", "values"}, []string{"concat_dim"}, []int{0}, nil, lowerConcat(true))
 	reg("Split", All, []string{"split_dim", "value"}, []string{"split_dim"}, []int{0},
 		[]AttrSpec{{Name: "num_split", Kind: AttrInt}}, lowerSplit)
 	reg("SplitV", All, []string{"value", "size_splits", "split_dim"}, []string{"size_splits", "split_dim"}, []int{1, 2},
@@ -179,16 +187,29 @@ func lowerTranspose(c *Call) error {
 	return nil
 }
 
-func lowerConcat(c *Call) error {
-	if err := c.atLeast(2); err != nil {
-		return err
+// lowerConcat joins the values along the axis, a host input after them
+// (ConcatV2) or before them (Concat).
+func lowerConcat(axisFirst bool) func(c *Call) error {
+	return func(c *Call) error {
+		if err := c.atLeast(2); err != nil {
+			return err
+		}
+		n := len(c.In) - 1
+		first, ai := 0, n
+		if axisFirst {
+			first, ai = 1, 0
+		}
+		ax, err := c.hostScalar(ai, "axis")
+		if err != nil {
+			return err
+		}
+		return concatValues(c, first, n, ax)
 	}
-	n := len(c.In) - 1
-	t0 := c.Type(0)
-	ax, err := c.hostScalar(n, "axis")
-	if err != nil {
-		return err
-	}
+}
+
+// concatValues concatenates inputs first..first+n-1 along axis ax.
+func concatValues(c *Call, first, n int, ax int64) error {
+	t0 := c.Type(first)
 	if t0.Shape.Rank() == 0 {
 		return c.Errorf("cannot concatenate scalars (inputs %s)", c.Inputs())
 	}
@@ -197,14 +218,14 @@ func lowerConcat(c *Call) error {
 		return err
 	}
 	var parts []ir.Value
-	for i := range n {
+	for i := first; i < first+n; i++ {
 		t := c.Type(i)
 		if t.DType != t0.DType || t.Shape.Rank() != t0.Shape.Rank() {
-			return c.Errorf("input %d %v does not match input 0 %v", i, t, t0)
+			return c.Errorf("input %d %v does not match input %d %v", i, t, first, t0)
 		}
 		for j := range t.Shape {
 			if j != axis && t.Shape[j] != t0.Shape[j] {
-				return c.Errorf("input %d %v differs from input 0 %v outside axis %d", i, t, t0, axis)
+				return c.Errorf("input %d %v differs from input %d %v outside axis %d", i, t, first, t0, axis)
 			}
 		}
 		parts = append(parts, c.In[i])

@@ -116,6 +116,8 @@ func init() {
 
 	format := []AttrSpec{{Name: "data_format", Kind: AttrString, Optional: true}}
 	register(Kernel{Op: "BiasAdd", Constraints: T(Floats), Inputs: []string{"value", "bias"}, Attrs: format, File: fileNN, Lower: lowerBiasAdd})
+	// BiasAddV1 is BiasAdd without data_format: channels last.
+	register(Kernel{Op: "BiasAddV1", Constraints: T(Floats), Inputs: []string{"value", "bias"}, File: fileNN, Lower: lowerBiasAdd})
 	register(Kernel{Op: "BiasAddGrad", Constraints: T(Floats), Inputs: []string{"out_backprop"}, Attrs: format, File: fileNN, Lower: lowerBiasAddGrad})
 }
 

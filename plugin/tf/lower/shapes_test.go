@@ -102,6 +102,28 @@ func shapeCases() []shapeCase {
 	for _, op := range []string{"UnsortedSegmentSum", "UnsortedSegmentProd", "UnsortedSegmentMin", "UnsortedSegmentMax"} {
 		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 2, 3, 5), i64(2, 3), i32()}, host: h(2, 4), out: []ir.TensorType{tt(ir.F16, 4, 5)}})
 	}
+	add(shapeCase{op: "Add", in: []ir.TensorType{f32(8, 1, 16), f32(4, 1)}, out: []ir.TensorType{f32(8, 4, 16)}})
+	add(shapeCase{op: "BatchMatMul", in: []ir.TensorType{f32(3, 5, 4), f32(3, 4, 6)}, out: []ir.TensorType{f32(3, 5, 6)}})
+	add(shapeCase{op: "BiasAddV1", in: []ir.TensorType{f32(2, 3, 5), f32(5)}, out: []ir.TensorType{f32(2, 3, 5)}})
+	add(shapeCase{op: "Concat", in: []ir.TensorType{i32(), f32(2, 3), f32(2, 4)}, host: h(0, 1), out: []ir.TensorType{f32(2, 7)}})
+	for _, op := range []string{"Snapshot", "StopGradient", "PreventGradient"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(2, 3)}, out: []ir.TensorType{f32(2, 3)}})
+	}
+	for _, op := range []string{"TensorScatterSub", "TensorScatterMax", "TensorScatterMin", "ScatterNdNonAliasingAdd"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(5, 4), i32(2, 1), f32(2, 4)}, out: []ir.TensorType{f32(5, 4)}})
+	}
+	add(shapeCase{op: "MaxPoolV2", attrs: A().S("padding", "SAME"), in: []ir.TensorType{f32(2, 9, 10, 3), i32(4), i32(4)},
+		host: h(1, v(1, 3, 3, 1), 2, v(1, 2, 2, 1)), out: []ir.TensorType{f32(2, 5, 5, 3)}})
+	add(shapeCase{op: "MaxPoolGradV2", attrs: A().S("padding", "VALID"), in: []ir.TensorType{f32(1, 4, 4, 2), f32(1, 2, 2, 2), f32(1, 2, 2, 2), i32(4), i32(4)},
+		host: h(3, v(1, 2, 2, 1), 4, v(1, 2, 2, 1)), out: []ir.TensorType{f32(1, 4, 4, 2)}})
+	add(shapeCase{op: "FusedBatchNorm", in: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(0), f32(0)},
+		out: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(3), f32(3)}})
+	add(shapeCase{op: "FusedBatchNormV2", in: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(0), f32(0)},
+		out: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(3), f32(3)}})
+	for _, op := range []string{"FusedBatchNormGrad", "FusedBatchNormGradV2"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(2, 4, 4, 3), f32(2, 4, 4, 3), f32(3), f32(3), f32(3)},
+			out: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(0), f32(0)}})
+	}
 	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
@@ -444,7 +466,7 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 				in = []ir.TensorType{tt(combo["dtype"], 5, 2), tt(combo["Tindices"], 3)}
 			case "ResourceScatterUpdate":
 				in = []ir.TensorType{tt(combo["dtype"], 5, 2), tt(combo["Tindices"], 3), tt(combo["dtype"], 3, 2)}
-			case "TensorScatterUpdate", "TensorScatterAdd":
+			case "TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin", "ScatterNdNonAliasingAdd":
 				in = []ir.TensorType{tt(combo["T"], 5, 2), tt(combo["Tindices"], 3, 1), tt(combo["T"], 3, 2)}
 			case "MatrixBandPart":
 				in, host = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tindex"]), tt(combo["Tindex"])}, h(1, 1, 2, 0)
@@ -463,6 +485,10 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 				in = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tlabels"], 3)}
 			case "FusedBatchNormV3":
 				in = []ir.TensorType{tt(combo["T"], 2, 2, 2, 3), f32(3), f32(3), f32(3), f32(3)}
+			case "FusedBatchNormV2":
+				in = []ir.TensorType{tt(combo["T"], 2, 2, 2, 3), f32(3), f32(3), f32(3), f32(3)}
+			case "FusedBatchNormGradV2":
+				in = []ir.TensorType{tt(combo["T"], 2, 2, 2, 3), tt(combo["T"], 2, 2, 2, 3), f32(3), f32(3), f32(3)}
 			case "FusedBatchNormGradV3":
 				in = []ir.TensorType{tt(combo["T"], 2, 2, 2, 3), tt(combo["T"], 2, 2, 2, 3), f32(3), f32(3), f32(3), f32()}
 			case "RFFT", "RFFT2D", "RFFT3D":

@@ -1334,6 +1334,34 @@ def depth_space(c):
               ref=channels_first_ref(c.op, ["input"]))]
 
 
+def resize(c):
+    """Up and down, to sizes that are not multiples of the image's, in each
+    of the three sampling conventions (the default, align_corners,
+    half_pixel_centers)."""
+    x = c.x(2, 5, 4, 3)
+    modes = [("", {}), (", align_corners", {"align_corners": True}), (", half_pixel_centers", {"half_pixel_centers": True})]
+    vs = []
+    for name, kw in modes:
+        vs.append(V("5x4 up to 7x9" + name, images=x, size=i32([7, 9]), **kw))
+        vs.append(V("5x4 down to 3x2" + name, images=x, size=i32([3, 2]), **kw))
+    vs.append(V("to 1x1", images=x, size=i32([1, 1])))
+    vs.append(V("empty batch", images=c.x(0, 3, 3, 2), size=i32([5, 4])))
+    return vs
+
+
+def resize_grad(c):
+    modes = [("", {}), (", align_corners", {"align_corners": True}), (", half_pixel_centers", {"half_pixel_centers": True})]
+    vs = []
+    for name, kw in modes:
+        for (gh, gw), (h, w) in (((7, 9), (5, 4)), ((3, 2), (5, 4))):
+            label = "%dx%d back to %dx%d%s" % (gh, gw, h, w, name)
+            if c.op == "ResizeNearestNeighborGrad":
+                vs.append(V(label, tol=4, grads=c.x(2, gh, gw, 3), size=i32([h, w]), **kw))
+            else:
+                vs.append(V(label, tol=4, grads=c.x(2, gh, gw, 3, dtype=tf.float32), original_image=c.x(2, h, w, 3), **kw))
+    return vs
+
+
 def top_k(c):
     # Ties are documented: the lower index comes first. One variant has them.
     x = distinct(c, 3, 7)
@@ -1832,6 +1860,8 @@ _add(range_op, "Range")
 _add(linspace, "LinSpace")
 _add(matrix_band_part, "MatrixBandPart")
 _add(depth_space, "DepthToSpace", "SpaceToDepth")
+_add(resize, "ResizeNearestNeighbor", "ResizeBilinear")
+_add(resize_grad, "ResizeNearestNeighborGrad", "ResizeBilinearGrad")
 _add(top_k, "TopKV2")
 _add(in_top_k, "InTopKV2")
 _add(where, "Where")

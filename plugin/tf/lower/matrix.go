@@ -45,28 +45,23 @@ func init() {
 }
 
 // pickColumns is x [rows, K] gathered column by column: column j of the
-// result is column idx[j] of x, or pad (a scalar, broadcast) where idx[j]
-// is -1.
+// result is column idx[j] of x, or pad (a scalar, broadcast; unused unless
+// some idx[j] is -1) where idx[j] is -1.
 func pickColumns(b *ir.Builder, x ir.Value, idx []int, pad ir.Value) ir.Value {
 	t := b.Type(x)
 	rows, k := t.Shape[0], t.Shape[1]
-	if len(idx) == 0 || rows == 0 {
-		return b.Full(ir.TensorType{DType: t.DType, Shape: ir.Shape{rows, len(idx)}}, 0)
-	}
-	src := make([]int64, len(idx))
+	src := make([]int, len(idx))
 	padded := false
 	for j, i := range idx {
-		src[j] = int64(i)
+		src[j] = i
 		if i < 0 {
-			src[j], padded = int64(k), true
+			src[j], padded = k, true
 		}
 	}
-	if padded {
+	if padded && rows > 0 {
 		x = b.Concat(1, x, b.BroadcastInDim(pad, ir.Shape{rows, 1}, nil))
 	}
-	ids := b.Convert(i64Constant(b, ir.Shape{len(idx), 1}, src), ir.I32)
-	return b.Gather(x, ids, ir.GatherDims{OffsetDims: []int{0}, CollapsedSliceDims: []int{1}, StartIndexMap: []int{1},
-		IndexVectorDim: 1, SliceSizes: []int{rows, 1}})
+	return takeAlong(b, x, 1, src)
 }
 
 // flatRows reshapes x to [product of its first keep dims, the rest].

@@ -124,6 +124,17 @@ func shapeCases() []shapeCase {
 		add(shapeCase{op: op, in: []ir.TensorType{f32(2, 4, 4, 3), f32(2, 4, 4, 3), f32(3), f32(3), f32(3)},
 			out: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(0), f32(0)}})
 	}
+	for _, op := range []string{"ResizeNearestNeighbor", "ResizeBilinear"} {
+		out := tt(ir.F16, 2, 7, 9, 3)
+		if op == "ResizeBilinear" {
+			out = f32(2, 7, 9, 3)
+		}
+		add(shapeCase{op: op, attrs: A().B("half_pixel_centers", true), in: []ir.TensorType{tt(ir.F16, 2, 5, 4, 3), i32(2)}, host: h(1, v(7, 9)),
+			out: []ir.TensorType{out}})
+	}
+	add(shapeCase{op: "ResizeNearestNeighborGrad", attrs: A().B("align_corners", true), in: []ir.TensorType{f32(2, 7, 9, 3), i32(2)}, host: h(1, v(5, 4)),
+		out: []ir.TensorType{f32(2, 5, 4, 3)}})
+	add(shapeCase{op: "ResizeBilinearGrad", in: []ir.TensorType{f32(2, 7, 9, 3), tt(ir.BF16, 2, 5, 4, 3)}, out: []ir.TensorType{tt(ir.BF16, 2, 5, 4, 3)}})
 	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
@@ -363,7 +374,7 @@ func TestShapesOfLoweredOps(t *testing.T) {
 func TestEveryDTypeCombinationBuilds(t *testing.T) {
 	// The input that carries T, where it is not the first.
 	tInput := map[string]int{"Select": 1, "SelectV2": 1, "Fill": 1, "Split": 1, "StridedSliceGrad": 4, "AvgPoolGrad": 1,
-		"AvgPool3DGrad": 1, "Conv2DBackpropInput": 1, "Conv3DBackpropInputV2": 1, "DepthwiseConv2dNativeBackpropInput": 1}
+		"AvgPool3DGrad": 1, "ResizeBilinearGrad": 1, "Conv2DBackpropInput": 1, "Conv3DBackpropInputV2": 1, "DepthwiseConv2dNativeBackpropInput": 1}
 	for _, c := range shapeCases() {
 		k, _ := Lookup(c.op)
 		if len(k.Constraints) != 1 || k.Constraints[0].Attr != "T" || c.name != "" || c.raw != nil {

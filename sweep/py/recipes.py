@@ -1304,9 +1304,21 @@ def range_op(c):
 
 
 def linspace(c):
+    nt = c.dt("Tidx", tf.int32).as_numpy_dtype
     return [
-        V("7 points", start=c.of(-1.0), stop=c.of(2.0), num=i32(7)),
-        V("1 point", start=c.of(3.0), stop=c.of(5.0), num=i32(1)),
+        V("7 points", start=c.of(-1.0), stop=c.of(2.0), num=np.array(7, nt)),
+        V("1 point", start=c.of(3.0), stop=c.of(5.0), num=np.array(1, nt)),
+        V("descending, 100 points", start=c.of(4.5), stop=c.of(-3.3), num=np.array(100, nt)),
+        V("2 points, equal ends", start=c.of(0.7), stop=c.of(0.7), num=np.array(2, nt)),
+    ]
+
+
+def cross(c):
+    lo, hi = (0, 5) if c.T.is_unsigned else (None, None)
+    return [
+        V("4x3", a=c.x(4, 3, lo=lo, hi=hi), b=c.x(4, 3, lo=lo, hi=hi)),
+        V("2x5x3", a=c.x(2, 5, 3, lo=lo, hi=hi), b=c.x(2, 5, 3, lo=lo, hi=hi)),
+        V("one vector", a=c.x(3, lo=lo, hi=hi), b=c.x(3, lo=lo, hi=hi)),
     ]
 
 
@@ -1374,8 +1386,18 @@ def top_k(c):
 
 
 def in_top_k(c):
-    return [V("k 2", predictions=distinct(c, 4, 5) if c.is_float else c.x(4, 5, dtype=tf.float32),
-              targets=np.array([0, 1, 4, 2], dtype=c.T.as_numpy_dtype), k=np.array(2, dtype=c.T.as_numpy_dtype))]
+    """Distinct predictions, ties at the target (which count as in the top
+    k: only strictly greater ones push it out), a target out of range and a
+    row with a non-finite prediction (both false)."""
+    nd = c.T.as_numpy_dtype
+    ties = np.array([[1, 3, 3, 0, 3], [2, 2, 2, 2, 2], [0, 1, np.inf, 2, 3], [5, 4, 3, 2, 1]], dtype=np.float32)
+    return [
+        V("k 2", predictions=distinct(c, 4, 5, dtype=tf.float32), targets=np.array([0, 1, 4, 2], dtype=nd), k=np.array(2, dtype=nd)),
+        V("ties, inf, target out of range, k 1", predictions=ties, targets=np.array([1, 3, 4, 5], dtype=nd), k=np.array(1, dtype=nd)),
+        V("k 0 and k past the classes", predictions=distinct(c, 3, 4, dtype=tf.float32), targets=np.array([0, 3, 2], dtype=nd),
+          k=np.array(0, dtype=nd)),
+        V("k 7", predictions=distinct(c, 3, 4, dtype=tf.float32), targets=np.array([0, 3, 2], dtype=nd), k=np.array(7, dtype=nd)),
+    ]
 
 
 def where(c):
@@ -1858,6 +1880,7 @@ _add(fill, "Fill")
 _add(zeros_like, "ZerosLike")
 _add(range_op, "Range")
 _add(linspace, "LinSpace")
+_add(cross, "Cross")
 _add(matrix_band_part, "MatrixBandPart")
 _add(depth_space, "DepthToSpace", "SpaceToDepth")
 _add(resize, "ResizeNearestNeighbor", "ResizeBilinear")

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -48,6 +49,9 @@ func init() {
 	register(Kernel{Op: "TopKV2", Constraints: T(FloatsInts), Inputs: []string{"input", "k"}, HostInputs: []string{"k"},
 		HostInputIndex: []int{1}, Attrs: []AttrSpec{{Name: "sorted", Kind: AttrBool, Optional: true}, {Name: "index_type", Kind: AttrType, Optional: true}},
 		Lower: lowerTopK, File: fileIndex})
+	// InTopKV2's GPU kernel takes float32 predictions and k in device
+	// memory (in_topk_op.cc).
+	register(Kernel{Op: "InTopKV2", Constraints: T(Indices), Inputs: []string{"predictions", "targets", "k"}, Lower: lowerInTopK, File: fileIndex})
 	register(Kernel{Op: "ReverseV2", Constraints: T(All), Inputs: []string{"tensor", "axis"}, HostInputs: []string{"axis"},
 		HostInputIndex: []int{1}, Lower: lowerReverse, File: fileIndex})
 	register(Kernel{Op: "Where", Constraints: T(All), Inputs: []string{"input"}, ReadInputs: []int{0}, Lower: lowerWhere, File: fileIndex})
@@ -367,6 +371,37 @@ func lowerTopK(c *Call) error {
 	vals := b.Gather(flat, b.Concat(2, row, col), ir.GatherDims{CollapsedSliceDims: []int{0, 1}, StartIndexMap: []int{0, 1},
 		IndexVectorDim: 2, SliceSizes: []int{1, 1}})
 	c.Out = []ir.Value{b.Reshape(vals, out), idx}
+	return nil
+}
+
+// lowerInTopK says whether each row's target class is among its k largest
+// predictions: fewer than k predictions are greater than the target's. A
+// target out of range, or a row with a non-finite prediction, is false.
+func lowerInTopK(c *Call) error {
+	if err := c.arity(3); err != nil {
+		return err
+	}
+	tp, tt, tk := c.Type(0), c.Type(1), c.Type(2)
+	if tp.DType != ir.F32 || tp.Shape.Rank() != 2 || tt.Shape.Rank() != 1 || tt.Shape[0] != tp.Shape[0] || tk.Shape.Rank() != 0 || tk.DType != tt.DType {
+		return c.Errorf("predictions must be float32 [batch, classes], targets [batch] and k a scalar of targets' dtype: got %s", c.Inputs())
+	}
+	b := c.B
+	n, classes := tp.Shape[0], tp.Shape[1]
+	out := ir.TensorType{DType: ir.Bool, Shape: ir.Shape{n}}
+	if n == 0 || classes == 0 {
+		c.Out = []ir.Value{b.Full(out, 0)}
+		return nil
+	}
+	col := ir.Shape{n, 1}
+	ids := b.Concat(1, b.Iota(ir.TensorType{DType: tt.DType, Shape: col}, 0), b.Reshape(c.In[1], col))
+	target := b.Gather(c.In[0], ids, ir.GatherDims{CollapsedSliceDims: []int{0, 1}, StartIndexMap: []int{0, 1}, IndexVectorDim: 1,
+		SliceSizes: []int{1, 1}})
+	greater := b.Compare(ir.CmpGT, c.In[0], b.BroadcastInDim(target, tp.Shape, []int{0}))
+	count := b.Reduce(b.Convert(greater, tt.DType), ir.ReduceSum, []int{1})
+	finite := b.Reduce(b.Compare(ir.CmpLT, b.Unary(ir.OpAbs, c.In[0]), like(b, c.In[0], math.Inf(1))), ir.ReduceAnd, []int{1})
+	ok := b.Binary(ir.OpAnd, inRange(b, c.In[1], b.Reshape(intVector(b, tt.DType, []int{classes}), nil), []int{}), finite)
+	in := b.Compare(ir.CmpLT, count, b.BroadcastInDim(c.In[2], out.Shape, nil))
+	c.Out = []ir.Value{b.Binary(ir.OpAnd, ok, in)}
 	return nil
 }
 

@@ -121,6 +121,8 @@ func init() {
 
 	register(Kernel{Op: "ApproximateEqual", Constraints: T([]ir.DType{ir.F32}), Inputs: []string{"x", "y"},
 		Attrs: []AttrSpec{{Name: "tolerance", Kind: AttrFloat, Optional: true}}, File: fileMath, Lower: lowerApproximateEqual})
+	// Cross's GPU kernels are every real type (cross_op.cc).
+	register(Kernel{Op: "Cross", Constraints: T(Numeric), Inputs: []string{"a", "b"}, File: fileMath, Lower: lowerCross})
 	register(Kernel{Op: "AddN", Constraints: T(FloatsInts), Inputs: []string{"inputs"}, File: fileMath, Lower: lowerAddN})
 	register(Kernel{Op: "ClipByValue", Constraints: T(FloatsInts), Inputs: []string{"t", "clip_value_min", "clip_value_max"},
 		File: fileMath, Lower: lowerClipByValue})
@@ -302,5 +304,25 @@ func lowerApproximateEqual(c *Call) error {
 	b := c.B
 	d := b.Unary(ir.OpAbs, b.Binary(ir.OpSub, c.In[0], c.In[1]))
 	c.Out = []ir.Value{b.Compare(ir.CmpLT, d, like(b, d, float64(c.Attrs.Float("tolerance", 1e-5))))}
+	return nil
+}
+
+// lowerCross is the cross product of the 3-vectors along a and b's last
+// dim: (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0).
+func lowerCross(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
+	ta, tb := c.Type(0), c.Type(1)
+	r := ta.Shape.Rank()
+	if ta.DType != tb.DType || !ta.Shape.Equal(tb.Shape) || r < 1 || ta.Shape[r-1] != 3 {
+		return c.Errorf("a and b must have one shape and dtype, with an innermost dim of 3: got %v and %v", ta, tb)
+	}
+	b := c.B
+	as, bs := splitAt(b, c.In[0], r-1, []int{1, 1, 1}), splitAt(b, c.In[1], r-1, []int{1, 1, 1})
+	term := func(i, j int) ir.Value {
+		return b.Binary(ir.OpSub, b.Binary(ir.OpMul, as[i], bs[j]), b.Binary(ir.OpMul, as[j], bs[i]))
+	}
+	c.Out = []ir.Value{b.Concat(r-1, term(1, 2), term(2, 0), term(0, 1))}
 	return nil
 }

@@ -56,6 +56,11 @@ func init() {
 	reg("ZerosLike", All, []string{"x"}, nil, nil, nil, lowerFullLike(0))
 	reg("OnesLike", All, []string{"x"}, nil, nil, nil, lowerFullLike(1))
 	reg("BroadcastTo", All, []string{"input", "shape"}, []string{"shape"}, []int{1}, nil, lowerBroadcastTo)
+	// LinSpace's GPU kernel is float32 with start, stop and num in host
+	// memory (sequence_ops.cc); start and stop are device scalars here, since
+	// host inputs arrive as integers; num decides the shape.
+	register(Kernel{Op: "LinSpace", Constraints: []Constraint{{"T", []ir.DType{ir.F32}}, {"Tidx", Indices}}, Inputs: []string{"start", "stop", "num"},
+		HostInputs: []string{"num"}, HostInputIndex: []int{2}, Lower: lowerLinSpace, File: fileMovement})
 	// Range's inputs are host scalars; the host inputs arrive as integers,
 	// so only integer ranges are registered (see the package report).
 	register(Kernel{Op: "Range", Constraints: []Constraint{{"Tidx", Indices}}, Inputs: []string{"start", "limit", "delta"},
@@ -607,5 +612,34 @@ func lowerRange(c *Call) error {
 	t := ir.TensorType{DType: d, Shape: ir.Shape{int(n)}}
 	y := b.Binary(ir.OpMul, b.Iota(t, 0), b.BroadcastInDim(intScalar(b, d, delta), t.Shape, []int{}))
 	c.Out = []ir.Value{b.Binary(ir.OpAdd, y, b.BroadcastInDim(intScalar(b, d, start), t.Shape, []int{}))}
+	return nil
+}
+
+// lowerLinSpace is start + i*step with step = (stop-start)/(num-1), and
+// exactly stop last, as sequence_ops.cc computes it.
+func lowerLinSpace(c *Call) error {
+	if err := c.arity(3); err != nil {
+		return err
+	}
+	ts, te := c.Type(0), c.Type(1)
+	num, err := c.hostScalar(2, "num")
+	if err != nil {
+		return err
+	}
+	if ts.Shape.Rank() != 0 || te.Shape.Rank() != 0 || ts.DType != te.DType || num <= 0 || num > 1<<40 {
+		return c.Errorf("start %v and stop %v must be scalars of one dtype and num %d positive", ts, te, num)
+	}
+	b := c.B
+	n := int(num)
+	out := ir.TensorType{DType: ts.DType, Shape: ir.Shape{n}}
+	start := b.BroadcastInDim(c.In[0], out.Shape, nil)
+	if n == 1 {
+		c.Out = []ir.Value{start}
+		return nil
+	}
+	step := b.Binary(ir.OpDiv, b.Binary(ir.OpSub, c.In[1], c.In[0]), b.Scalar(ts.DType, float64(n-1)))
+	y := b.Binary(ir.OpAdd, start, b.Binary(ir.OpMul, b.BroadcastInDim(step, out.Shape, nil), b.Iota(out, 0)))
+	last := b.Compare(ir.CmpEQ, b.Iota(ir.TensorType{DType: ir.I32, Shape: out.Shape}, 0), b.Full(ir.TensorType{DType: ir.I32, Shape: out.Shape}, float64(n-1)))
+	c.Out = []ir.Value{b.Select(last, b.BroadcastInDim(c.In[1], out.Shape, nil), y)}
 	return nil
 }

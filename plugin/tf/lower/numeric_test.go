@@ -315,6 +315,17 @@ func TestSegments(t *testing.T) {
 	}
 }
 
+// TestInTopKAndLinSpace checks InTopKV2's ties, bounds and non-finite
+// rows, and LinSpace's exact ends.
+func TestInTopKAndLinSpace(t *testing.T) {
+	p := fv(ir.Shape{4, 3}, 1, 3, 3, 0, 5, 2, 1, 2, 3, math.NaN(), 1, 2)
+	tg := val(ir.I32, ir.Shape{4}, 1, 2, 3, 2)
+	expectClose(t, "InTopKV2", run(t, "InTopKV2", A(), p, tg, val(ir.I32, nil, 1))[0], []float64{1, 0, 0, 0}, 0)
+	expectClose(t, "InTopKV2 k 2", run(t, "InTopKV2", A(), p, tg, val(ir.I32, nil, 2))[0], []float64{1, 1, 0, 0}, 0)
+	expectClose(t, "LinSpace", run(t, "LinSpace", A(), fv(nil, -1), fv(nil, 2), val(ir.I32, nil, 4))[0], []float64{-1, 0, 1, 2}, 0)
+	expectClose(t, "LinSpace 1", run(t, "LinSpace", A(), fv(nil, 3), fv(nil, 5), val(ir.I32, nil, 1))[0], []float64{3}, 0)
+}
+
 // TestZeroGuardedBinary checks Xlogy, Xdivy and MulNoNan against plain loops:
 // 0 where the guarding operand is 0 whatever the other is, and broadcasting.
 func TestZeroGuardedBinary(t *testing.T) {

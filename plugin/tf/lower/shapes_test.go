@@ -135,6 +135,9 @@ func shapeCases() []shapeCase {
 	add(shapeCase{op: "ResizeNearestNeighborGrad", attrs: A().B("align_corners", true), in: []ir.TensorType{f32(2, 7, 9, 3), i32(2)}, host: h(1, v(5, 4)),
 		out: []ir.TensorType{f32(2, 5, 4, 3)}})
 	add(shapeCase{op: "ResizeBilinearGrad", in: []ir.TensorType{f32(2, 7, 9, 3), tt(ir.BF16, 2, 5, 4, 3)}, out: []ir.TensorType{tt(ir.BF16, 2, 5, 4, 3)}})
+	add(shapeCase{op: "Cross", in: []ir.TensorType{f32(4, 2, 3), f32(4, 2, 3)}, out: []ir.TensorType{f32(4, 2, 3)}})
+	add(shapeCase{op: "LinSpace", in: []ir.TensorType{f32(), f32(), i32()}, host: h(2, 7), out: []ir.TensorType{f32(7)}})
+	add(shapeCase{op: "InTopKV2", in: []ir.TensorType{f32(4, 5), i64(4), i64()}, out: []ir.TensorType{boolT(4)}})
 	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
@@ -374,7 +377,7 @@ func TestShapesOfLoweredOps(t *testing.T) {
 func TestEveryDTypeCombinationBuilds(t *testing.T) {
 	// The input that carries T, where it is not the first.
 	tInput := map[string]int{"Select": 1, "SelectV2": 1, "Fill": 1, "Split": 1, "StridedSliceGrad": 4, "AvgPoolGrad": 1,
-		"AvgPool3DGrad": 1, "ResizeBilinearGrad": 1, "Conv2DBackpropInput": 1, "Conv3DBackpropInputV2": 1, "DepthwiseConv2dNativeBackpropInput": 1}
+		"AvgPool3DGrad": 1, "ResizeBilinearGrad": 1, "InTopKV2": 1, "Conv2DBackpropInput": 1, "Conv3DBackpropInputV2": 1, "DepthwiseConv2dNativeBackpropInput": 1}
 	for _, c := range shapeCases() {
 		k, _ := Lookup(c.op)
 		if len(k.Constraints) != 1 || k.Constraints[0].Attr != "T" || c.name != "" || c.raw != nil {
@@ -490,6 +493,8 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 				in, raw = []ir.TensorType{tt(combo["T"], 3, 2), tt(combo["Tindices"], 3)}, map[int][]byte{1: make([]byte, 3*combo["Tindices"].Size())}
 			case "UnsortedSegmentSum", "UnsortedSegmentProd", "UnsortedSegmentMin", "UnsortedSegmentMax":
 				in, host = []ir.TensorType{tt(combo["T"], 3, 2), tt(combo["Tindices"], 3), i32()}, h(2, 4)
+			case "LinSpace":
+				in, host = []ir.TensorType{tt(combo["T"]), tt(combo["T"]), tt(combo["Tidx"])}, h(2, 5)
 			case "OneHot":
 				in, host = []ir.TensorType{tt(combo["TI"], 3), i32(), tt(combo["T"]), tt(combo["T"])}, h(1, 4)
 			case "SparseSoftmaxCrossEntropyWithLogits":

@@ -1007,13 +1007,18 @@ def cumulative(c):
     lo, hi = (0.5, 1.5) if c.op == "Cumprod" else (None, None)
     if c.is_int and c.op == "Cumprod":
         lo, hi = (0 if c.T.is_unsigned else -2), 2
-    return [
+    vs = [
         V("axis 1", tol=4, x=c.x(3, 5, 2, lo=lo, hi=hi), axis=i32(1)),
         V("axis -1 exclusive", tol=4, x=c.x(3, 4, lo=lo, hi=hi), axis=i32(-1), exclusive=True),
         V("axis 0 reverse", tol=4, x=c.x(4, 3, lo=lo, hi=hi), axis=i32(0), reverse=True),
         V("exclusive reverse", tol=4, x=c.x(2, 6, lo=lo, hi=hi), axis=i32(1), exclusive=True, reverse=True),
         V("empty", x=c.x(0, 3, lo=lo, hi=hi), axis=i32(0)),
     ]
+    if c.op == "CumulativeLogsumexp":
+        # Terms 80 apart: exp of their differences under- and overflows
+        # unless each step subtracts its maximum.
+        vs.append(V("spread values, 11 long", tol=4, x=c.x(2, 11, lo=-80, hi=80), axis=i32(1)))
+    return vs
 
 
 # ---------------------------------------------------------------------------

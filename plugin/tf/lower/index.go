@@ -7,8 +7,8 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
-// Indexing: gathers and scatters, OneHot, cumulative sums and products,
-// TopKV2, ReverseV2 and Where.
+// Indexing: gathers and scatters, OneHot, cumulative sums, products and
+// log-sum-exps, TopKV2, InTopKV2, ReverseV2 and Where.
 //
 // Out-of-range gather indices give zeros, as on TensorFlow's GPU
 // (gather_functor_gpu.cu.h; its CPU kernel raises instead); out-of-range
@@ -43,9 +43,11 @@ func init() {
 		Attrs: []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, Lower: lowerOneHot, File: fileIndex})
 	scan := []AttrSpec{{Name: "exclusive", Kind: AttrBool, Optional: true}, {Name: "reverse", Kind: AttrBool, Optional: true}}
 	register(Kernel{Op: "Cumsum", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
-		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(false), File: fileIndex})
+		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(scanSum), File: fileIndex})
 	register(Kernel{Op: "Cumprod", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
-		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(true), File: fileIndex})
+		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(scanProd), File: fileIndex})
+	register(Kernel{Op: "CumulativeLogsumexp", Constraints: T(Floats), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
+		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(scanLogSumExp), File: fileIndex})
 	register(Kernel{Op: "TopKV2", Constraints: T(FloatsInts), Inputs: []string{"input", "k"}, HostInputs: []string{"k"},
 		HostInputIndex: []int{1}, Attrs: []AttrSpec{{Name: "sorted", Kind: AttrBool, Optional: true}, {Name: "index_type", Kind: AttrType, Optional: true}},
 		Lower: lowerTopK, File: fileIndex})
@@ -277,12 +279,31 @@ func shiftAlong(b *ir.Builder, x ir.Value, axis, by int, v float64) ir.Value {
 	return b.Pad(x, b.Scalar(t.DType, v), low, high, make([]int, r))
 }
 
+// scanKind is what a cumulative op combines with.
+type scanKind int
+
+const (
+	scanSum scanKind = iota
+	scanProd
+	scanLogSumExp
+)
+
+// logAddExp is log(exp(a) + exp(b)) as max + log1p(exp(min - max))
+// (functor::LogSumExp in scan_ops.h), -inf where both are.
+func logAddExp(b *ir.Builder, x, y ir.Value) ir.Value {
+	hi, lo := b.Binary(ir.OpMax, x, y), b.Binary(ir.OpMin, x, y)
+	sum := b.Binary(ir.OpAdd, hi, b.Unary(ir.OpLog1p, b.Unary(ir.OpExp, b.Binary(ir.OpSub, lo, hi))))
+	negInf := like(b, x, math.Inf(-1))
+	return b.Select(b.Compare(ir.CmpEQ, hi, negInf), negInf, sum)
+}
+
 // lowerScan is Cumsum (a reduce_window whose window covers the whole axis,
-// padded in front so each output sums its prefix) or Cumprod (reduce_window
-// has no product, so a doubling scan: log2(n) multiplications by the
-// sequence shifted 1, 2, 4, ... places). exclusive shifts the input one
-// place; reverse scans from the end (scan_ops.cc).
-func lowerScan(prod bool) func(c *Call) error {
+// padded in front so each output sums its prefix), Cumprod or
+// CumulativeLogsumexp (reduce_window has neither, so a doubling scan:
+// log2(n) combinations with the sequence shifted 1, 2, 4, ... places).
+// exclusive shifts the input one place; reverse scans from the end
+// (scan_ops.cc). The 16-bit floats accumulate in float32.
+func lowerScan(kind scanKind) func(c *Call) error {
 	return func(c *Call) error {
 		if err := c.arity(2); err != nil {
 			return err
@@ -306,24 +327,26 @@ func lowerScan(prod bool) func(c *Call) error {
 		if c.Attrs.Bool("reverse") {
 			rev = []int{axis}
 		}
-		identity := 0.0
-		if prod {
-			identity = 1
-		}
+		identity := map[scanKind]float64{scanSum: 0, scanProd: 1, scanLogSumExp: math.Inf(-1)}[kind]
 		x := b.Reverse(b.Convert(c.In[0], accType(t.DType)), rev)
 		if c.Attrs.Bool("exclusive") {
 			x = shiftAlong(b, x, axis, 1, identity)
 		}
-		if prod {
-			for k := 1; k < n; k *= 2 {
-				x = b.Binary(ir.OpMul, x, shiftAlong(b, x, axis, k, 1))
-			}
-		} else {
+		switch kind {
+		case scanSum:
 			r := t.Shape.Rank()
 			w := ir.WindowAttrs{Dims: filled(r, 1), Padding: make([][2]int, r)}
 			w.Dims[axis] = n
 			w.Padding[axis] = [2]int{n - 1, 0}
 			x = b.ReduceWindow(x, ir.ReduceSum, w)
+		case scanProd:
+			for k := 1; k < n; k *= 2 {
+				x = b.Binary(ir.OpMul, x, shiftAlong(b, x, axis, k, 1))
+			}
+		case scanLogSumExp:
+			for k := 1; k < n; k *= 2 {
+				x = logAddExp(b, x, shiftAlong(b, x, axis, k, identity))
+			}
 		}
 		c.Out = []ir.Value{b.Convert(b.Reverse(x, rev), t.DType)}
 		return nil

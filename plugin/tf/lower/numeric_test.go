@@ -323,6 +323,11 @@ func TestInTopKAndLinSpace(t *testing.T) {
 	expectClose(t, "InTopKV2", run(t, "InTopKV2", A(), p, tg, val(ir.I32, nil, 1))[0], []float64{1, 0, 0, 0}, 0)
 	expectClose(t, "InTopKV2 k 2", run(t, "InTopKV2", A(), p, tg, val(ir.I32, nil, 2))[0], []float64{1, 1, 0, 0}, 0)
 	expectClose(t, "LinSpace", run(t, "LinSpace", A(), fv(nil, -1), fv(nil, 2), val(ir.I32, nil, 4))[0], []float64{-1, 0, 1, 2}, 0)
+	x := fv(ir.Shape{4}, 0, math.Log(3), -200, 1)
+	want := []float64{0, math.Log(4), math.Log(4), math.Log(4 + math.E)}
+	expectClose(t, "CumulativeLogsumexp", run(t, "CumulativeLogsumexp", A(), x, val(ir.I32, nil, 0))[0], want, 1e-6)
+	want = []float64{math.Inf(-1), 0, math.Log(4), math.Log(4)}
+	expectClose(t, "CumulativeLogsumexp exclusive", run(t, "CumulativeLogsumexp", A().B("exclusive", true), x, val(ir.I32, nil, 0))[0], want, 1e-6)
 	expectClose(t, "LinSpace 1", run(t, "LinSpace", A(), fv(nil, 3), fv(nil, 5), val(ir.I32, nil, 1))[0], []float64{3}, 0)
 }
 

@@ -915,7 +915,22 @@ def l2loss(c):
 
 
 def lrn(c):
-    return [V("defaults", tol=4, input=image(c)), V("radius 2", tol=4, input=image(c), depth_radius=2, bias=2.0, alpha=0.5, beta=0.75)]
+    return [V("defaults", tol=4, input=image(c)), V("radius 2", tol=4, input=image(c), depth_radius=2, bias=2.0, alpha=0.5, beta=0.75),
+            V("radius 1, beta 1, 11 channels", tol=4, input=image(c, ch=11), depth_radius=1, alpha=0.1, beta=1.0),
+            V("radius past the channels", tol=4, input=image(c, ch=4), depth_radius=6, bias=0.5, alpha=0.2)]
+
+
+def lrn_grad(c):
+    """The gradient at the CPU's own forward output, for each attribute set
+    of lrn()."""
+    vs = []
+    for name, ch, kw in (("defaults", 3, {}), ("radius 2", 3, dict(depth_radius=2, bias=2.0, alpha=0.5, beta=0.75)),
+                         ("radius 1, beta 1, 11 channels", 11, dict(depth_radius=1, alpha=0.1, beta=1.0))):
+        x = image(c, ch=ch)
+        with tf.device("/device:CPU:0"):
+            y = tf.raw_ops.LRN(input=x, **kw).numpy()
+        vs.append(V(name, tol=10, input_grads=image(c, ch=ch), input_image=x, output_image=y, **kw))
+    return vs
 
 
 def batch_norm(c):
@@ -1840,6 +1855,7 @@ _add(xent, "SoftmaxCrossEntropyWithLogits")
 _add(sparse_xent, "SparseSoftmaxCrossEntropyWithLogits")
 _add(l2loss, "L2Loss")
 _add(lrn, "LRN")
+_add(lrn_grad, "LRNGrad")
 _add(batch_norm, "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 _add(batch_norm_grad, "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3")
 

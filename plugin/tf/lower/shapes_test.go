@@ -140,6 +140,8 @@ func shapeCases() []shapeCase {
 	add(shapeCase{op: "InTopKV2", in: []ir.TensorType{f32(4, 5), i64(4), i64()}, out: []ir.TensorType{boolT(4)}})
 	add(shapeCase{op: "CumulativeLogsumexp", attrs: A().B("exclusive", true), in: []ir.TensorType{tt(ir.F16, 3, 9), i32()}, host: h(1, 1),
 		out: []ir.TensorType{tt(ir.F16, 3, 9)}})
+	add(shapeCase{op: "LRN", attrs: A().I("depth_radius", 2), in: []ir.TensorType{f32(2, 3, 4, 7)}, out: []ir.TensorType{f32(2, 3, 4, 7)}})
+	add(shapeCase{op: "LRNGrad", in: []ir.TensorType{f32(2, 3, 4, 7), f32(2, 3, 4, 7), f32(2, 3, 4, 7)}, out: []ir.TensorType{f32(2, 3, 4, 7)}})
 	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})

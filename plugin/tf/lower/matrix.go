@@ -115,6 +115,15 @@ type diagSpec struct {
 	rows, cols         int
 }
 
+// versionArity checks for first inputs in version 0 of an op, later in V2
+// and V3.
+func versionArity(c *Call, version, first, later int) error {
+	if version > 0 {
+		return c.arity(later)
+	}
+	return c.arity(first)
+}
+
 // readDiagK reads k (host input i): a scalar or a pair lo <= hi; version
 // 0 (the first ops) has none and means the main diagonal.
 func readDiagK(c *Call, version, i int) (lo, hi int, err error) {
@@ -184,11 +193,7 @@ func (s diagSpec) diagShape(batch ir.Shape) ir.Shape {
 
 func lowerMatrixDiag(version int) func(c *Call) error {
 	return func(c *Call) error {
-		n := 1
-		if version > 0 {
-			n = 5
-		}
-		if err := c.arity(n); err != nil {
+		if err := versionArity(c, version, 1, 5); err != nil {
 			return err
 		}
 		t := c.Type(0)
@@ -282,11 +287,7 @@ func matrixSpec(c *Call, version, ki int) (diagSpec, error) {
 
 func lowerMatrixDiagPart(version int) func(c *Call) error {
 	return func(c *Call) error {
-		n := 1
-		if version > 0 {
-			n = 3
-		}
-		if err := c.arity(n); err != nil {
+		if err := versionArity(c, version, 1, 3); err != nil {
 			return err
 		}
 		t := c.Type(0)
@@ -322,11 +323,7 @@ func lowerMatrixDiagPart(version int) func(c *Call) error {
 
 func lowerMatrixSetDiag(version int) func(c *Call) error {
 	return func(c *Call) error {
-		n := 2
-		if version > 0 {
-			n = 3
-		}
-		if err := c.arity(n); err != nil {
+		if err := versionArity(c, version, 2, 3); err != nil {
 			return err
 		}
 		t, td := c.Type(0), c.Type(1)

@@ -97,16 +97,22 @@ func resizeSpec(c *Call, h, w int) (alignCorners, halfPixel bool, err error) {
 	return alignCorners, halfPixel, nil
 }
 
-// hostSize reads host input 1 as [height, width].
-func hostSize(c *Call) (int, int, error) {
+// hostSize checks the two inputs and reads the second, the host input
+// size, as [height, width], and the attributes.
+func hostSize(c *Call) (h, w int, alignCorners, halfPixel bool, err error) {
+	if err := c.arity(2); err != nil {
+		return 0, 0, false, false, err
+	}
 	s, err := c.hostInts(1, "size")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, false, false, err
 	}
 	if len(s) != 2 || c.Type(1).Shape.Rank() != 1 {
-		return 0, 0, c.Errorf("size must be a vector of 2 values, got %v (%v)", s, c.Type(1))
+		return 0, 0, false, false, c.Errorf("size must be a vector of 2 values, got %v (%v)", s, c.Type(1))
 	}
-	return int(s[0]), int(s[1]), nil
+	h, w = int(s[0]), int(s[1])
+	alignCorners, halfPixel, err = resizeSpec(c, h, w)
+	return h, w, alignCorners, halfPixel, err
 }
 
 // takeAlong gathers x's slices along axis at the given constant indices.
@@ -144,14 +150,7 @@ func f32Along(b *ir.Builder, w []float32, s ir.Shape, axis int) ir.Value {
 // the same below, then top + (bottom - top) * y-weight, in that order).
 func lowerResize(bilinear bool) func(c *Call) error {
 	return func(c *Call) error {
-		if err := c.arity(2); err != nil {
-			return err
-		}
-		oh, ow, err := hostSize(c)
-		if err != nil {
-			return err
-		}
-		align, half, err := resizeSpec(c, oh, ow)
+		oh, ow, align, half, err := hostSize(c)
 		if err != nil {
 			return err
 		}
@@ -182,14 +181,7 @@ func lowerResize(bilinear bool) func(c *Call) error {
 // lowerResizeNearestGrad adds each gradient pixel into the input pixel the
 // forward resize read it from.
 func lowerResizeNearestGrad(c *Call) error {
-	if err := c.arity(2); err != nil {
-		return err
-	}
-	h, w, err := hostSize(c)
-	if err != nil {
-		return err
-	}
-	align, half, err := resizeSpec(c, h, w)
+	h, w, align, half, err := hostSize(c)
 	if err != nil {
 		return err
 	}

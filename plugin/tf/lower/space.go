@@ -179,10 +179,18 @@ func lowerDepthSpace(toSpace bool) func(c *Call) error {
 	}
 }
 
-// blockSpec reads a space-to-batch op's block shape (host input 1, or the
+// blockSpec checks the inputs (3 for the ND ops, 2 for the 4-D ones) and
+// reads a space-to-batch op's block shape (host input 1, or the
 // block_size attribute of the 4-D ops, two spatial dims) and its paddings
 // or crops (the last host input), [M, 2] non-negative values.
 func blockSpec(c *Call, nd bool, what string) (blocks []int, pads [][2]int, err error) {
+	n := 2
+	if nd {
+		n = 3
+	}
+	if err := c.arity(n); err != nil {
+		return nil, nil, err
+	}
 	t := c.Type(0)
 	pi := 1
 	if nd {
@@ -226,9 +234,6 @@ func blockSpec(c *Call, nd bool, what string) (blocks []int, pads [][2]int, err 
 // block), and moves the block positions in front of the batch.
 func lowerSpaceToBatch(nd bool) func(c *Call) error {
 	return func(c *Call) error {
-		if err := c.arity(spaceBatchArity(nd)); err != nil {
-			return err
-		}
 		blocks, pads, err := blockSpec(c, nd, "paddings")
 		if err != nil {
 			return err
@@ -273,9 +278,6 @@ func lowerSpaceToBatch(nd bool) func(c *Call) error {
 // leave the batch for the spatial dims, which are then cropped.
 func lowerBatchToSpace(nd bool) func(c *Call) error {
 	return func(c *Call) error {
-		if err := c.arity(spaceBatchArity(nd)); err != nil {
-			return err
-		}
 		blocks, crops, err := blockSpec(c, nd, "crops")
 		if err != nil {
 			return err
@@ -310,12 +312,4 @@ func lowerBatchToSpace(nd bool) func(c *Call) error {
 		c.Out = []ir.Value{b.Slice(x, start, limit, filled(r, 1))}
 		return nil
 	}
-}
-
-// spaceBatchArity is 3 inputs for the ND ops, 2 for the 4-D ones.
-func spaceBatchArity(nd bool) int {
-	if nd {
-		return 3
-	}
-	return 2
 }

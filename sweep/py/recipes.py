@@ -327,17 +327,35 @@ def pow_op(c):
 
 
 def shift(c):
+    """Amounts within the width, and past it either way: TensorFlow clamps
+    them to [0, bits-1]; the extremes of the dtype shift too."""
     bits = c.T.size * 8
-    return [
+    lo, hi = c.T.min, c.T.max
+    vs = [
         V("3x4 shifts within width", x=c.x(3, 4, lo=-100, hi=100), y=c.x(3, 4, lo=0, hi=bits - 1)),
         V("broadcast scalar shift", x=c.x(2, 5, lo=-100, hi=100), y=c.of(3)),
+        V("extremes, amounts 0 and bits-1", x=c.of([lo, hi, lo, hi, 1]), y=c.of([0, 0, bits - 1, bits - 1, bits - 1])),
+        V("amounts past the width", x=c.of([lo, hi, 5, 77, 1, hi]), y=c.of([bits, bits + 3, hi, bits * 2, hi, bits])),
     ]
+    if not c.T.is_unsigned:
+        vs.append(V("negative amounts", x=c.of([lo, hi, -5, 77]), y=c.of([-1, -3, lo, -bits])))
+    return vs
+
+
+def int_unary(c):
+    """Integer unary (Invert, PopulationCount): unary(specials) and the
+    dtype's extremes."""
+    vs = unary(specials=True)(c)
+    vs.append(V("extremes", x=c.of([c.T.min, c.T.max, c.T.min + 1, c.T.max - 1, 0, -1 if not c.T.is_unsigned else 1])))
+    return vs
 
 
 def bitwise(c):
     return [
         V("3x4 with 3x4", x=c.x(3, 4, lo=-100, hi=100), y=c.x(3, 4, lo=-100, hi=100)),
         V("broadcast 4x1x3 with 5x1", x=c.x(4, 1, 3, lo=-100, hi=100), y=c.x(5, 1, lo=-100, hi=100)),
+        V("extremes", x=c.of([c.T.min, c.T.max, c.T.min, c.T.max]), y=c.of([c.T.max, c.T.min, c.T.min, 1])),
+        V("empty 0x3 with 3", x=c.x(0, 3), y=c.x(3)),
     ]
 
 
@@ -904,7 +922,22 @@ def l2loss(c):
 
 
 def lrn(c):
-    return [V("defaults", tol=4, input=image(c)), V("radius 2", tol=4, input=image(c), depth_radius=2, bias=2.0, alpha=0.5, beta=0.75)]
+    return [V("defaults", tol=4, input=image(c)), V("radius 2", tol=4, input=image(c), depth_radius=2, bias=2.0, alpha=0.5, beta=0.75),
+            V("radius 1, beta 1, 11 channels", tol=4, input=image(c, ch=11), depth_radius=1, alpha=0.1, beta=1.0),
+            V("radius past the channels", tol=4, input=image(c, ch=4), depth_radius=6, bias=0.5, alpha=0.2)]
+
+
+def lrn_grad(c):
+    """The gradient at the CPU's own forward output, for each attribute set
+    of lrn()."""
+    vs = []
+    for name, ch, kw in (("defaults", 3, {}), ("radius 2", 3, dict(depth_radius=2, bias=2.0, alpha=0.5, beta=0.75)),
+                         ("radius 1, beta 1, 11 channels", 11, dict(depth_radius=1, alpha=0.1, beta=1.0))):
+        x = image(c, ch=ch)
+        with tf.device("/device:CPU:0"):
+            y = tf.raw_ops.LRN(input=x, **kw).numpy()
+        vs.append(V(name, tol=10, input_grads=image(c, ch=ch), input_image=x, output_image=y, **kw))
+    return vs
 
 
 def batch_norm(c):
@@ -915,7 +948,7 @@ def batch_norm(c):
     mean, var = c.x(ch, dtype=U), c.x(ch, lo=0.5, hi=2.0, dtype=U)
     empty = c.x(0, dtype=U)
     reserve = {"reserve_space_1": "skip", "reserve_space_2": "skip", "reserve_space_3": "skip"}
-    return [
+    vs = [
         V("training NHWC", tol=10, out_check=reserve, x=x, scale=scale, offset=offset, mean=empty, variance=empty, is_training=True),
         V("training, exponential_avg_factor 0.5", tol=10, out_check=reserve, x=x, scale=scale, offset=offset, mean=mean, variance=var,
           is_training=True, exponential_avg_factor=0.5),
@@ -924,9 +957,11 @@ def batch_norm(c):
           is_training=True, data_format="NCHW"),
         V("inference NCHW, epsilon 0.01", tol=10, out_check=reserve, x=c.x(2, ch, 5, 6), scale=scale, offset=offset, mean=mean,
           variance=var, is_training=False, data_format="NCHW", epsilon=0.01),
-        V("training 5-D NDHWC", tol=10, out_check=reserve, x=c.x(2, 3, 2, 3, ch), scale=scale, offset=offset, mean=empty, variance=empty,
-          is_training=True, data_format="NDHWC"),
     ]
+    if c.op == "FusedBatchNormV3":  # the older forms' data_format has no NDHWC
+        vs.append(V("training 5-D NDHWC", tol=10, out_check=reserve, x=c.x(2, 3, 2, 3, ch), scale=scale, offset=offset, mean=empty,
+                    variance=empty, is_training=True, data_format="NDHWC"))
+    return vs
 
 
 def batch_norm_grad(c):
@@ -994,13 +1029,18 @@ def cumulative(c):
     lo, hi = (0.5, 1.5) if c.op == "Cumprod" else (None, None)
     if c.is_int and c.op == "Cumprod":
         lo, hi = (0 if c.T.is_unsigned else -2), 2
-    return [
+    vs = [
         V("axis 1", tol=4, x=c.x(3, 5, 2, lo=lo, hi=hi), axis=i32(1)),
         V("axis -1 exclusive", tol=4, x=c.x(3, 4, lo=lo, hi=hi), axis=i32(-1), exclusive=True),
         V("axis 0 reverse", tol=4, x=c.x(4, 3, lo=lo, hi=hi), axis=i32(0), reverse=True),
         V("exclusive reverse", tol=4, x=c.x(2, 6, lo=lo, hi=hi), axis=i32(1), exclusive=True, reverse=True),
         V("empty", x=c.x(0, 3, lo=lo, hi=hi), axis=i32(0)),
     ]
+    if c.op == "CumulativeLogsumexp":
+        # Terms 80 apart: exp of their differences under- and overflows
+        # unless each step subtracts its maximum.
+        vs.append(V("spread values, 11 long", tol=4, x=c.x(2, 11, lo=-80, hi=80), axis=i32(1)))
+    return vs
 
 
 # ---------------------------------------------------------------------------
@@ -1171,10 +1211,46 @@ def reverse(c):
 
 
 def roll(c):
+    ts = c.dt("Tshift", tf.int32).as_numpy_dtype
+    ta = c.dt("Taxis", tf.int32).as_numpy_dtype
     return [
-        V("shift 2 on axis 1", input=c.x(3, 5), shift=i32(2), axis=i32(1)),
-        V("negative shifts, two axes", input=c.x(4, 3, 2), shift=i32([-1, 5]), axis=i32([0, -1])),
+        V("shift 2 on axis 1", input=c.x(3, 5), shift=np.array(2, ts), axis=np.array(1, ta)),
+        V("negative shifts, two axes", input=c.x(4, 3, 2), shift=np.array([-1, 5], ts), axis=np.array([0, -1], ta)),
+        V("shifts past the size, a repeated axis", input=c.x(3, 7), shift=np.array([9, -23, 4], ts), axis=np.array([1, 1, 0], ta)),
+        V("empty dim", input=c.x(0, 4), shift=np.array([1, 2], ts), axis=np.array([0, 1], ta)),
     ]
+
+
+def reverse_sequence(c):
+    lt = c.dt("Tlen", tf.int64).as_numpy_dtype
+    return [
+        V("seq_dim 1, batch_dim 0", input=c.x(4, 6, 2), seq_lengths=np.array([6, 0, 3, 1], lt), seq_dim=1, batch_dim=0),
+        V("seq_dim 0, batch_dim 2", input=c.x(5, 3, 3), seq_lengths=np.array([2, 5, 4], lt), seq_dim=0, batch_dim=2),
+        V("2-D, batch after seq", input=c.x(7, 3), seq_lengths=np.array([7, 1, 4], lt), seq_dim=0, batch_dim=1),
+    ]
+
+
+def space_batch(c):
+    """Block shapes of one to three spatial dims (not all square), with
+    paddings or crops on both sides, and trailing dims after the spatial
+    ones."""
+    if c.op == "SpaceToBatchND":
+        return [
+            V("2-D blocks 2x3, padded", input=c.x(2, 5, 4, 3), block_shape=i32([2, 3]), paddings=i32([[1, 0], [0, 2]])),
+            V("1-D block 3, int64", input=c.x(1, 7, 2), block_shape=i64([3]), paddings=i64([[1, 1]])),
+            V("3-D blocks 2x1x2", input=c.x(2, 2, 3, 4, 1), block_shape=i32([2, 1, 2]), paddings=i32([[0, 0], [0, 0], [1, 1]])),
+        ]
+    if c.op == "BatchToSpaceND":
+        return [
+            V("2-D blocks 2x3, cropped", input=c.x(12, 3, 2, 3), block_shape=i32([2, 3]), crops=i32([[1, 0], [0, 2]])),
+            V("1-D block 3, int64", input=c.x(3, 3, 2), block_shape=i64([3]), crops=i64([[1, 1]])),
+            V("3-D blocks 2x1x2", input=c.x(8, 2, 3, 3, 1), block_shape=i32([2, 1, 2]), crops=i32([[0, 0], [0, 0], [1, 1]])),
+        ]
+    if c.op == "SpaceToBatch":
+        return [V("block 2, padded", input=c.x(2, 5, 4, 3), paddings=i32([[1, 0], [1, 1]]), block_size=2),
+                V("block 3", input=c.x(1, 6, 3, 2), paddings=i64([[0, 0], [0, 0]]), block_size=3)]
+    return [V("block 2, cropped", input=c.x(8, 3, 3, 2), crops=i32([[1, 0], [0, 1]]), block_size=2),
+            V("block 3", input=c.x(9, 2, 1, 2), crops=i64([[0, 0], [0, 0]]), block_size=3)]
 
 
 def gather_v2(c):
@@ -1255,9 +1331,21 @@ def range_op(c):
 
 
 def linspace(c):
+    nt = c.dt("Tidx", tf.int32).as_numpy_dtype
     return [
-        V("7 points", start=c.of(-1.0), stop=c.of(2.0), num=i32(7)),
-        V("1 point", start=c.of(3.0), stop=c.of(5.0), num=i32(1)),
+        V("7 points", start=c.of(-1.0), stop=c.of(2.0), num=np.array(7, nt)),
+        V("1 point", start=c.of(3.0), stop=c.of(5.0), num=np.array(1, nt)),
+        V("descending, 100 points", start=c.of(4.5), stop=c.of(-3.3), num=np.array(100, nt)),
+        V("2 points, equal ends", start=c.of(0.7), stop=c.of(0.7), num=np.array(2, nt)),
+    ]
+
+
+def cross(c):
+    lo, hi = (0, 5) if c.T.is_unsigned else (None, None)
+    return [
+        V("4x3", a=c.x(4, 3, lo=lo, hi=hi), b=c.x(4, 3, lo=lo, hi=hi)),
+        V("2x5x3", a=c.x(2, 5, 3, lo=lo, hi=hi), b=c.x(2, 5, 3, lo=lo, hi=hi)),
+        V("one vector", a=c.x(3, lo=lo, hi=hi), b=c.x(3, lo=lo, hi=hi)),
     ]
 
 
@@ -1267,13 +1355,50 @@ def matrix_band_part(c):
     return [
         V("lower 1, upper 2", input=c.x(2, 4, 5), num_lower=np.array(1, nd), num_upper=np.array(2, nd)),
         V("lower triangle", input=c.x(4, 4), num_lower=np.array(-1, nd), num_upper=np.array(0, nd)),
+        V("upper triangle, tall", input=c.x(3, 5, 3), num_lower=np.array(0, nd), num_upper=np.array(-1, nd)),
+        V("whole band, wide", input=c.x(2, 7), num_lower=np.array(2, nd), num_upper=np.array(7, nd)),
+        V("empty batch", input=c.x(0, 3, 3), num_lower=np.array(1, nd), num_upper=np.array(0, nd)),
     ]
 
 
 def depth_space(c):
     if c.op == "DepthToSpace":
-        return [V("block 2", input=c.x(2, 3, 4, 8), block_size=2)]
-    return [V("block 2", input=c.x(2, 4, 6, 3), block_size=2)]
+        return [V("block 2", input=c.x(2, 3, 4, 8), block_size=2),
+                V("block 3, 18 channels", input=c.x(1, 2, 3, 18), block_size=3),
+                V("NCHW block 2", input=first(c.x(2, 3, 2, 12)), block_size=2, data_format="NCHW",
+                  ref=channels_first_ref(c.op, ["input"]))]
+    return [V("block 2", input=c.x(2, 4, 6, 3), block_size=2),
+            V("block 3", input=c.x(1, 6, 3, 5), block_size=3),
+            V("NCHW block 2", input=first(c.x(2, 4, 2, 3)), block_size=2, data_format="NCHW",
+              ref=channels_first_ref(c.op, ["input"]))]
+
+
+def resize(c):
+    """Up and down, to sizes that are not multiples of the image's, in each
+    of the three sampling conventions (the default, align_corners,
+    half_pixel_centers)."""
+    x = c.x(2, 5, 4, 3)
+    modes = [("", {}), (", align_corners", {"align_corners": True}), (", half_pixel_centers", {"half_pixel_centers": True})]
+    vs = []
+    for name, kw in modes:
+        vs.append(V("5x4 up to 7x9" + name, images=x, size=i32([7, 9]), **kw))
+        vs.append(V("5x4 down to 3x2" + name, images=x, size=i32([3, 2]), **kw))
+    vs.append(V("to 1x1", images=x, size=i32([1, 1])))
+    vs.append(V("empty batch", images=c.x(0, 3, 3, 2), size=i32([5, 4])))
+    return vs
+
+
+def resize_grad(c):
+    modes = [("", {}), (", align_corners", {"align_corners": True}), (", half_pixel_centers", {"half_pixel_centers": True})]
+    vs = []
+    for name, kw in modes:
+        for (gh, gw), (h, w) in (((7, 9), (5, 4)), ((3, 2), (5, 4))):
+            label = "%dx%d back to %dx%d%s" % (gh, gw, h, w, name)
+            if c.op == "ResizeNearestNeighborGrad":
+                vs.append(V(label, tol=4, grads=c.x(2, gh, gw, 3), size=i32([h, w]), **kw))
+            else:
+                vs.append(V(label, tol=4, grads=c.x(2, gh, gw, 3, dtype=tf.float32), original_image=c.x(2, h, w, 3), **kw))
+    return vs
 
 
 def top_k(c):
@@ -1288,8 +1413,18 @@ def top_k(c):
 
 
 def in_top_k(c):
-    return [V("k 2", predictions=distinct(c, 4, 5) if c.is_float else c.x(4, 5, dtype=tf.float32),
-              targets=np.array([0, 1, 4, 2], dtype=c.T.as_numpy_dtype), k=np.array(2, dtype=c.T.as_numpy_dtype))]
+    """Distinct predictions, ties at the target (which count as in the top
+    k: only strictly greater ones push it out), a target out of range and a
+    row with a non-finite prediction (both false)."""
+    nd = c.T.as_numpy_dtype
+    ties = np.array([[1, 3, 3, 0, 3], [2, 2, 2, 2, 2], [0, 1, np.inf, 2, 3], [5, 4, 3, 2, 1]], dtype=np.float32)
+    return [
+        V("k 2", predictions=distinct(c, 4, 5, dtype=tf.float32), targets=np.array([0, 1, 4, 2], dtype=nd), k=np.array(2, dtype=nd)),
+        V("ties, inf, target out of range, k 1", predictions=ties, targets=np.array([1, 3, 4, 5], dtype=nd), k=np.array(1, dtype=nd)),
+        V("k 0 and k past the classes", predictions=distinct(c, 3, 4, dtype=tf.float32), targets=np.array([0, 3, 2], dtype=nd),
+          k=np.array(0, dtype=nd)),
+        V("k 7", predictions=distinct(c, 3, 4, dtype=tf.float32), targets=np.array([0, 3, 2], dtype=nd), k=np.array(7, dtype=nd)),
+    ]
 
 
 def where(c):
@@ -1302,42 +1437,87 @@ def where(c):
 
 
 def segment(c):
+    """Sorted ids with a gap (an empty segment) and a leading empty one;
+    unsorted ids with a dropped one (-1), 2-D ids, segments nobody names,
+    and an int64 num_segments. Products stay near 1 so that no segment
+    overflows the narrow floats."""
     it = c.dt("Tindices") if "Tindices" in c.types else tf.int32
-    ids = np.array([0, 0, 1, 3, 3, 3], dtype=it.as_numpy_dtype)
+    nd = it.as_numpy_dtype
+    lo, hi = (0.5, 1.5) if c.op.endswith("Prod") else (None, None)
+    if c.is_int:
+        lo, hi = (-3, 3) if c.op.endswith("Prod") else (-20, 20)
+
+    def x(*s):
+        return c.x(*s, lo=lo, hi=hi)
+
     if c.op.startswith("Unsorted"):
         return [
-            V("6 rows into 4", tol=2, data=c.x(6, 3), segment_ids=np.array([3, 0, 1, 3, 0, 3], dtype=it.as_numpy_dtype), num_segments=i32(4)),
-            V("a dropped id (-1)", tol=2, data=c.x(5), segment_ids=np.array([0, -1, 1, 1, 2], dtype=it.as_numpy_dtype), num_segments=i32(3)),
+            V("6 rows into 4", tol=2, data=x(6, 3), segment_ids=np.array([3, 0, 1, 3, 0, 3], dtype=nd), num_segments=i32(4)),
+            V("a dropped id (-1), an empty segment", tol=2, data=x(5), segment_ids=np.array([0, -1, 2, 2, 0], dtype=nd), num_segments=i32(4)),
+            V("2-D ids, int64 num_segments", tol=2, data=x(2, 3, 2), segment_ids=np.array([[1, 0, 4], [4, 4, 1]], dtype=nd),
+              num_segments=i64(6)),
+            V("empty data", data=x(0, 3), segment_ids=np.zeros((0,), dtype=nd), num_segments=i32(2)),
         ]
-    return [V("sorted ids with a gap", tol=2, data=c.x(6, 3), segment_ids=ids)]
+    return [
+        V("sorted ids with a gap", tol=2, data=x(6, 3), segment_ids=np.array([0, 0, 1, 3, 3, 3], dtype=nd)),
+        V("empty first segments, 3-D data", tol=2, data=x(4, 2, 3), segment_ids=np.array([2, 2, 2, 4], dtype=nd)),
+        V("one row per segment", data=x(5), segment_ids=np.array([0, 1, 2, 3, 4], dtype=nd)),
+        V("empty data", data=x(0, 3), segment_ids=np.zeros((0,), dtype=nd)),
+    ]
 
 
 def diag_ops(c):
+    """The band's shapes (square, tall, wide; one diagonal or several, above
+    and below the main one) and, for the V3 ops, every alignment."""
     if c.op == "Diag":
         return [V("1-D", diagonal=c.x(4)), V("2-D", diagonal=c.x(2, 3))]
     if c.op == "DiagPart":
         return [V("4x4", input=c.x(4, 4)), V("2x3x2x3", input=c.x(2, 3, 2, 3))]
     if c.op in ("MatrixDiag",):
-        return [V("batch", diagonal=c.x(2, 4))]
+        return [V("batch", diagonal=c.x(2, 4)), V("one element", diagonal=c.x(1)), V("empty batch", diagonal=c.x(0, 3))]
     if c.op in ("MatrixDiagPart",):
-        return [V("batch", input=c.x(2, 4, 5))]
+        return [V("batch, wide", input=c.x(2, 4, 5)), V("tall", input=c.x(5, 3))]
     if c.op in ("MatrixSetDiag",):
-        return [V("batch", input=c.x(2, 4, 5), diagonal=c.x(2, 4))]
+        return [V("batch, wide", input=c.x(2, 4, 5), diagonal=c.x(2, 4)), V("tall", input=c.x(5, 3), diagonal=c.x(3))]
+    aligns = [None] if c.op.endswith("V2") else [None, "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"]
+
+    def aligned(vs):
+        out = []
+        for i, v in enumerate(vs):
+            a = aligns[i % len(aligns)]
+            if a:
+                v.kw["align"] = a
+                v.name += ", " + a
+            out.append(v)
+        return out
+
     if c.op in ("MatrixDiagV2", "MatrixDiagV3"):
-        return [
+        return aligned([
             V("main diagonal", diagonal=c.x(2, 4), k=i32(0), num_rows=i32(-1), num_cols=i32(-1), padding_value=c.of(0)),
             V("band -1..1, 4x5", diagonal=c.x(3, 4), k=i32([-1, 1]), num_rows=i32(4), num_cols=i32(5), padding_value=c.of(7)),
-        ]
+            V("band -2..1, rows inferred", diagonal=c.x(2, 4, 4), k=i32([-2, 1]), num_rows=i32(-1), num_cols=i32(4), padding_value=c.of(3)),
+            V("superdiagonals 1..2, square", diagonal=c.x(2, 3), k=i32([1, 2]), num_rows=i32(-1), num_cols=i32(-1), padding_value=c.of(1)),
+            V("one subdiagonal -2, 6x3", diagonal=c.x(3), k=i32(-2), num_rows=i32(6), num_cols=i32(3), padding_value=c.of(0)),
+        ])
     if c.op in ("MatrixDiagPartV2", "MatrixDiagPartV3"):
-        return [
+        return aligned([
             V("main diagonal", input=c.x(2, 4, 5), k=i32(0), padding_value=c.of(0)),
             V("band -1..2", input=c.x(4, 5), k=i32([-1, 2]), padding_value=c.of(9)),
-        ]
+            V("band -3..0, tall", input=c.x(2, 6, 3), k=i32([-3, 0]), padding_value=c.of(1)),
+            V("superdiagonals 1..3, wide", input=c.x(3, 6), k=i32([1, 3]), padding_value=c.of(5)),
+            V("one superdiagonal 2", input=c.x(2, 4, 4), k=i32(2), padding_value=c.of(0)),
+        ])
     if c.op in ("MatrixSetDiagV2", "MatrixSetDiagV3"):
-        return [
+        def band(lo, hi, m, n):
+            length = min(m + min(hi, 0), n - max(lo, 0))
+            return (length,) if lo == hi else (hi - lo + 1, length)
+        return aligned([
             V("main diagonal", input=c.x(2, 4, 5), diagonal=c.x(2, 4), k=i32(0)),
-            V("band 0..1", input=c.x(4, 5), diagonal=c.x(2, 4), k=i32([0, 1])),
-        ]
+            V("band 0..1", input=c.x(4, 5), diagonal=c.x(*band(0, 1, 4, 5)), k=i32([0, 1])),
+            V("band -2..1, tall", input=c.x(2, 6, 4), diagonal=c.x(2, *band(-2, 1, 6, 4)), k=i32([-2, 1])),
+            V("superdiagonals 1..3, wide", input=c.x(3, 7), diagonal=c.x(*band(1, 3, 3, 7)), k=i32([1, 3])),
+            V("one subdiagonal -1", input=c.x(5, 5), diagonal=c.x(*band(-1, -1, 5, 5)), k=i32(-1)),
+        ])
     raise NoRecipe("no diag recipe for %s" % c.op)
 
 
@@ -1576,6 +1756,24 @@ def zero_guarded(guard, **kw):
     return recipe
 
 
+def erfc(c):
+    """unary(specials) and the tail, where erfc is small and 1 - erf(x)
+    would keep none of its digits."""
+    vs = unary(specials=True)(c)
+    vs.append(V("tail 0.5..9", acc=False, x=c.x(4, 6, lo=0.5, hi=9)))
+    return vs
+
+
+def atan2(c):
+    """binary() and every pairing of signed zeros, infinities, NaN and
+    finite values of both signs, where the quadrant is decided."""
+    vs = binary(ylo=-3, yhi=3)(c)
+    vals = [0.0, -0.0, 1.0, -1.0, 0.3, -2.5, np.inf, -np.inf, np.nan]
+    ys, xs = np.meshgrid(vals, vals, indexing="ij")
+    vs.append(V("specials, every pairing", acc=False, y=c.of(ys.ravel()), x=c.of(xs.ravel())))
+    return vs
+
+
 def round_op(c):
     vs = unary(specials=True)(c)
     if c.is_int:
@@ -1590,8 +1788,9 @@ def round_op(c):
 # Unary math, with the domain that keeps each defined.
 _add(round_op, "Round")
 _add(unary(specials=True), "Neg", "Abs", "Sign", "Floor", "Ceil", "Rint", "IsNan", "IsInf", "IsFinite",
-     "Relu", "Relu6", "Elu", "Selu", "Softsign", "Sigmoid", "Tanh", "Erf", "Erfc", "Atan", "Asinh", "OnesLike",
-     "Invert", "PopulationCount")
+     "Relu", "Relu6", "Elu", "Selu", "Softsign", "Sigmoid", "Tanh", "Erf", "Atan", "Asinh", "OnesLike")
+_add(int_unary, "Invert", "PopulationCount")
+_add(erfc, "Erfc")
 _add(unary(specials=True, tol=2), "Square")
 _add(unary(lo=-5, hi=5, tol=2), "Exp", "Expm1", "Sinh", "Cosh", "Softplus")
 _add(unary(lo=-4, hi=4, tol=2), "Sin", "Cos")
@@ -1599,8 +1798,9 @@ _add(unary(lo=-1.2, hi=1.2, tol=4), "Tan")
 _add(unary(lo=0.05, hi=5, tol=2), "Log", "Sqrt", "Rsqrt", "Lgamma", "Digamma")
 _add(unary(lo=-0.9, hi=5, tol=2), "Log1p")
 _add(unary(nonzero=True, tol=2), "Reciprocal", "Inv")
-_add(unary(lo=-0.95, hi=0.95, tol=4), "Asin", "Acos", "Atanh", "Erfinv")
-_add(unary(lo=1.05, hi=6, tol=4), "Acosh")
+_add(unary(lo=-0.95, hi=0.95, tol=4, specials=True), "Asin", "Acos", "Atanh")
+_add(unary(lo=-0.95, hi=0.95, tol=4), "Erfinv")
+_add(unary(lo=1.05, hi=6, tol=4, specials=True), "Acosh")
 _add(unary(lo=0.02, hi=0.98, tol=4), "Ndtri")
 _add(complex_unary, "ComplexAbs", "Real", "Imag", "Conj", "Angle")
 _add(complex_op, "Complex")
@@ -1608,12 +1808,12 @@ _add(complex_op, "Complex")
 # Binary math.
 _add(binary(), "Add", "AddV2", "Sub", "Mul", "Maximum", "Minimum", "SquaredDifference")
 _add(zero_guarded("y"), "MulNoNan")
-_add(binary(ylo=-3, yhi=3), "Atan2")
+_add(atan2, "Atan2")
 _add(binary(nonzero_y=True, tol=2), "RealDiv", "DivNoNan")
 _add(int_div, "Div", "FloorDiv", "FloorMod", "TruncateDiv", "TruncateMod", "Mod")
 _add(pow_op, "Pow")
 _add(zero_guarded("x", ylo=0.05, yhi=5, tol=2), "Xlogy", "Xdivy")
-_add(binary(ylo=-0.9, yhi=5, tol=2), "Xlog1py")
+_add(zero_guarded("x", ylo=-0.9, yhi=5, tol=2), "Xlog1py")
 _add(approximate_equal, "ApproximateEqual")
 _add(compare_op, "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual")
 _add(logical, "LogicalAnd", "LogicalOr")
@@ -1662,6 +1862,7 @@ _add(xent, "SoftmaxCrossEntropyWithLogits")
 _add(sparse_xent, "SparseSoftmaxCrossEntropyWithLogits")
 _add(l2loss, "L2Loss")
 _add(lrn, "LRN")
+_add(lrn_grad, "LRNGrad")
 _add(batch_norm, "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 _add(batch_norm_grad, "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3")
 
@@ -1695,6 +1896,8 @@ _add(expand_dims, "ExpandDims")
 _add(squeeze, "Squeeze")
 _add(reverse, "Reverse", "ReverseV2")
 _add(roll, "Roll")
+_add(reverse_sequence, "ReverseSequence")
+_add(space_batch, "SpaceToBatchND", "BatchToSpaceND", "SpaceToBatch", "BatchToSpace")
 _add(gather_v2, "GatherV2")
 _add(gather_nd, "GatherNd")
 _add(scatter_nd, "ScatterNd")
@@ -1705,8 +1908,11 @@ _add(fill, "Fill")
 _add(zeros_like, "ZerosLike")
 _add(range_op, "Range")
 _add(linspace, "LinSpace")
+_add(cross, "Cross")
 _add(matrix_band_part, "MatrixBandPart")
 _add(depth_space, "DepthToSpace", "SpaceToDepth")
+_add(resize, "ResizeNearestNeighbor", "ResizeBilinear")
+_add(resize_grad, "ResizeNearestNeighborGrad", "ResizeBilinearGrad")
 _add(top_k, "TopKV2")
 _add(in_top_k, "InTopKV2")
 _add(where, "Where")

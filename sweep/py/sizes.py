@@ -274,6 +274,47 @@ def cumulative(c):
             V("model size 4097x33 axis 0", tol=20, x=c.x(4097, 33, lo=lo, hi=hi), axis=i32(0))]
 
 
+def pool_v2(c):
+    return [V("model size 33x64x64x16, 3x3 stride 2", tol=2, input=c.x(33, 64, 64, 16), ksize=i32([1, 3, 3, 1]),
+              strides=i32([1, 2, 2, 1]), padding="SAME")]
+
+
+def maxpool_grad_v2(c):
+    from recipes import maxpool_out
+
+    x = distinct(c, 33, 32, 32, 16)
+    if x is None:
+        return []
+    ksize, strides = [1, 3, 3, 1], [1, 2, 2, 1]
+    y = maxpool_out(x, ksize, strides, "SAME")
+    return [V("model size 33x32x32x16, 3x3 stride 2", tol=2, orig_input=x, orig_output=y, grad=c.x(*y.shape),
+              ksize=i32(ksize), strides=i32(strides), padding="SAME")]
+
+
+def lrn(c):
+    return [V("model size 8x28x28x192", tol=4, input=c.x(8, 28, 28, 192), depth_radius=2, bias=1.0, alpha=1e-4, beta=0.75)]
+
+
+def segment(c):
+    """Many rows into many segments (an embedding gradient's shape)."""
+    import tensorflow as tf
+
+    it = c.dt("Tindices") if "Tindices" in c.types else tf.int32
+    lo, hi = (0.999, 1.001) if c.op.endswith("Prod") else (None, None)
+    if c.is_int:
+        lo, hi = (-1, 1) if c.op.endswith("Prod") else (-20, 20)
+    rows, segments = 4097, 513
+    # Every segment named: an empty one holds the dtype's own extreme, which
+    # the float64 reference cannot give (the recipe's small variants have
+    # empty segments).
+    ids = np.sort(np.concatenate([np.arange(segments), c.rng.integers(0, segments, size=rows - segments)])).astype(it.as_numpy_dtype)
+    data = c.x(rows, 33, lo=lo, hi=hi)
+    if c.op.startswith("Unsorted"):
+        return [V("model size 4097 rows into 513", tol=20, data=data, segment_ids=c.rng.permutation(ids),
+                  num_segments=i32(segments))]
+    return [V("model size 4097 sorted rows into 513", tol=20, data=data, segment_ids=ids)]
+
+
 SIZES = {}
 
 
@@ -283,7 +324,7 @@ def _add(fn, *ops):
 
 
 _add(matmul, "MatMul")
-_add(batch_matmul, "BatchMatMulV2", "BatchMatMulV3")
+_add(batch_matmul, "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
 _add(einsum, "Einsum")
 _add(fused_matmul, "_FusedMatMul")
 _add(conv2d, "Conv2D")
@@ -297,21 +338,26 @@ _add(conv3d, "Conv3D")
 _add(conv3d_backprop_input, "Conv3DBackpropInputV2")
 _add(conv3d_backprop_filter, "Conv3DBackpropFilterV2")
 _add(pool, "MaxPool", "AvgPool")
+_add(pool_v2, "MaxPoolV2")
+_add(maxpool_grad_v2, "MaxPoolGradV2")
+_add(lrn, "LRN")
+_add(segment, "SegmentSum", "SegmentMax", "SegmentMin", "SegmentMean", "SegmentProd",
+     "UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd")
 _add(pool_grad, "MaxPoolGrad", "AvgPoolGrad")
 _add(pool3d, "MaxPool3D", "AvgPool3D")
-_add(batch_norm, "FusedBatchNormV3")
-_add(batch_norm_grad, "FusedBatchNormGradV3")
+_add(batch_norm, "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+_add(batch_norm_grad, "FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3")
 _add(softmax, "Softmax", "LogSoftmax")
 _add(xent, "SoftmaxCrossEntropyWithLogits")
 _add(sparse_xent, "SparseSoftmaxCrossEntropyWithLogits")
-_add(bias_add, "BiasAdd")
+_add(bias_add, "BiasAdd", "BiasAddV1")
 _add(bias_add_grad, "BiasAddGrad")
 _add(l2loss, "L2Loss")
 _add(reduction(), "Sum", "Mean", "Max", "Min", "EuclideanNorm")
 _add(reduction(lo=0.999, hi=1.001), "Prod")
 _add(reduction(), "All", "Any")
 _add(arg_reduce, "ArgMax", "ArgMin")
-_add(cumulative, "Cumsum", "Cumprod")
+_add(cumulative, "Cumsum", "Cumprod", "CumulativeLogsumexp")
 
 
 def variants(ctx):

@@ -29,11 +29,44 @@ func init() {
 	cons := []Constraint{{"T", Floats}, {"U", []ir.DType{ir.F32}}}
 	attrs := []AttrSpec{{Name: "epsilon", Kind: AttrFloat, Optional: true}, {Name: "data_format", Kind: AttrString, Optional: true},
 		{Name: "is_training", Kind: AttrBool, Optional: true}}
+	fwd := append(attrs[:len(attrs):len(attrs)], AttrSpec{Name: "exponential_avg_factor", Kind: AttrFloat, Optional: true})
 	register(Kernel{Op: "FusedBatchNormV3", Constraints: cons, Inputs: []string{"x", "scale", "offset", "mean", "variance"},
-		Attrs: append(attrs, AttrSpec{Name: "exponential_avg_factor", Kind: AttrFloat, Optional: true}), Lower: lowerFusedBatchNorm, File: fileBatchNorm})
+		Attrs: fwd, Lower: lowerFusedBatchNorm, File: fileBatchNorm})
 	register(Kernel{Op: "FusedBatchNormGradV3", Constraints: cons,
 		Inputs: []string{"y_backprop", "x", "scale", "reserve_space_1", "reserve_space_2", "reserve_space_3"},
 		Attrs:  attrs, Lower: lowerFusedBatchNormGrad, File: fileBatchNorm})
+	// The older forms: V2 as V3 without reserve_space_3 (in or out) and for
+	// 4-D input only (their data_format has no NDHWC); the first, float32
+	// alone, without U.
+	fourD := func(c *Call, x int) error {
+		if r := c.Type(x).Shape.Rank(); r != 4 {
+			return c.Errorf("x must be 4-D, got inputs %s", c.Inputs())
+		}
+		return nil
+	}
+	v2 := func(c *Call) error {
+		if err := fourD(c, 0); err != nil {
+			return err
+		}
+		if err := lowerFusedBatchNorm(c); err != nil {
+			return err
+		}
+		c.Out = c.Out[:5]
+		return nil
+	}
+	v2Grad := func(c *Call) error {
+		if err := fourD(c, 1); err != nil {
+			return err
+		}
+		return fusedBatchNormGrad(c, 5)
+	}
+	bn := []string{"x", "scale", "offset", "mean", "variance"}
+	grad := []string{"y_backprop", "x", "scale", "reserve_space_1", "reserve_space_2"}
+	register(Kernel{Op: "FusedBatchNormV2", Constraints: cons, Inputs: bn, Attrs: fwd, Lower: v2, File: fileBatchNorm})
+	register(Kernel{Op: "FusedBatchNormGradV2", Constraints: cons, Inputs: grad, Attrs: attrs, Lower: v2Grad, File: fileBatchNorm})
+	register(Kernel{Op: "FusedBatchNorm", Constraints: T([]ir.DType{ir.F32}), Inputs: bn, Attrs: fwd, Lower: v2, File: fileBatchNorm})
+	register(Kernel{Op: "FusedBatchNormGrad", Constraints: T([]ir.DType{ir.F32}), Inputs: grad, Attrs: attrs,
+		Lower: v2Grad, File: fileBatchNorm})
 }
 
 // bnAxes returns the channel axis and the axes reduced over for x of rank r.
@@ -120,8 +153,13 @@ func lowerFusedBatchNorm(c *Call) error {
 	return nil
 }
 
-func lowerFusedBatchNormGrad(c *Call) error {
-	if err := c.arity(6); err != nil {
+// lowerFusedBatchNormGrad is V3's gradient, whose reserve_space_3 it does
+// not read.
+func lowerFusedBatchNormGrad(c *Call) error { return fusedBatchNormGrad(c, 6) }
+
+// fusedBatchNormGrad takes 6 inputs (V3) or 5 (V2 and the first).
+func fusedBatchNormGrad(c *Call, inputs int) error {
+	if err := c.arity(inputs); err != nil {
 		return err
 	}
 	tdy, t := c.Type(0), c.Type(1)

@@ -2,12 +2,13 @@ package lower
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
-// Indexing: gathers and scatters, OneHot, cumulative sums and products,
-// TopKV2, ReverseV2 and Where.
+// Indexing: gathers and scatters, OneHot, cumulative sums, products and
+// log-sum-exps, TopKV2, InTopKV2, ReverseV2 and Where.
 //
 // Out-of-range gather indices give zeros, as on TensorFlow's GPU
 // (gather_functor_gpu.cu.h; its CPU kernel raises instead); out-of-range
@@ -28,17 +29,31 @@ func init() {
 		Lower: lowerTensorScatter(ir.ScatterReplace), File: fileIndex})
 	register(Kernel{Op: "TensorScatterAdd", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
 		Lower: lowerTensorScatter(ir.ScatterAdd), File: fileIndex})
+	register(Kernel{Op: "TensorScatterMax", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
+		Lower: lowerTensorScatter(ir.ScatterMax), File: fileIndex})
+	register(Kernel{Op: "TensorScatterMin", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
+		Lower: lowerTensorScatter(ir.ScatterMin), File: fileIndex})
+	// TensorScatterSub adds the negated updates.
+	register(Kernel{Op: "TensorScatterSub", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
+		Lower: lowerScatterUpdates(ir.ScatterAdd, true), File: fileIndex})
+	register(Kernel{Op: "ScatterNdNonAliasingAdd", Constraints: idx(FloatsInts), Inputs: []string{"input", "indices", "updates"},
+		Lower: lowerTensorScatter(ir.ScatterAdd), File: fileIndex})
 	register(Kernel{Op: "OneHot", Constraints: []Constraint{{"T", All}, {"TI", []ir.DType{ir.U8, ir.I32, ir.I64}}},
 		Inputs: []string{"indices", "depth", "on_value", "off_value"}, HostInputs: []string{"depth"}, HostInputIndex: []int{1},
 		Attrs: []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, Lower: lowerOneHot, File: fileIndex})
 	scan := []AttrSpec{{Name: "exclusive", Kind: AttrBool, Optional: true}, {Name: "reverse", Kind: AttrBool, Optional: true}}
 	register(Kernel{Op: "Cumsum", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
-		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(false), File: fileIndex})
+		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(scanSum), File: fileIndex})
 	register(Kernel{Op: "Cumprod", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
-		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(true), File: fileIndex})
+		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(scanProd), File: fileIndex})
+	register(Kernel{Op: "CumulativeLogsumexp", Constraints: T(Floats), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
+		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(scanLogSumExp), File: fileIndex})
 	register(Kernel{Op: "TopKV2", Constraints: T(FloatsInts), Inputs: []string{"input", "k"}, HostInputs: []string{"k"},
 		HostInputIndex: []int{1}, Attrs: []AttrSpec{{Name: "sorted", Kind: AttrBool, Optional: true}, {Name: "index_type", Kind: AttrType, Optional: true}},
 		Lower: lowerTopK, File: fileIndex})
+	// InTopKV2's GPU kernel takes float32 predictions and k in device
+	// memory (in_topk_op.cc).
+	register(Kernel{Op: "InTopKV2", Constraints: T(Indices), Inputs: []string{"predictions", "targets", "k"}, Lower: lowerInTopK, File: fileIndex})
 	register(Kernel{Op: "ReverseV2", Constraints: T(All), Inputs: []string{"tensor", "axis"}, HostInputs: []string{"axis"},
 		HostInputIndex: []int{1}, Lower: lowerReverse, File: fileIndex})
 	register(Kernel{Op: "Where", Constraints: T(All), Inputs: []string{"input"}, ReadInputs: []int{0}, Lower: lowerWhere, File: fileIndex})
@@ -197,11 +212,21 @@ func lowerScatterNd(c *Call) error {
 }
 
 func lowerTensorScatter(kind ir.ScatterKind) func(c *Call) error {
+	return lowerScatterUpdates(kind, false)
+}
+
+// lowerScatterUpdates combines the updates, negated if negate is set
+// (TensorScatterSub), into the tensor.
+func lowerScatterUpdates(kind ir.ScatterKind, negate bool) func(c *Call) error {
 	return func(c *Call) error {
 		if err := c.arity(3); err != nil {
 			return err
 		}
-		y, err := scatterInto(c, c.In[0], c.In[1], c.In[2], kind)
+		updates := c.In[2]
+		if negate {
+			updates = c.B.Unary(ir.OpNeg, updates)
+		}
+		y, err := scatterInto(c, c.In[0], c.In[1], updates, kind)
 		if err != nil {
 			return err
 		}
@@ -254,12 +279,31 @@ func shiftAlong(b *ir.Builder, x ir.Value, axis, by int, v float64) ir.Value {
 	return b.Pad(x, b.Scalar(t.DType, v), low, high, make([]int, r))
 }
 
+// scanKind is what a cumulative op combines with.
+type scanKind int
+
+const (
+	scanSum scanKind = iota
+	scanProd
+	scanLogSumExp
+)
+
+// logAddExp is log(exp(a) + exp(b)) as max + log1p(exp(min - max))
+// (functor::LogSumExp in scan_ops.h), -inf where both are.
+func logAddExp(b *ir.Builder, x, y ir.Value) ir.Value {
+	hi, lo := b.Binary(ir.OpMax, x, y), b.Binary(ir.OpMin, x, y)
+	sum := b.Binary(ir.OpAdd, hi, b.Unary(ir.OpLog1p, b.Unary(ir.OpExp, b.Binary(ir.OpSub, lo, hi))))
+	negInf := like(b, x, math.Inf(-1))
+	return b.Select(b.Compare(ir.CmpEQ, hi, negInf), negInf, sum)
+}
+
 // lowerScan is Cumsum (a reduce_window whose window covers the whole axis,
-// padded in front so each output sums its prefix) or Cumprod (reduce_window
-// has no product, so a doubling scan: log2(n) multiplications by the
-// sequence shifted 1, 2, 4, ... places). exclusive shifts the input one
-// place; reverse scans from the end (scan_ops.cc).
-func lowerScan(prod bool) func(c *Call) error {
+// padded in front so each output sums its prefix), Cumprod or
+// CumulativeLogsumexp (reduce_window has neither, so a doubling scan:
+// log2(n) combinations with the sequence shifted 1, 2, 4, ... places).
+// exclusive shifts the input one place; reverse scans from the end
+// (scan_ops.cc). The 16-bit floats accumulate in float32.
+func lowerScan(kind scanKind) func(c *Call) error {
 	return func(c *Call) error {
 		if err := c.arity(2); err != nil {
 			return err
@@ -283,24 +327,26 @@ func lowerScan(prod bool) func(c *Call) error {
 		if c.Attrs.Bool("reverse") {
 			rev = []int{axis}
 		}
-		identity := 0.0
-		if prod {
-			identity = 1
-		}
+		identity := map[scanKind]float64{scanSum: 0, scanProd: 1, scanLogSumExp: math.Inf(-1)}[kind]
 		x := b.Reverse(b.Convert(c.In[0], accType(t.DType)), rev)
 		if c.Attrs.Bool("exclusive") {
 			x = shiftAlong(b, x, axis, 1, identity)
 		}
-		if prod {
-			for k := 1; k < n; k *= 2 {
-				x = b.Binary(ir.OpMul, x, shiftAlong(b, x, axis, k, 1))
-			}
-		} else {
+		switch kind {
+		case scanSum:
 			r := t.Shape.Rank()
 			w := ir.WindowAttrs{Dims: filled(r, 1), Padding: make([][2]int, r)}
 			w.Dims[axis] = n
 			w.Padding[axis] = [2]int{n - 1, 0}
 			x = b.ReduceWindow(x, ir.ReduceSum, w)
+		case scanProd:
+			for k := 1; k < n; k *= 2 {
+				x = b.Binary(ir.OpMul, x, shiftAlong(b, x, axis, k, 1))
+			}
+		case scanLogSumExp:
+			for k := 1; k < n; k *= 2 {
+				x = logAddExp(b, x, shiftAlong(b, x, axis, k, identity))
+			}
 		}
 		c.Out = []ir.Value{b.Convert(b.Reverse(x, rev), t.DType)}
 		return nil
@@ -348,6 +394,37 @@ func lowerTopK(c *Call) error {
 	vals := b.Gather(flat, b.Concat(2, row, col), ir.GatherDims{CollapsedSliceDims: []int{0, 1}, StartIndexMap: []int{0, 1},
 		IndexVectorDim: 2, SliceSizes: []int{1, 1}})
 	c.Out = []ir.Value{b.Reshape(vals, out), idx}
+	return nil
+}
+
+// lowerInTopK says whether each row's target class is among its k largest
+// predictions: fewer than k predictions are greater than the target's. A
+// target out of range, or a row with a non-finite prediction, is false.
+func lowerInTopK(c *Call) error {
+	if err := c.arity(3); err != nil {
+		return err
+	}
+	tp, tt, tk := c.Type(0), c.Type(1), c.Type(2)
+	if tp.DType != ir.F32 || tp.Shape.Rank() != 2 || tt.Shape.Rank() != 1 || tt.Shape[0] != tp.Shape[0] || tk.Shape.Rank() != 0 || tk.DType != tt.DType {
+		return c.Errorf("predictions must be float32 [batch, classes], targets [batch] and k a scalar of targets' dtype: got %s", c.Inputs())
+	}
+	b := c.B
+	n, classes := tp.Shape[0], tp.Shape[1]
+	out := ir.TensorType{DType: ir.Bool, Shape: ir.Shape{n}}
+	if n == 0 || classes == 0 {
+		c.Out = []ir.Value{b.Full(out, 0)}
+		return nil
+	}
+	col := ir.Shape{n, 1}
+	ids := b.Concat(1, b.Iota(ir.TensorType{DType: tt.DType, Shape: col}, 0), b.Reshape(c.In[1], col))
+	target := b.Gather(c.In[0], ids, ir.GatherDims{CollapsedSliceDims: []int{0, 1}, StartIndexMap: []int{0, 1}, IndexVectorDim: 1,
+		SliceSizes: []int{1, 1}})
+	greater := b.Compare(ir.CmpGT, c.In[0], b.BroadcastInDim(target, tp.Shape, []int{0}))
+	count := b.Reduce(b.Convert(greater, tt.DType), ir.ReduceSum, []int{1})
+	finite := b.Reduce(b.Compare(ir.CmpLT, b.Unary(ir.OpAbs, c.In[0]), like(b, c.In[0], math.Inf(1))), ir.ReduceAnd, []int{1})
+	ok := b.Binary(ir.OpAnd, inRange(b, c.In[1], b.Reshape(intVector(b, tt.DType, []int{classes}), nil), []int{}), finite)
+	in := b.Compare(ir.CmpLT, count, b.BroadcastInDim(c.In[2], out.Shape, nil))
+	c.Out = []ir.Value{b.Binary(ir.OpAnd, ok, in)}
 	return nil
 }
 

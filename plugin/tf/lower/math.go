@@ -21,6 +21,8 @@ func init() {
 		return func(c *Call, x, y ir.Value) ir.Value { return c.B.Binary(o, x, y) }
 	}
 	bin("AddV2", Numeric, op(ir.OpAdd))
+	// Add is AddV2's older form, for graphs that still hold it.
+	bin("Add", Numeric, op(ir.OpAdd))
 	bin("Sub", FloatsInts, op(ir.OpSub))
 	bin("Mul", Numeric, op(ir.OpMul))
 	// Div truncates integers toward zero (C's /), as TensorFlow's functor::div.
@@ -50,6 +52,18 @@ func init() {
 	})
 	bin("FloorDiv", Numeric, floorDiv)
 	bin("FloorMod", FloatsInts, floorMod)
+	// Xlog1py is x*log1p(y), 0 where x is 0 (cwise_ops.h, xlog1py_op);
+	// its GPU kernels are float and half (cwise_op_xlog1py.cc).
+	bin("Xlog1py", []ir.DType{ir.F32, ir.F16}, func(c *Call, x, y ir.Value) ir.Value {
+		return zeroWhere(c, x, x, c.B.Binary(ir.OpMul, x, c.B.Unary(ir.OpLog1p, y)))
+	})
+	// TruncateDiv and TruncateMod are C's / and %: truncating integer
+	// division and its remainder. TruncateDiv's GPU kernels are uint8 and
+	// int64 (cwise_op_div.cc), TruncateMod's and Mod's int32 on the host
+	// (cwise_op_mod.cc); int32 runs on the device here.
+	bin("TruncateDiv", []ir.DType{ir.I32, ir.I64, ir.U8}, op(ir.OpDiv))
+	bin("TruncateMod", []ir.DType{ir.I32}, op(ir.OpRem))
+	bin("Mod", []ir.DType{ir.I32}, op(ir.OpRem))
 
 	un := func(name string, types []ir.DType, f func(c *Call, x ir.Value) ir.Value) {
 		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x"}, File: fileMath, Lower: lowerUnary(f)})
@@ -86,6 +100,9 @@ func init() {
 	}))
 	// Round is half to even (tensorflow/core/kernels/cwise_ops.h, round);
 	// integers are already round.
+	// Rint is round half to even, like Round; its GPU kernel is float
+	// (cwise_op_rint.cc).
+	un("Rint", []ir.DType{ir.F32}, uop(ir.OpRound))
 	un("Round", FloatsInts, func(c *Call, x ir.Value) ir.Value {
 		if c.B.Type(x).DType.IsInt() {
 			return x
@@ -102,6 +119,10 @@ func init() {
 		return c.B.Compare(ir.CmpLT, c.B.Unary(ir.OpAbs, x), like(c.B, x, math.Inf(1)))
 	})
 
+	register(Kernel{Op: "ApproximateEqual", Constraints: T([]ir.DType{ir.F32}), Inputs: []string{"x", "y"},
+		Attrs: []AttrSpec{{Name: "tolerance", Kind: AttrFloat, Optional: true}}, File: fileMath, Lower: lowerApproximateEqual})
+	// Cross's GPU kernels are every real type (cross_op.cc).
+	register(Kernel{Op: "Cross", Constraints: T(Numeric), Inputs: []string{"a", "b"}, File: fileMath, Lower: lowerCross})
 	register(Kernel{Op: "AddN", Constraints: T(FloatsInts), Inputs: []string{"inputs"}, File: fileMath, Lower: lowerAddN})
 	register(Kernel{Op: "ClipByValue", Constraints: T(FloatsInts), Inputs: []string{"t", "clip_value_min", "clip_value_max"},
 		File: fileMath, Lower: lowerClipByValue})
@@ -267,5 +288,41 @@ func lowerClipByValue(c *Call) error {
 	lo := c.B.BroadcastInDim(c.In[1], t.Shape, nil)
 	hi := c.B.BroadcastInDim(c.In[2], t.Shape, nil)
 	c.Out = []ir.Value{c.B.Binary(ir.OpMax, c.B.Binary(ir.OpMin, c.In[0], hi), lo)}
+	return nil
+}
+
+// lowerApproximateEqual is |x - y| < tolerance for x and y of one shape
+// (approximate_equal_op.cc: it does not broadcast).
+func lowerApproximateEqual(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
+	tx, ty := c.Type(0), c.Type(1)
+	if tx.DType != ty.DType || !tx.Shape.Equal(ty.Shape) {
+		return c.Errorf("x and y must have one shape and dtype, got %v and %v", tx, ty)
+	}
+	b := c.B
+	d := b.Unary(ir.OpAbs, b.Binary(ir.OpSub, c.In[0], c.In[1]))
+	c.Out = []ir.Value{b.Compare(ir.CmpLT, d, like(b, d, float64(c.Attrs.Float("tolerance", 1e-5))))}
+	return nil
+}
+
+// lowerCross is the cross product of the 3-vectors along a and b's last
+// dim: (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0).
+func lowerCross(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
+	ta, tb := c.Type(0), c.Type(1)
+	r := ta.Shape.Rank()
+	if ta.DType != tb.DType || !ta.Shape.Equal(tb.Shape) || r < 1 || ta.Shape[r-1] != 3 {
+		return c.Errorf("a and b must have one shape and dtype, with an innermost dim of 3: got %v and %v", ta, tb)
+	}
+	b := c.B
+	as, bs := splitAt(b, c.In[0], r-1, []int{1, 1, 1}), splitAt(b, c.In[1], r-1, []int{1, 1, 1})
+	term := func(i, j int) ir.Value {
+		return b.Binary(ir.OpSub, b.Binary(ir.OpMul, as[i], bs[j]), b.Binary(ir.OpMul, as[j], bs[i]))
+	}
+	c.Out = []ir.Value{b.Concat(r-1, term(1, 2), term(2, 0), term(0, 1))}
 	return nil
 }

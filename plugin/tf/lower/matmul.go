@@ -2,7 +2,7 @@ package lower
 
 import "github.com/metalplug/metalplug/backend/ir"
 
-// MatMul and BatchMatMulV2/V3 (matmul_op_impl.h); Einsum is in einsum.go.
+// MatMul and BatchMatMul, V2 and V3 (matmul_op_impl.h); Einsum is in einsum.go.
 
 const fileMatMul = "plugin/tf/lower/matmul.go"
 
@@ -14,6 +14,10 @@ func init() {
 		Attrs: matMulAttrs})
 	bmmAttrs := []AttrSpec{{Name: "adj_x", Kind: AttrBool, Optional: true}, {Name: "adj_y", Kind: AttrBool, Optional: true}}
 	register(Kernel{Op: "BatchMatMulV2", Constraints: T(Floats), Inputs: []string{"x", "y"}, Lower: lowerBatchMatMul, File: fileMatMul,
+		Attrs: bmmAttrs})
+	// BatchMatMul is V2 without broadcasting (its shape function already
+	// requires equal batch dims).
+	register(Kernel{Op: "BatchMatMul", Constraints: T(Floats), Inputs: []string{"x", "y"}, Lower: lowerBatchMatMul, File: fileMatMul,
 		Attrs: bmmAttrs})
 	// BatchMatMulV3 has separate input and output dtypes. TensorFlow's GPU
 	// registers only Ta = Tb = Tout; the constraint is on Ta, and the lowering

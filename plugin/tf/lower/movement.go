@@ -19,18 +19,26 @@ func init() {
 		}
 		register(Kernel{Op: name, Constraints: cons, Inputs: inputs, HostInputs: host, HostInputIndex: hostIdx, Attrs: attrs, Lower: f, File: fileMovement})
 	}
-	reg("Identity", All, []string{"input"}, nil, nil, nil, func(c *Call) error {
+	identity := func(c *Call) error {
 		if err := c.arity(1); err != nil {
 			return err
 		}
 		c.Out = []ir.Value{c.In[0]}
 		return nil
-	})
+	}
+	reg("Identity", All, []string{"input"}, nil, nil, nil, identity)
+	// Snapshot, StopGradient and PreventGradient are identities to the
+	// device (the last two matter only to gradient code).
+	reg("Snapshot", All, []string{"input"}, nil, nil, nil, identity)
+	reg("StopGradient", All, []string{"input"}, nil, nil, nil, identity)
+	reg("PreventGradient", All, []string{"input"}, nil, nil, []AttrSpec{{Name: "message", Kind: AttrString, Optional: true}}, identity)
 	reg("Reshape", All, []string{"tensor", "shape"}, []string{"shape"}, []int{1}, nil, lowerReshape)
 	reg("Squeeze", All, []string{"input"}, nil, nil, []AttrSpec{{Name: "squeeze_dims", Kind: AttrInts, Optional: true}}, lowerSqueeze)
 	reg("ExpandDims", All, []string{"input", "dim"}, []string{"dim"}, []int{1}, nil, lowerExpandDims)
 	reg("Transpose", All, []string{"x", "perm"}, []string{"perm"}, []int{1}, nil, lowerTranspose)
-	reg("ConcatV2", All, []string{"values", "axis"}, []string{"axis"}, []int{-1}, nil, lowerConcat)
+	reg("ConcatV2", All, []string{"values", "axis"}, []string{"axis"}, []int{-1}, nil, lowerConcat(false))
+	// Concat is ConcatV2's older form, with the axis first.
+	reg("Concat", All, []string{"concat_dim", "values"}, []string{"concat_dim"}, []int{0}, nil, lowerConcat(true))
 	reg("Split", All, []string{"split_dim", "value"}, []string{"split_dim"}, []int{0},
 		[]AttrSpec{{Name: "num_split", Kind: AttrInt}}, lowerSplit)
 	reg("SplitV", All, []string{"value", "size_splits", "split_dim"}, []string{"size_splits", "split_dim"}, []int{1, 2},
@@ -48,6 +56,11 @@ func init() {
 	reg("ZerosLike", All, []string{"x"}, nil, nil, nil, lowerFullLike(0))
 	reg("OnesLike", All, []string{"x"}, nil, nil, nil, lowerFullLike(1))
 	reg("BroadcastTo", All, []string{"input", "shape"}, []string{"shape"}, []int{1}, nil, lowerBroadcastTo)
+	// LinSpace's GPU kernel is float32 with start, stop and num in host
+	// memory (sequence_ops.cc); start and stop are device scalars here, since
+	// host inputs arrive as integers; num decides the shape.
+	register(Kernel{Op: "LinSpace", Constraints: []Constraint{{"T", []ir.DType{ir.F32}}, {"Tidx", Indices}}, Inputs: []string{"start", "stop", "num"},
+		HostInputs: []string{"num"}, HostInputIndex: []int{2}, Lower: lowerLinSpace, File: fileMovement})
 	// Range's inputs are host scalars; the host inputs arrive as integers,
 	// so only integer ranges are registered (see the package report).
 	register(Kernel{Op: "Range", Constraints: []Constraint{{"Tidx", Indices}}, Inputs: []string{"start", "limit", "delta"},
@@ -179,16 +192,29 @@ func lowerTranspose(c *Call) error {
 	return nil
 }
 
-func lowerConcat(c *Call) error {
-	if err := c.atLeast(2); err != nil {
-		return err
+// lowerConcat joins the values along the axis, a host input after them
+// (ConcatV2) or before them (Concat).
+func lowerConcat(axisFirst bool) func(c *Call) error {
+	return func(c *Call) error {
+		if err := c.atLeast(2); err != nil {
+			return err
+		}
+		n := len(c.In) - 1
+		first, ai := 0, n
+		if axisFirst {
+			first, ai = 1, 0
+		}
+		ax, err := c.hostScalar(ai, "axis")
+		if err != nil {
+			return err
+		}
+		return concatValues(c, first, n, ax)
 	}
-	n := len(c.In) - 1
-	t0 := c.Type(0)
-	ax, err := c.hostScalar(n, "axis")
-	if err != nil {
-		return err
-	}
+}
+
+// concatValues concatenates inputs first..first+n-1 along axis ax.
+func concatValues(c *Call, first, n int, ax int64) error {
+	t0 := c.Type(first)
 	if t0.Shape.Rank() == 0 {
 		return c.Errorf("cannot concatenate scalars (inputs %s)", c.Inputs())
 	}
@@ -197,14 +223,14 @@ func lowerConcat(c *Call) error {
 		return err
 	}
 	var parts []ir.Value
-	for i := range n {
+	for i := first; i < first+n; i++ {
 		t := c.Type(i)
 		if t.DType != t0.DType || t.Shape.Rank() != t0.Shape.Rank() {
-			return c.Errorf("input %d %v does not match input 0 %v", i, t, t0)
+			return c.Errorf("input %d %v does not match input %d %v", i, t, first, t0)
 		}
 		for j := range t.Shape {
 			if j != axis && t.Shape[j] != t0.Shape[j] {
-				return c.Errorf("input %d %v differs from input 0 %v outside axis %d", i, t, t0, axis)
+				return c.Errorf("input %d %v differs from input %d %v outside axis %d", i, t, first, t0, axis)
 			}
 		}
 		parts = append(parts, c.In[i])
@@ -586,5 +612,34 @@ func lowerRange(c *Call) error {
 	t := ir.TensorType{DType: d, Shape: ir.Shape{int(n)}}
 	y := b.Binary(ir.OpMul, b.Iota(t, 0), b.BroadcastInDim(intScalar(b, d, delta), t.Shape, []int{}))
 	c.Out = []ir.Value{b.Binary(ir.OpAdd, y, b.BroadcastInDim(intScalar(b, d, start), t.Shape, []int{}))}
+	return nil
+}
+
+// lowerLinSpace is start + i*step with step = (stop-start)/(num-1), and
+// exactly stop last, as sequence_ops.cc computes it.
+func lowerLinSpace(c *Call) error {
+	if err := c.arity(3); err != nil {
+		return err
+	}
+	ts, te := c.Type(0), c.Type(1)
+	num, err := c.hostScalar(2, "num")
+	if err != nil {
+		return err
+	}
+	if ts.Shape.Rank() != 0 || te.Shape.Rank() != 0 || ts.DType != te.DType || num <= 0 || num > 1<<40 {
+		return c.Errorf("start %v and stop %v must be scalars of one dtype and num %d positive", ts, te, num)
+	}
+	b := c.B
+	n := int(num)
+	out := ir.TensorType{DType: ts.DType, Shape: ir.Shape{n}}
+	start := b.BroadcastInDim(c.In[0], out.Shape, nil)
+	if n == 1 {
+		c.Out = []ir.Value{start}
+		return nil
+	}
+	step := b.Binary(ir.OpDiv, b.Binary(ir.OpSub, c.In[1], c.In[0]), b.Scalar(ts.DType, float64(n-1)))
+	y := b.Binary(ir.OpAdd, start, b.Binary(ir.OpMul, b.BroadcastInDim(step, out.Shape, nil), b.Iota(out, 0)))
+	last := b.Compare(ir.CmpEQ, b.Iota(ir.TensorType{DType: ir.I32, Shape: out.Shape}, 0), b.Full(ir.TensorType{DType: ir.I32, Shape: out.Shape}, float64(n-1)))
+	c.Out = []ir.Value{b.Select(last, b.BroadcastInDim(c.In[1], out.Shape, nil), y)}
 	return nil
 }

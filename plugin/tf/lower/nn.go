@@ -9,7 +9,8 @@ import (
 // Activations and their gradients (relu_op_functor.h, softplus_op.h,
 // softsign_op.h, cwise_ops_gradients.h), Softmax and LogSoftmax
 // (softmax_op_functor.h), the cross-entropy losses (xent_op.cc,
-// sparse_xent_op.h), BiasAdd and BiasAddGrad (bias_op.cc).
+// sparse_xent_op.h), BiasAdd and BiasAddGrad (bias_op.cc), LRN and LRNGrad
+// (lrn_op.cc).
 //
 // Gradient input conventions: ReluGrad, Relu6Grad, LeakyReluGrad,
 // SoftplusGrad and SoftsignGrad take (gradients, features), the forward
@@ -114,8 +115,16 @@ func init() {
 	register(Kernel{Op: "SparseSoftmaxCrossEntropyWithLogits", Constraints: []Constraint{{"T", Floats}, {"Tlabels", Indices}},
 		Inputs: []string{"features", "labels"}, File: fileNN, Lower: lowerSparseXent})
 
+	lrn := []AttrSpec{{Name: "depth_radius", Kind: AttrInt, Optional: true}, {Name: "bias", Kind: AttrFloat, Optional: true},
+		{Name: "alpha", Kind: AttrFloat, Optional: true}, {Name: "beta", Kind: AttrFloat, Optional: true}}
+	// LRN and LRNGrad's GPU kernels are float32 (lrn_op.cc).
+	register(Kernel{Op: "LRN", Constraints: T([]ir.DType{ir.F32}), Inputs: []string{"input"}, Attrs: lrn, File: fileNN, Lower: lowerLRN})
+	register(Kernel{Op: "LRNGrad", Constraints: T([]ir.DType{ir.F32}), Inputs: []string{"input_grads", "input_image", "output_image"},
+		Attrs: lrn, File: fileNN, Lower: lowerLRNGrad})
 	format := []AttrSpec{{Name: "data_format", Kind: AttrString, Optional: true}}
 	register(Kernel{Op: "BiasAdd", Constraints: T(Floats), Inputs: []string{"value", "bias"}, Attrs: format, File: fileNN, Lower: lowerBiasAdd})
+	// BiasAddV1 is BiasAdd without data_format: channels last.
+	register(Kernel{Op: "BiasAddV1", Constraints: T(Floats), Inputs: []string{"value", "bias"}, File: fileNN, Lower: lowerBiasAdd})
 	register(Kernel{Op: "BiasAddGrad", Constraints: T(Floats), Inputs: []string{"out_backprop"}, Attrs: format, File: fileNN, Lower: lowerBiasAddGrad})
 }
 
@@ -331,5 +340,79 @@ func lowerBiasAddGrad(c *Call) error {
 	}
 	b := c.B
 	c.Out = []ir.Value{b.Convert(b.Reduce(b.Convert(c.In[0], accType(t.DType)), ir.ReduceSum, axes), t.DType)}
+	return nil
+}
+
+// lrnSpec checks for n inputs, the first 4-D, and reads LRN's attributes.
+func lrnSpec(c *Call, n int) (r int, bias, alpha, beta float64, err error) {
+	if err := c.arity(n); err != nil {
+		return 0, 0, 0, 0, err
+	}
+	t := c.Type(0)
+	r = int(c.Attrs.Int("depth_radius", 5))
+	bias, alpha, beta = float64(c.Attrs.Float("bias", 1)), float64(c.Attrs.Float("alpha", 1)), float64(c.Attrs.Float("beta", 0.5))
+	if t.Shape.Rank() != 4 || r < 0 {
+		return 0, 0, 0, 0, c.Errorf("input must be 4-D and depth_radius %d non-negative (inputs %s)", r, c.Inputs())
+	}
+	return r, bias, alpha, beta, nil
+}
+
+// depthWindowSum sums x over depth_radius channels either side of each
+// channel (the last dim), as far as they exist.
+func depthWindowSum(b *ir.Builder, x ir.Value, r int) ir.Value {
+	w := ir.WindowAttrs{Dims: []int{1, 1, 1, 2*r + 1}, Padding: [][2]int{{0, 0}, {0, 0}, {0, 0}, {r, r}}}
+	return b.ReduceWindow(x, ir.ReduceSum, w)
+}
+
+// lrnNorm is bias + alpha * (the window's sum of x^2).
+func lrnNorm(b *ir.Builder, x ir.Value, r int, bias, alpha float64) ir.Value {
+	s := depthWindowSum(b, b.Binary(ir.OpMul, x, x), r)
+	return b.Binary(ir.OpAdd, like(b, s, bias), b.Binary(ir.OpMul, like(b, s, alpha), s))
+}
+
+// lowerLRN is x / norm^beta, with 1/norm and rsqrt(norm) for beta 1 and
+// 0.5, and exp(-beta log norm) otherwise, as lrn_op.cc's CPU kernel.
+func lowerLRN(c *Call) error {
+	r, bias, alpha, beta, err := lrnSpec(c, 1)
+	if err != nil {
+		return err
+	}
+	b := c.B
+	x := c.In[0]
+	n := lrnNorm(b, x, r, bias, alpha)
+	var m ir.Value
+	switch beta {
+	case 1:
+		m = b.Binary(ir.OpDiv, like(b, n, 1), n)
+	case 0.5:
+		m = b.Unary(ir.OpRsqrt, n)
+	default:
+		m = b.Unary(ir.OpExp, b.Binary(ir.OpMul, b.Unary(ir.OpLog, n), like(b, n, -beta)))
+	}
+	c.Out = []ir.Value{b.Binary(ir.OpMul, x, m)}
+	return nil
+}
+
+// lowerLRNGrad is dy * norm^-beta - 2 alpha beta x * S, where S sums
+// dy * y / norm over each channel's window (LaunchLRNGrad, the window being
+// symmetric).
+func lowerLRNGrad(c *Call) error {
+	r, bias, alpha, beta, err := lrnSpec(c, 3)
+	if err != nil {
+		return err
+	}
+	t := c.Type(0)
+	for i := 1; i < 3; i++ {
+		if c.Type(i).DType != t.DType || !c.Type(i).Shape.Equal(t.Shape) {
+			return c.Errorf("input_grads, input_image and output_image must have one shape and dtype: %s", c.Inputs())
+		}
+	}
+	b := c.B
+	dy, x, y := c.In[0], c.In[1], c.In[2]
+	n := lrnNorm(b, x, r, bias, alpha)
+	s := depthWindowSum(b, b.Binary(ir.OpDiv, b.Binary(ir.OpMul, dy, y), n), r)
+	self := b.Binary(ir.OpMul, dy, b.Binary(ir.OpPow, n, like(b, n, -beta)))
+	cross := b.Binary(ir.OpMul, b.Binary(ir.OpMul, like(b, x, 2*alpha*beta), x), s)
+	c.Out = []ir.Value{b.Binary(ir.OpSub, self, cross)}
 	return nil
 }

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -154,7 +155,13 @@ func expectRel(t *testing.T, what string, got eval.Tensor, want []float64, tol f
 		t.Fatalf("%s: %d values %v, want %d %v", what, len(g), g, len(want), want)
 	}
 	for i := range g {
-		if math.IsInf(want[i], 0) || math.IsNaN(want[i]) || want[i] == 0 {
+		if math.IsNaN(want[i]) {
+			if !math.IsNaN(g[i]) {
+				t.Errorf("%s: element %d is %v, want NaN", what, i, g[i])
+			}
+			continue
+		}
+		if math.IsInf(want[i], 0) || want[i] == 0 {
 			if !near(g[i], want[i], 0) || math.Signbit(g[i]) != math.Signbit(want[i]) {
 				t.Errorf("%s: element %d is %v, want %v", what, i, g[i], want[i])
 			}
@@ -195,6 +202,133 @@ func TestHyperbolicAndTan(t *testing.T) {
 		expectRel(t, "Cosh "+d.String(), run(t, "Cosh", A(), val(d, ir.Shape{len(hs)}, hs...))[0], want, 0)
 	}
 	expectClose(t, "Inv", run(t, "Inv", A(), fv(ir.Shape{3}, 4, -0.5, 0))[0], []float64{0.25, -2, math.Inf(1)}, 0)
+}
+
+// TestInverseTrigAndErfc checks the compositions of trig.go against Go's
+// math, in float32, across their domains and at the IEEE specials.
+func TestInverseTrigAndErfc(t *testing.T) {
+	neg0, inf, nan := math.Copysign(0, -1), math.Inf(1), math.NaN()
+	apply := func(f func(float64) float64, xs []float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, v := range xs {
+			out[i] = float64(float32(f(float64(float32(v)))))
+		}
+		return out
+	}
+	wide := []float64{0, neg0, 1e-7, -3e-5, 0.01, -0.3, 0.41, 0.42, -0.9, 1, -1, 2.4, 2.42, -7, 100, -3e4, 1e30, inf, -inf, nan}
+	unit := []float64{0, neg0, 1e-7, -3e-5, 0.01, -0.3, 0.5, -0.7071, 0.9, -0.99, 0.99999, 1, -1, 1.5, -inf, nan}
+	for _, c := range []struct {
+		op  string
+		f   func(float64) float64
+		xs  []float64
+		tol float64
+	}{
+		{"Atan", math.Atan, wide, 4e-7},
+		{"Asinh", math.Asinh, wide, 4e-7},
+		{"Asin", math.Asin, unit, 1e-6},
+		{"Acos", math.Acos, unit, 1e-6},
+		{"Atanh", math.Atanh, unit, 1e-6},
+		{"Acosh", math.Acosh, []float64{1, 1 + 1e-6, 1.001, 1.5, 2, 10, 4095, 5000, 1e30, inf, 0.5, -1, nan}, 1e-6},
+		{"Erfc", math.Erfc, []float64{0, neg0, -0.3, -2, -inf, 0.2, 0.49, 0.5, 0.51, 1, 2, 3.5, 5, 9, 9.5, 11, inf, nan}, 1e-6},
+	} {
+		expectRel(t, c.op, run(t, c.op, A(), fv(ir.Shape{len(c.xs)}, c.xs...))[0], apply(c.f, c.xs), c.tol)
+	}
+	// Atan2 at every pairing of zeros, infinities, NaN and finite values.
+	vals := []float64{0, neg0, 1, -1, 0.3, -2.5, 1e30, -1e-30, inf, -inf, nan}
+	var ys, xs, want []float64
+	for _, y := range vals {
+		for _, x := range vals {
+			ys, xs = append(ys, y), append(xs, x)
+			want = append(want, float64(float32(math.Atan2(float64(float32(y)), float64(float32(x))))))
+		}
+	}
+	n := ir.Shape{len(ys)}
+	expectRel(t, "Atan2", run(t, "Atan2", A(), fv(n, ys...), fv(n, xs...))[0], want, 4e-7)
+	// The 16-bit floats compute in float32 and round once.
+	hs := []float64{0.25, -0.75, 0.999}
+	for _, d := range []ir.DType{ir.F16, ir.BF16} {
+		x := val(d, ir.Shape{len(hs)}, hs...)
+		want := val(d, ir.Shape{len(hs)}, apply(math.Asin, x.Floats())...).Floats()
+		expectRel(t, "Asin "+d.String(), run(t, "Asin", A(), x)[0], want, 0)
+	}
+}
+
+// TestBitwise checks the shifts' clamping and PopulationCount against
+// math/bits at every width the device has.
+func TestBitwise(t *testing.T) {
+	xs := []int64{0, 1, -1, 5, -100, 127, math.MinInt32, math.MaxInt32}
+	for _, d := range []ir.DType{ir.I32, ir.I64, ir.U8} {
+		in := make([]int64, len(xs))
+		want := make([]float64, len(xs))
+		for i, x := range xs {
+			switch d {
+			case ir.I32:
+				in[i] = int64(int32(x))
+				want[i] = float64(bits.OnesCount32(uint32(x)))
+			case ir.I64:
+				in[i] = x * 0x100000001
+				want[i] = float64(bits.OnesCount64(uint64(in[i])))
+			case ir.U8:
+				in[i] = int64(uint8(x))
+				want[i] = float64(bits.OnesCount8(uint8(x)))
+			}
+		}
+		x := eval.New(ir.TensorType{DType: d, Shape: ir.Shape{len(xs)}})
+		copy(x.I, in)
+		expectClose(t, "PopulationCount "+d.String(), run(t, "PopulationCount", A(), x)[0], want, 0)
+	}
+	x := val(ir.I32, ir.Shape{5}, -8, -8, 3, 3, 1)
+	y := val(ir.I32, ir.Shape{5}, -1, 40, 1, 31, 32)
+	expectClose(t, "RightShift", run(t, "RightShift", A(), x, y)[0], []float64{-8, -1, 1, 0, 0}, 0)
+	expectClose(t, "LeftShift", run(t, "LeftShift", A(), x, y)[0], []float64{-8, 0, 6, math.MinInt32, math.MinInt32}, 0)
+	u := val(ir.U8, ir.Shape{3}, 200, 200, 1)
+	expectClose(t, "RightShift uint8", run(t, "RightShift", A(), u, val(ir.U8, ir.Shape{3}, 1, 9, 0))[0], []float64{100, 1, 1}, 0)
+}
+
+// TestSegments checks the segment reductions' empty segments and dropped
+// ids against TensorFlow's documented values.
+func TestSegments(t *testing.T) {
+	data := fv(ir.Shape{5}, 1, -2, 4, 3, -5)
+	ids := val(ir.I32, ir.Shape{5}, 0, 0, 2, 2, 3)
+	raw := map[int][]byte{1: {0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0}}
+	for op, want := range map[string][]float64{
+		"SegmentSum": {-1, 0, 7, -5}, "SegmentMean": {-0.5, 0, 3.5, -5}, "SegmentProd": {-2, 1, 12, -5},
+		"SegmentMin": {-2, 0, 3, -5}, "SegmentMax": {1, 0, 4, -5},
+	} {
+		k, _ := Lookup(op)
+		l, err := k.Build(NewAttrs(), []ir.TensorType{data.Type, ids.Type}, nil, raw)
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		out, err := eval.Run(l.Program, []eval.Tensor{data, ids})
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		expectClose(t, op, out[0], want, 0)
+	}
+	uids := val(ir.I32, ir.Shape{5}, 3, -1, 0, 3, 0)
+	for op, want := range map[string][]float64{
+		"UnsortedSegmentSum": {-1, 0, 0, 4}, "UnsortedSegmentProd": {-20, 1, 1, 3},
+		"UnsortedSegmentMin": {-5, math.MaxFloat32, math.MaxFloat32, 1}, "UnsortedSegmentMax": {4, -math.MaxFloat32, -math.MaxFloat32, 3},
+	} {
+		expectClose(t, op, run(t, op, A(), data, uids, val(ir.I32, nil, 4))[0], want, 0)
+	}
+}
+
+// TestInTopKAndLinSpace checks InTopKV2's ties, bounds and non-finite
+// rows, and LinSpace's exact ends.
+func TestInTopKAndLinSpace(t *testing.T) {
+	p := fv(ir.Shape{4, 3}, 1, 3, 3, 0, 5, 2, 1, 2, 3, math.NaN(), 1, 2)
+	tg := val(ir.I32, ir.Shape{4}, 1, 2, 3, 2)
+	expectClose(t, "InTopKV2", run(t, "InTopKV2", A(), p, tg, val(ir.I32, nil, 1))[0], []float64{1, 0, 0, 0}, 0)
+	expectClose(t, "InTopKV2 k 2", run(t, "InTopKV2", A(), p, tg, val(ir.I32, nil, 2))[0], []float64{1, 1, 0, 0}, 0)
+	expectClose(t, "LinSpace", run(t, "LinSpace", A(), fv(nil, -1), fv(nil, 2), val(ir.I32, nil, 4))[0], []float64{-1, 0, 1, 2}, 0)
+	x := fv(ir.Shape{4}, 0, math.Log(3), -200, 1)
+	want := []float64{0, math.Log(4), math.Log(4), math.Log(4 + math.E)}
+	expectClose(t, "CumulativeLogsumexp", run(t, "CumulativeLogsumexp", A(), x, val(ir.I32, nil, 0))[0], want, 1e-6)
+	want = []float64{math.Inf(-1), 0, math.Log(4), math.Log(4)}
+	expectClose(t, "CumulativeLogsumexp exclusive", run(t, "CumulativeLogsumexp", A().B("exclusive", true), x, val(ir.I32, nil, 0))[0], want, 1e-6)
+	expectClose(t, "LinSpace 1", run(t, "LinSpace", A(), fv(nil, 3), fv(nil, 5), val(ir.I32, nil, 1))[0], []float64{3}, 0)
 }
 
 // TestZeroGuardedBinary checks Xlogy, Xdivy and MulNoNan against plain loops:

@@ -37,7 +37,44 @@ func init() {
 	// TensorFlow's GPU registers equal to T; the lowering converts if not.
 	reg("MaxPool3DGrad", []string{"orig_input", "orig_output", "grad"}, false, false, lowerMaxPoolGrad(3))
 	reg("AvgPoolGrad", []string{"orig_input_shape", "grad"}, true, false, lowerAvgPoolGrad(2))
+	// MaxPoolV2 and MaxPoolGradV2 take ksize and strides as host inputs
+	// after the data, not as attributes.
+	v2 := []AttrSpec{{Name: "padding", Kind: AttrString}, {Name: "data_format", Kind: AttrString, Optional: true}}
+	register(Kernel{Op: "MaxPoolV2", Constraints: T(Floats), Inputs: []string{"input", "ksize", "strides"},
+		HostInputs: []string{"ksize", "strides"}, HostInputIndex: []int{1, 2}, Attrs: v2,
+		Lower: windowFromHost(1, lowerPool(2, ir.ReduceMax)), File: filePool})
+	register(Kernel{Op: "MaxPoolGradV2", Constraints: T(Floats), Inputs: []string{"orig_input", "orig_output", "grad", "ksize", "strides"},
+		HostInputs: []string{"ksize", "strides"}, HostInputIndex: []int{3, 4}, Attrs: v2,
+		Lower: windowFromHost(3, lowerMaxPoolGrad(2)), File: filePool})
 	reg("AvgPool3DGrad", []string{"orig_input_shape", "grad"}, true, false, lowerAvgPoolGrad(3))
+}
+
+// windowFromHost runs f, a lowering of the first n inputs that reads ksize
+// and strides as attributes, on those inputs, with ksize and strides taken
+// from host inputs n and n+1.
+func windowFromHost(n int, f func(c *Call) error) func(c *Call) error {
+	return func(c *Call) error {
+		if err := c.arity(n + 2); err != nil {
+			return err
+		}
+		ksize, err := c.hostInts(n, "ksize")
+		if err != nil {
+			return err
+		}
+		strides, err := c.hostInts(n+1, "strides")
+		if err != nil {
+			return err
+		}
+		a := *c.Attrs
+		a.Ints = map[string][]int64{"ksize": ksize, "strides": strides}
+		sub := *c
+		sub.Attrs, sub.In, sub.types = &a, c.In[:n], c.types[:n]
+		if err := f(&sub); err != nil {
+			return err
+		}
+		c.Out = sub.Out
+		return nil
+	}
 }
 
 // poolWindow reads ksize, strides and padding into a channels-last window

@@ -52,6 +52,97 @@ func shapeCases() []shapeCase {
 		"Inv", "Sinh", "Cosh", "Tan"} {
 		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 32, 7)}, out: []ir.TensorType{tt(ir.F16, 32, 7)}})
 	}
+	for _, op := range []string{"Atan", "Asin", "Acos", "Asinh", "Acosh", "Atanh", "Erfc"} {
+		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 32, 7)}, out: []ir.TensorType{tt(ir.F16, 32, 7)}})
+	}
+	add(shapeCase{op: "Rint", in: []ir.TensorType{f32(5, 2)}, out: []ir.TensorType{f32(5, 2)}})
+	for _, op := range []string{"Atan2", "Xlog1py"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(8, 1, 16), f32(4, 1)}, out: []ir.TensorType{f32(8, 4, 16)}})
+	}
+	for _, op := range []string{"TruncateDiv", "TruncateMod", "Mod"} {
+		add(shapeCase{op: op, in: []ir.TensorType{i32(5, 3), i32(3)}, out: []ir.TensorType{i32(5, 3)}})
+	}
+	for _, op := range []string{"BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift"} {
+		add(shapeCase{op: op, in: []ir.TensorType{i64(5, 3), i64(3)}, out: []ir.TensorType{i64(5, 3)}})
+	}
+	add(shapeCase{op: "Invert", in: []ir.TensorType{i32(4, 2)}, out: []ir.TensorType{i32(4, 2)}})
+	add(shapeCase{op: "PopulationCount", in: []ir.TensorType{i64(4, 2)}, out: []ir.TensorType{tt(ir.U8, 4, 2)}})
+	add(shapeCase{op: "MatrixDiag", in: []ir.TensorType{f32(2, 4)}, out: []ir.TensorType{f32(2, 4, 4)}})
+	add(shapeCase{op: "MatrixDiagV2", in: []ir.TensorType{f32(3, 4), i32(2), i32(), i32(), f32()}, host: h(1, v(-1, 1), 2, 4, 3, 5),
+		out: []ir.TensorType{f32(4, 5)}})
+	add(shapeCase{op: "MatrixDiagV3", in: []ir.TensorType{f32(2, 4), i32(), i32(), i32(), f32()}, host: h(1, 1, 2, -1, 3, -1),
+		out: []ir.TensorType{f32(2, 5, 5)}})
+	add(shapeCase{op: "MatrixDiagPart", in: []ir.TensorType{f32(2, 4, 5)}, out: []ir.TensorType{f32(2, 4)}})
+	add(shapeCase{op: "MatrixDiagPartV2", in: []ir.TensorType{f32(4, 5), i32(2), f32()}, host: h(1, v(-1, 2)), out: []ir.TensorType{f32(4, 4)}})
+	add(shapeCase{op: "MatrixDiagPartV3", in: []ir.TensorType{f32(2, 4, 5), i32(), f32()}, host: h(1, -2), out: []ir.TensorType{f32(2, 2)}})
+	add(shapeCase{op: "MatrixSetDiag", in: []ir.TensorType{f32(2, 4, 5), f32(2, 4)}, out: []ir.TensorType{f32(2, 4, 5)}})
+	add(shapeCase{op: "MatrixSetDiagV2", in: []ir.TensorType{f32(4, 5), f32(2, 4), i32(2)}, host: h(2, v(0, 1)), out: []ir.TensorType{f32(4, 5)}})
+	add(shapeCase{op: "MatrixSetDiagV3", in: []ir.TensorType{f32(3, 4, 5), f32(3, 4), i32()}, host: h(2, 1), out: []ir.TensorType{f32(3, 4, 5)}})
+	add(shapeCase{op: "MatrixBandPart", in: []ir.TensorType{f32(2, 4, 5), i64(), i64()}, host: h(1, 1, 2, -1), out: []ir.TensorType{f32(2, 4, 5)}})
+	add(shapeCase{op: "Diag", in: []ir.TensorType{f32(2, 3)}, out: []ir.TensorType{f32(2, 3, 2, 3)}})
+	add(shapeCase{op: "DiagPart", in: []ir.TensorType{f32(2, 3, 2, 3)}, out: []ir.TensorType{f32(2, 3)}})
+	add(shapeCase{op: "Roll", in: []ir.TensorType{f32(4, 3, 2), i32(2), i32(2)}, host: h(1, v(-1, 5), 2, v(0, -1)), out: []ir.TensorType{f32(4, 3, 2)}})
+	add(shapeCase{op: "ReverseSequence", attrs: A().I("seq_dim", 1).I("batch_dim", 0), in: []ir.TensorType{f32(3, 5, 2), i64(3)},
+		out: []ir.TensorType{f32(3, 5, 2)}})
+	add(shapeCase{op: "DepthToSpace", attrs: A().I("block_size", 2), in: []ir.TensorType{f32(2, 3, 4, 8)}, out: []ir.TensorType{f32(2, 6, 8, 2)}})
+	add(shapeCase{op: "SpaceToDepth", attrs: A().I("block_size", 2).S("data_format", "NCHW"), in: []ir.TensorType{f32(2, 3, 4, 6)},
+		out: []ir.TensorType{f32(2, 12, 2, 3)}})
+	add(shapeCase{op: "SpaceToBatchND", in: []ir.TensorType{f32(2, 5, 6, 3), i32(2), i32(2, 2)}, host: h(1, v(2, 3), 2, v(1, 0, 0, 0)),
+		out: []ir.TensorType{f32(12, 3, 2, 3)}})
+	add(shapeCase{op: "BatchToSpaceND", in: []ir.TensorType{f32(12, 3, 2, 3), i32(2), i32(2, 2)}, host: h(1, v(2, 3), 2, v(1, 0, 0, 0)),
+		out: []ir.TensorType{f32(2, 5, 6, 3)}})
+	add(shapeCase{op: "SpaceToBatch", attrs: A().I("block_size", 2), in: []ir.TensorType{f32(1, 4, 3, 2), i32(2, 2)}, host: h(1, v(0, 0, 1, 0)),
+		out: []ir.TensorType{f32(4, 2, 2, 2)}})
+	add(shapeCase{op: "BatchToSpace", attrs: A().I("block_size", 2), in: []ir.TensorType{f32(4, 2, 2, 2), i32(2, 2)}, host: h(1, v(0, 0, 1, 0)),
+		out: []ir.TensorType{f32(1, 4, 3, 2)}})
+	ids := []byte{0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0} // int32 0, 0, 2, 3
+	for _, op := range []string{"SegmentSum", "SegmentMean", "SegmentProd", "SegmentMin", "SegmentMax"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(4, 3), i32(4)}, raw: map[int][]byte{1: ids}, out: []ir.TensorType{f32(4, 3)}})
+	}
+	for _, op := range []string{"UnsortedSegmentSum", "UnsortedSegmentProd", "UnsortedSegmentMin", "UnsortedSegmentMax"} {
+		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 2, 3, 5), i64(2, 3), i32()}, host: h(2, 4), out: []ir.TensorType{tt(ir.F16, 4, 5)}})
+	}
+	add(shapeCase{op: "Add", in: []ir.TensorType{f32(8, 1, 16), f32(4, 1)}, out: []ir.TensorType{f32(8, 4, 16)}})
+	add(shapeCase{op: "BatchMatMul", in: []ir.TensorType{f32(3, 5, 4), f32(3, 4, 6)}, out: []ir.TensorType{f32(3, 5, 6)}})
+	add(shapeCase{op: "BiasAddV1", in: []ir.TensorType{f32(2, 3, 5), f32(5)}, out: []ir.TensorType{f32(2, 3, 5)}})
+	add(shapeCase{op: "Concat", in: []ir.TensorType{i32(), f32(2, 3), f32(2, 4)}, host: h(0, 1), out: []ir.TensorType{f32(2, 7)}})
+	for _, op := range []string{"Snapshot", "StopGradient", "PreventGradient"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(2, 3)}, out: []ir.TensorType{f32(2, 3)}})
+	}
+	for _, op := range []string{"TensorScatterSub", "TensorScatterMax", "TensorScatterMin", "ScatterNdNonAliasingAdd"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(5, 4), i32(2, 1), f32(2, 4)}, out: []ir.TensorType{f32(5, 4)}})
+	}
+	add(shapeCase{op: "MaxPoolV2", attrs: A().S("padding", "SAME"), in: []ir.TensorType{f32(2, 9, 10, 3), i32(4), i32(4)},
+		host: h(1, v(1, 3, 3, 1), 2, v(1, 2, 2, 1)), out: []ir.TensorType{f32(2, 5, 5, 3)}})
+	add(shapeCase{op: "MaxPoolGradV2", attrs: A().S("padding", "VALID"), in: []ir.TensorType{f32(1, 4, 4, 2), f32(1, 2, 2, 2), f32(1, 2, 2, 2), i32(4), i32(4)},
+		host: h(3, v(1, 2, 2, 1), 4, v(1, 2, 2, 1)), out: []ir.TensorType{f32(1, 4, 4, 2)}})
+	add(shapeCase{op: "FusedBatchNorm", in: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(0), f32(0)},
+		out: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(3), f32(3)}})
+	add(shapeCase{op: "FusedBatchNormV2", in: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(0), f32(0)},
+		out: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(3), f32(3)}})
+	for _, op := range []string{"FusedBatchNormGrad", "FusedBatchNormGradV2"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(2, 4, 4, 3), f32(2, 4, 4, 3), f32(3), f32(3), f32(3)},
+			out: []ir.TensorType{f32(2, 4, 4, 3), f32(3), f32(3), f32(0), f32(0)}})
+	}
+	for _, op := range []string{"ResizeNearestNeighbor", "ResizeBilinear"} {
+		out := tt(ir.F16, 2, 7, 9, 3)
+		if op == "ResizeBilinear" {
+			out = f32(2, 7, 9, 3)
+		}
+		add(shapeCase{op: op, attrs: A().B("half_pixel_centers", true), in: []ir.TensorType{tt(ir.F16, 2, 5, 4, 3), i32(2)}, host: h(1, v(7, 9)),
+			out: []ir.TensorType{out}})
+	}
+	add(shapeCase{op: "ResizeNearestNeighborGrad", attrs: A().B("align_corners", true), in: []ir.TensorType{f32(2, 7, 9, 3), i32(2)}, host: h(1, v(5, 4)),
+		out: []ir.TensorType{f32(2, 5, 4, 3)}})
+	add(shapeCase{op: "ResizeBilinearGrad", in: []ir.TensorType{f32(2, 7, 9, 3), tt(ir.BF16, 2, 5, 4, 3)}, out: []ir.TensorType{tt(ir.BF16, 2, 5, 4, 3)}})
+	add(shapeCase{op: "Cross", in: []ir.TensorType{f32(4, 2, 3), f32(4, 2, 3)}, out: []ir.TensorType{f32(4, 2, 3)}})
+	add(shapeCase{op: "LinSpace", in: []ir.TensorType{f32(), f32(), i32()}, host: h(2, 7), out: []ir.TensorType{f32(7)}})
+	add(shapeCase{op: "InTopKV2", in: []ir.TensorType{f32(4, 5), i64(4), i64()}, out: []ir.TensorType{boolT(4)}})
+	add(shapeCase{op: "CumulativeLogsumexp", attrs: A().B("exclusive", true), in: []ir.TensorType{tt(ir.F16, 3, 9), i32()}, host: h(1, 1),
+		out: []ir.TensorType{tt(ir.F16, 3, 9)}})
+	add(shapeCase{op: "LRN", attrs: A().I("depth_radius", 2), in: []ir.TensorType{f32(2, 3, 4, 7)}, out: []ir.TensorType{f32(2, 3, 4, 7)}})
+	add(shapeCase{op: "LRNGrad", in: []ir.TensorType{f32(2, 3, 4, 7), f32(2, 3, 4, 7), f32(2, 3, 4, 7)}, out: []ir.TensorType{f32(2, 3, 4, 7)}})
+	add(shapeCase{op: "ApproximateEqual", in: []ir.TensorType{f32(3, 4), f32(3, 4)}, out: []ir.TensorType{boolT(3, 4)}})
 	add(shapeCase{name: "Round_int32", op: "Round", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	add(shapeCase{name: "Neg_int32", op: "Neg", in: []ir.TensorType{i32(4)}, out: []ir.TensorType{i32(4)}})
 	for _, op := range []string{"IsNan", "IsInf", "IsFinite"} {
@@ -290,7 +381,7 @@ func TestShapesOfLoweredOps(t *testing.T) {
 func TestEveryDTypeCombinationBuilds(t *testing.T) {
 	// The input that carries T, where it is not the first.
 	tInput := map[string]int{"Select": 1, "SelectV2": 1, "Fill": 1, "Split": 1, "StridedSliceGrad": 4, "AvgPoolGrad": 1,
-		"AvgPool3DGrad": 1, "Conv2DBackpropInput": 1, "Conv3DBackpropInputV2": 1, "DepthwiseConv2dNativeBackpropInput": 1}
+		"AvgPool3DGrad": 1, "ResizeBilinearGrad": 1, "InTopKV2": 1, "Conv2DBackpropInput": 1, "Conv3DBackpropInputV2": 1, "DepthwiseConv2dNativeBackpropInput": 1}
 	for _, c := range shapeCases() {
 		k, _ := Lookup(c.op)
 		if len(k.Constraints) != 1 || k.Constraints[0].Attr != "T" || c.name != "" || c.raw != nil {
@@ -373,6 +464,7 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 		for _, combo := range k.Combinations() {
 			var in []ir.TensorType
 			var host map[int][]int64
+			var raw map[int][]byte
 			a := A()
 			for attr, d := range combo {
 				a.T(attr, d)
@@ -392,14 +484,31 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 				in = []ir.TensorType{tt(combo["dtype"], 5, 2), tt(combo["Tindices"], 3)}
 			case "ResourceScatterUpdate":
 				in = []ir.TensorType{tt(combo["dtype"], 5, 2), tt(combo["Tindices"], 3), tt(combo["dtype"], 3, 2)}
-			case "TensorScatterUpdate", "TensorScatterAdd":
+			case "TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin", "ScatterNdNonAliasingAdd":
 				in = []ir.TensorType{tt(combo["T"], 5, 2), tt(combo["Tindices"], 3, 1), tt(combo["T"], 3, 2)}
+			case "MatrixBandPart":
+				in, host = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tindex"]), tt(combo["Tindex"])}, h(1, 1, 2, 0)
+			case "Roll":
+				in, host = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tshift"]), tt(combo["Taxis"])}, h(1, 2, 2, 1)
+			case "ReverseSequence":
+				a.I("seq_dim", 1)
+				in = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tlen"], 3)}
+			case "SegmentSum", "SegmentMean", "SegmentProd", "SegmentMin", "SegmentMax":
+				in, raw = []ir.TensorType{tt(combo["T"], 3, 2), tt(combo["Tindices"], 3)}, map[int][]byte{1: make([]byte, 3*combo["Tindices"].Size())}
+			case "UnsortedSegmentSum", "UnsortedSegmentProd", "UnsortedSegmentMin", "UnsortedSegmentMax":
+				in, host = []ir.TensorType{tt(combo["T"], 3, 2), tt(combo["Tindices"], 3), i32()}, h(2, 4)
+			case "LinSpace":
+				in, host = []ir.TensorType{tt(combo["T"]), tt(combo["T"]), tt(combo["Tidx"])}, h(2, 5)
 			case "OneHot":
 				in, host = []ir.TensorType{tt(combo["TI"], 3), i32(), tt(combo["T"]), tt(combo["T"])}, h(1, 4)
 			case "SparseSoftmaxCrossEntropyWithLogits":
 				in = []ir.TensorType{tt(combo["T"], 3, 4), tt(combo["Tlabels"], 3)}
 			case "FusedBatchNormV3":
 				in = []ir.TensorType{tt(combo["T"], 2, 2, 2, 3), f32(3), f32(3), f32(3), f32(3)}
+			case "FusedBatchNormV2":
+				in = []ir.TensorType{tt(combo["T"], 2, 2, 2, 3), f32(3), f32(3), f32(3), f32(3)}
+			case "FusedBatchNormGradV2":
+				in = []ir.TensorType{tt(combo["T"], 2, 2, 2, 3), tt(combo["T"], 2, 2, 2, 3), f32(3), f32(3), f32(3)}
 			case "FusedBatchNormGradV3":
 				in = []ir.TensorType{tt(combo["T"], 2, 2, 2, 3), tt(combo["T"], 2, 2, 2, 3), f32(3), f32(3), f32(3), f32()}
 			case "RFFT", "RFFT2D", "RFFT3D":
@@ -427,7 +536,7 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 				t.Errorf("%s: no multi-constraint case", k.Op)
 				continue
 			}
-			if _, err := buildRaw(t, k.Op, a.Attrs, in, host, nil); err != nil {
+			if _, err := buildRaw(t, k.Op, a.Attrs, in, host, raw); err != nil {
 				t.Errorf("%s %v: %v", k.Op, combo, err)
 			}
 		}

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -189,6 +190,15 @@ func i64Constant(b *ir.Builder, shape ir.Shape, vals []int64) ir.Value {
 		binary.LittleEndian.PutUint64(buf[8*i:], uint64(v))
 	}
 	return b.Constant(ir.TensorType{DType: ir.I64, Shape: shape}, buf)
+}
+
+// f32Constant is a float32 vector of vals, each rounded to float32.
+func f32Constant(b *ir.Builder, vals []float64) ir.Value {
+	buf := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(float32(v)))
+	}
+	return b.Constant(ir.TensorType{DType: ir.F32, Shape: ir.Shape{len(vals)}}, buf)
 }
 
 // sizeOf is the product of the given dims of s.

@@ -86,9 +86,13 @@ func (c *client) compile(code []byte, format string, options []byte) (*program, 
 	if p == nil {
 		return nil, errorf(codeInternal, "the translator returned no program and no error")
 	}
-	exe, err := c.drv.Compile(p)
-	if err != nil {
-		return nil, fmt.Errorf("compiling for the %s driver: %w", c.drv.Name(), err)
+	// A program with no results computes nothing anyone sees: it is not
+	// compiled, and running it is checking its arguments.
+	var exe driver.Executable
+	if len(p.Results) > 0 {
+		if exe, err = c.drv.Compile(p); err != nil {
+			return nil, fmt.Errorf("compiling for the %s driver: %w", c.drv.Name(), err)
+		}
 	}
 	pr := &program{prog: p, exe: exe, params: p.Params, results: p.ResultTypes(), options: append([]byte(nil), options...)}
 	for i, t := range pr.params {

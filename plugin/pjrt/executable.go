@@ -87,6 +87,10 @@ func (le *loadedExecutable) run(args []*buffer) ([]*buffer, *event, error) {
 			}
 			in[i] = p
 		}
+		if pr.exe == nil {
+			done = readyEvent(nil) // no results: nothing to run
+			return nil
+		}
 		out := make([]unsafe.Pointer, len(outs))
 		for i, b := range outs {
 			out[i] = b.ptr

@@ -295,3 +295,38 @@ func TestStreamFailure(t *testing.T) {
 		b.destroy()
 	}
 }
+
+// TestExecuteWithoutResults: a program with no results (jax compiles them
+// when differentiation or remat leaves a jitted function nothing to
+// return) compiles to an executable of no outputs that checks its
+// arguments and runs nothing.
+func TestExecuteWithoutResults(t *testing.T) {
+	withTranslator(t, func([]byte, string) (*ir.Program, error) {
+		return &ir.Program{Params: []ir.TensorType{{DType: ir.F32, Shape: ir.Shape{2, 3}}}}, nil
+	})
+	h := testClient(t)
+	exe, err := h.compile(nil, "mlir", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.destroy()
+	if _, outputs, _, _, _, err := exe.describe(); err != nil || outputs != 0 {
+		t.Fatalf("%d outputs, %v", outputs, err)
+	}
+	host := newHostArray(make([]byte, 24))
+	defer host.free()
+	x, _, _ := h.put(host, 0, 11, []int64{2, 3}, nil, 0)
+	defer x.destroy()
+	outs, done, err := exe.execute([]*hBuffer{x}, 0)
+	if err != nil || len(outs) != 0 {
+		t.Fatalf("outputs %v, %v", outs, err)
+	}
+	if err := done.await(); err != nil {
+		t.Errorf("done: %v", err)
+	}
+	done.destroy()
+	x.delete()
+	if _, _, err := exe.execute([]*hBuffer{x}, 0); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "has been deleted") {
+		t.Errorf("a deleted argument: %v", err)
+	}
+}

@@ -31,7 +31,7 @@ func Ops() []OpSupport {
 // structural are the ops that hold the program rather than compute in it.
 var structural = map[string]string{
 	"builtin.module": "the module: its functions (one device: mhlo.num_partitions and mhlo.num_replicas must be 1)",
-	"vhlo.func_v1":   "main becomes the program; private functions are inlined where called",
+	"vhlo.func_v1":   "main becomes the program (with no results: nothing runs); private functions are inlined where called",
 	"vhlo.return_v1": "the results of a function or region",
 	"sdy.mesh":       "ignored (one device)",
 }

@@ -65,7 +65,8 @@ func Read(code []byte) (*ir.Program, *Signature, error) {
 
 // Translate turns the module's public main function into one IR program:
 // its parameters are main's arguments in order and its results main's
-// results. The program passes ir.Verify.
+// results. The program passes ir.Verify, except that a main with no
+// results is a program of its parameters alone.
 func Translate(m *mlir.Module) (*ir.Program, error) { return translate(m, "main") }
 
 // translate translates the function entry as if it were main.
@@ -87,6 +88,9 @@ func translate(m *mlir.Module, entry string) (p *ir.Program, err error) {
 	p, err = t.function(main)
 	if err != nil {
 		return nil, err
+	}
+	if len(p.Results) == 0 {
+		return p, nil // parameters alone: nothing to verify or run
 	}
 	if err := ir.Verify(p); err != nil {
 		return nil, status.InternalError(fmt.Errorf("stablehlo: the translated program does not verify: %w", err))
@@ -175,12 +179,14 @@ func (t *translator) function(fn *mlir.Operation) (*ir.Program, error) {
 		return nil, status.Invalid(fn.Errorf("function_type has %d inputs but the body %d arguments", len(ft.Inputs), len(blk.Args)))
 	}
 	e := newEnv(t, nil)
+	var params []ir.TensorType
 	for i, a := range blk.Args {
 		tt, err := boundaryType(fn, a.Type, fmt.Sprintf("argument %d", i))
 		if err != nil {
 			return nil, err
 		}
 		e.vals[a] = e.b.Parameter(tt)
+		params = append(params, tt)
 	}
 	results, err := e.block(fn, blk)
 	if err != nil {
@@ -190,7 +196,11 @@ func (t *translator) function(fn *mlir.Operation) (*ir.Program, error) {
 		return nil, status.Invalid(fn.Errorf("function_type has %d results but the body returns %d", len(ft.Results), len(results)))
 	}
 	if len(results) == 0 {
-		return nil, unsupported(fn, "a function with no results")
+		// Nothing it computes is seen (side effects and tokens are
+		// refused): the program is its parameters alone, which no driver
+		// compiles or runs. jax compiles these when differentiation or
+		// remat leaves a jitted function nothing to return.
+		return &ir.Program{Params: params}, nil
 	}
 	for i, r := range ft.Results {
 		if _, err := boundaryType(fn, r, fmt.Sprintf("result %d", i)); err != nil {

@@ -156,6 +156,11 @@ func TestGoldenFunctionsNeverPanic(t *testing.T) {
 			name, _ := stringAttr(op, "sym_name")
 			p, err := translate(m, name)
 			switch {
+			case err == nil && len(p.Results) == 0:
+				ok++
+				if len(p.Instrs) != 0 {
+					t.Errorf("%s @%s: no results, yet %d instructions", filepath.Base(path), name, len(p.Instrs))
+				}
 			case err == nil:
 				ok++
 				if err := ir.Verify(p); err != nil {
@@ -326,5 +331,20 @@ func TestTranslatorSeam(t *testing.T) {
 	code, _ = os.ReadFile("testdata/matmul.mlir.bc")
 	if p, err := tr(code, "mlir"); err != nil || len(p.Params) != 7 {
 		t.Errorf("matmul: %v", err)
+	}
+}
+
+// TestFunctionWithoutResults: a main that returns nothing (jax compiles
+// them when differentiation or remat leaves a jitted function nothing to
+// return, as in jax's api_test) is a program of its parameters alone, not
+// an error.
+func TestFunctionWithoutResults(t *testing.T) {
+	m := readModule(t, filepath.Join(mlirFixtures, "stablehlo", "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc"))
+	p, err := translate(m, "type_none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Results) != 0 || len(p.Instrs) != 0 || len(p.Params) != 0 {
+		t.Errorf("params %v, %d instructions, results %v", p.Params, len(p.Instrs), p.Results)
 	}
 }

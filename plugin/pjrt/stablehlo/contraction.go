@@ -136,8 +136,8 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		return nil, err
 	}
 	ns := len(inS)
-	if len(kS) != ns || len(outS) != ns || ns == 0 {
-		return nil, invalid(op, "spatial dims %v, %v, %v differ in number (or are none)", inS, kS, outS)
+	if len(kS) != ns || len(outS) != ns {
+		return nil, invalid(op, "spatial dims %v, %v, %v differ in number", inS, kS, outS)
 	}
 	var a ir.ConvAttrs
 	if a.Strides, err = optInts(op, "window_strides", filled(ns, 1)); err != nil {
@@ -180,6 +180,17 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		}
 	}
 	k = b.Reverse(k, rev)
+	// No spatial dims (jax's conv of [N, C] by [O, I]: a matmul with
+	// feature groups): one spatial dim of size 1 is put in, and taken out
+	// of the result.
+	unit := ns == 0
+	if unit {
+		xs, ks := b.Type(x).Shape, b.Type(k).Shape
+		x = b.Reshape(x, ir.Shape{xs[0], 1, xs[1]})
+		k = b.Reshape(k, ir.Shape{1, ks[0], ks[1]})
+		ns = 1
+		a.Strides, a.LhsDilation, a.RhsDilation, a.Padding = []int{1}, []int{1}, []int{1}, make([][2]int, 1)
+	}
 	a.FeatureGroups = groups
 	if batchGroups < 1 || groups < 1 {
 		return nil, invalid(op, "feature_group_count %d, batch_group_count %d", groups, batchGroups)
@@ -206,6 +217,11 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		a.FeatureGroups = batchGroups
 	}
 	y := b.Convolution(x, k, a)
+	if unit {
+		ys := b.Type(y).Shape
+		y = b.Reshape(y, ir.Shape{ys[0], ys[2]})
+		ns = 0
+	}
 	outPerm := make([]int, ns+2)
 	if !ir.IsPermutation(append(append([]int{outB}, outS...), outF), ns+2) {
 		return nil, invalid(op, "output dimension numbers %d, %v, %d", outB, outS, outF)

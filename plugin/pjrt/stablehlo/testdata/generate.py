@@ -369,6 +369,24 @@ def _():
     return f, (x, w, wg, x1, w1)
 
 
+@program("conv_0d")
+def _():
+    # A convolution without spatial dims, as jax's lax_test testConv0DIsDot
+    # and testConvGeneralDilated0D: a matmul, grouped or batch-grouped.
+    r = rng("conv_0d")
+    x = r.normal(size=(5, 6)).astype(np.float32)
+    w = r.normal(size=(4, 6)).astype(np.float32)
+    wg = r.normal(size=(4, 3)).astype(np.float32)
+
+    def f(x, w, wg):
+        dn = ("NC", "OI", "NC")
+        dot = lax.conv_general_dilated(x, w, (), "VALID", dimension_numbers=dn)
+        grouped = lax.conv_general_dilated(x, wg, (), "VALID", feature_group_count=2, dimension_numbers=dn)
+        grad = jax.grad(lambda w: jnp.sum(lax.conv_general_dilated(x, w, (), "VALID", dimension_numbers=dn) ** 2))(w)
+        return dot, grouped, grad
+    return f, (x, w, wg)
+
+
 @program("conv_grad")
 def _():
     r = rng("conv_grad")

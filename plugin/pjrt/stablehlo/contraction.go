@@ -53,6 +53,13 @@ func contractOperands(e *env, op *mlir.Operation, x, y ir.Value) (ir.Value, ir.V
 	return b.Convert(x, d), b.Convert(y, d), rt.DType, nil
 }
 
+// isComplexContraction reports whether an operand or the result is
+// complex64, which complexContract composes from real contractions.
+func isComplexContraction(e *env, op *mlir.Operation, x, y ir.Value) bool {
+	rt, err := resultType(op, 0)
+	return e.b.Type(x).DType == ir.C64 || e.b.Type(y).DType == ir.C64 || (err == nil && rt.DType == ir.C64)
+}
+
 // dotGeneral ignores precision_config (the drivers compute in the operand
 // type) and the algorithm fields of v2, which are hints about how to
 // reach at most that precision.
@@ -74,6 +81,9 @@ func dotGeneral(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if d.RhsContract, err = optInts(op, "rhs_contracting_dimensions", nil); err != nil {
 		return nil, err
 	}
+	if isComplexContraction(e, op, x, y) {
+		return complexContract(e, op, x, y, func(p, q ir.Value) ir.Value { return e.b.DotGeneral(p, q, d) })
+	}
 	x, y, out, err := contractOperands(e, op, x, y)
 	if err != nil {
 		return nil, err
@@ -92,11 +102,15 @@ func dot(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if rl < 1 || rl > 2 || e.b.Type(y).Shape.Rank() < 1 || e.b.Type(y).Shape.Rank() > 2 {
 		return nil, invalid(op, "operands %v and %v are not vectors or matrices", e.b.Type(x), e.b.Type(y))
 	}
+	d := ir.DotDims{LhsContract: []int{rl - 1}, RhsContract: []int{0}}
+	if isComplexContraction(e, op, x, y) {
+		return complexContract(e, op, x, y, func(p, q ir.Value) ir.Value { return e.b.DotGeneral(p, q, d) })
+	}
 	x, y, out, err := contractOperands(e, op, x, y)
 	if err != nil {
 		return nil, err
 	}
-	return one(e.b.Convert(e.b.DotGeneral(x, y, ir.DotDims{LhsContract: []int{rl - 1}, RhsContract: []int{0}}), out)), nil
+	return one(e.b.Convert(e.b.DotGeneral(x, y, d), out)), nil
 }
 
 // convolution maps StableHLO's dimension numbers onto the IR's
@@ -165,11 +179,14 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if !ir.IsPermutation(inPerm, xr) || !ir.IsPermutation(kPerm, kr) {
 		return nil, invalid(op, "dimension numbers do not fit input %v and kernel %v", b.Type(x), b.Type(k))
 	}
-	x, k, out, err := contractOperands(e, op, x, k)
-	if err != nil {
-		return nil, err
+	complexConv := isComplexContraction(e, op, x, k)
+	out := ir.C64
+	if !complexConv {
+		if x, k, out, err = contractOperands(e, op, x, k); err != nil {
+			return nil, err
+		}
 	}
-	if d := b.Type(x).DType; !d.IsFloat() {
+	if d := b.Type(x).DType; !d.IsFloat() && !complexConv {
 		return nil, unsupported(op, "a convolution of %v (the IR convolves floats only)", d)
 	}
 	x, k = b.Transpose(x, inPerm), b.Transpose(k, kPerm)
@@ -216,7 +233,16 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		x = b.Reshape(x, append(merged, batchGroups*c))
 		a.FeatureGroups = batchGroups
 	}
-	y := b.Convolution(x, k, a)
+	var y ir.Value
+	if complexConv {
+		ys, err := complexContract(e, op, x, k, func(p, q ir.Value) ir.Value { return b.Convolution(p, q, a) })
+		if err != nil {
+			return nil, err
+		}
+		y = ys[0]
+	} else {
+		y = b.Convolution(x, k, a)
+	}
 	if unit {
 		ys := b.Type(y).Shape
 		y = b.Reshape(y, ir.Shape{ys[0], ys[2]})

@@ -126,7 +126,10 @@ var programTolerance = map[string]tolerance{
 // truncated_normal goes through erf and erf_inv, which amplify that
 // (7 ulp of a value near 0.02), gumbel through log(-log(u)).
 var resultTolerance = map[string]tolerance{
-	"random/0":           {Rtol: 2.4e-7},
+	"random/0": {Rtol: 2.4e-7},
+	// Complex power is exp(y log x): the rounding of log x is scaled by
+	// |y log x| (about 6 at the worst value here) on the way out.
+	"complex_math/14":    {Rtol: 4e-6, Atol: 1e-7},
 	"random_typed_key/3": {Rtol: 1e-6, Atol: 1e-7},
 	"random_typed_key/4": {Rtol: 1e-6, Atol: 1e-7},
 }

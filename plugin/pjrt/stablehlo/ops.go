@@ -60,8 +60,12 @@ func handlerTable() map[string]handler {
 		switch name {
 		case "negate":
 			note += "; complex: each part negated"
-		case "abs", "sign":
-			note += " (not complex)"
+		case "abs":
+			note += "; complex: a scaled hypot of the parts"
+		case "sign":
+			note += "; complex: z/|z|"
+		case "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "sqrt", "rsqrt", "tanh", "sine", "cosine":
+			note += "; complex composed from the parts"
 		}
 		add("vhlo."+name+"_v1", unary(o), note)
 		switch name {
@@ -73,7 +77,9 @@ func handlerTable() map[string]handler {
 		note := "IR " + o.String()
 		switch name {
 		case "divide":
-			note = "IR divide; integers composed to XLA's x/0 = -1 (all bits), MIN/-1 = MIN"
+			note = "IR divide; integers composed to XLA's x/0 = -1 (all bits), MIN/-1 = MIN; complex: Smith's division of the parts"
+		case "power":
+			note += "; complex: exp(y log x), 0^0 = 1"
 		case "remainder":
 			note = "IR remainder (C fmod); integers composed to XLA's x%0 = x, MIN%-1 = 0"
 		case "add", "subtract", "multiply":
@@ -86,8 +92,8 @@ func handlerTable() map[string]handler {
 		}
 		add("vhlo."+name+"_v1", binary(o), note)
 	}
-	add("vhlo.tan_v1", tan, "sin/cos (in f32 for half types)")
-	add("vhlo.tan_v2", tan, "sin/cos (in f32 for half types); result_accuracy must be DEFAULT")
+	add("vhlo.tan_v1", tan, "sin/cos (in f32 for half types); complex: -i tanh(iz)")
+	add("vhlo.tan_v2", tan, "sin/cos (in f32 for half types); complex: -i tanh(iz); result_accuracy must be DEFAULT")
 	add("vhlo.cbrt_v1", cbrt, "pow(|x|, 1/3) and a Newton step, with the sign (in f32 for half types)")
 	add("vhlo.cbrt_v2", cbrt, "as cbrt_v1; result_accuracy must be DEFAULT")
 	add("vhlo.atan2_v1", atan2, "composed: a float32 minimax polynomial (1.1 ulp) reflected to the quadrant; f64 is an error")
@@ -99,7 +105,7 @@ func handlerTable() map[string]handler {
 	add("vhlo.imag_v1", realImag(true), "complex: the high half of the bits; float: zeros")
 	add("vhlo.complex_v1", complexOp, "the parts' bits put together (f32 parts only)")
 	add("vhlo.compare_v1", compare, "IR compare; TOTALORDER on floats through the bits (XLA's total order); "+
-		"SIGNED on unsigned and UNSIGNED on signed types by flipping the top bit; complex EQ and NE only")
+		"SIGNED on unsigned and UNSIGNED on signed types by flipping the top bit; complex by the parts (orders lexicographic)")
 	add("vhlo.select_v1", selectOp, "IR select (a scalar predicate broadcast)")
 	add("vhlo.clamp_v1", clamp, "max then min (scalar bounds broadcast)")
 	add("vhlo.convert_v1", convert, "IR convert (float to int truncates and saturates, NaN to 0, as XLA's CPU); to complex sets the real part; from complex is an error")
@@ -107,7 +113,7 @@ func handlerTable() map[string]handler {
 	add("vhlo.reduce_precision_v1", reducePrecision, "a round trip through f16 or bf16 (other widths are an error)")
 
 	add("vhlo.constant_v1", constant, "IR constant (dense elements; a splat is broadcast)")
-	add("vhlo.iota_v1", iota, "IR iota")
+	add("vhlo.iota_v1", iota, "IR iota (complex: of the real part)")
 	add("vhlo.broadcast_in_dim_v1", broadcastInDim, "IR broadcast_in_dim (unsorted dims: a transpose first)")
 	add("vhlo.reshape_v1", reshape, "IR reshape")
 	add("vhlo.transpose_v1", transpose, "IR transpose")
@@ -125,11 +131,11 @@ func handlerTable() map[string]handler {
 		"input_batching_dims become iota index components and inserted dims")
 
 	add("vhlo.fft_v1", fft, "IR fft (complex64 and float32)")
-	add("vhlo.dot_general_v1", dotGeneral, "IR dot_general (precision ignored)")
-	add("vhlo.dot_general_v2", dotGeneral, "IR dot_general (precision and algorithm ignored); a wider result type computes in it")
-	add("vhlo.dot_v1", dot, "IR dot_general of the last lhs dim with the first rhs dim")
+	add("vhlo.dot_general_v1", dotGeneral, "IR dot_general (precision ignored); complex: four of the parts")
+	add("vhlo.dot_general_v2", dotGeneral, "IR dot_general (precision and algorithm ignored); a wider result type computes in it; complex: four of the parts")
+	add("vhlo.dot_v1", dot, "IR dot_general of the last lhs dim with the first rhs dim; complex: four of the parts")
 	add("vhlo.convolution_v1", convolution, "IR convolution between transposes to channels-last; window_reversal as a reverse; "+
-		"batch_group_count as feature groups; no spatial dims as one of size 1; float operands only")
+		"batch_group_count as feature groups; no spatial dims as one of size 1; float operands, complex as four of the parts")
 
 	add("vhlo.reduce_v1", reduce, "ReduceWith: IR reduce for the fixed monoids, reduce_region otherwise")
 	add("vhlo.reduce_window_v1", reduceWindow, "ReduceWindowWith (several inputs: reduce_window_region); base dilation and negative padding as a pad with the init; "+

@@ -306,6 +306,32 @@ def _():
     return f, (x, y)
 
 
+@program("complex_math")
+def _():
+    # The complex64 ops jax's lax_test and lax_vmap_op_test run (composed
+    # from the parts: the IR has no complex arithmetic), on values of both
+    # signs and sizes, zeros and a pure imaginary and a negative real.
+    r = rng("complex_math")
+    re = np.concatenate([r.uniform(-3, 3, 10), [0, 0, -2, 0.5, 1e-4, 7]]).astype(np.float32)
+    im = np.concatenate([r.uniform(-3, 3, 10), [0, 1.5, 0, -0.0, -1e-4, -9]]).astype(np.float32)
+    x = (re + 1j * im).astype(np.complex64)
+    y = x[::-1].copy()
+    a = (r.normal(size=(3, 4)) + 1j * r.normal(size=(3, 4))).astype(np.complex64)
+    m = (r.normal(size=(4, 2)) + 1j * r.normal(size=(4, 2))).astype(np.complex64)
+    w = r.normal(size=(4, 2)).astype(np.float32)
+    img = (r.normal(size=(1, 2, 5)) + 1j * r.normal(size=(1, 2, 5))).astype(np.complex64)
+    k = (r.normal(size=(3, 2, 2)) + 1j * r.normal(size=(3, 2, 2))).astype(np.complex64)
+
+    def f(x, y, a, m, w, img, k):
+        nz = jnp.where(y == 0, 1 + 1j, y).astype(jnp.complex64)
+        return (x / nz, jnp.abs(x), lax.sign(x), jnp.exp(x), jnp.expm1(x), jnp.log(nz), jnp.log1p(x), jnp.sqrt(x),
+                lax.rsqrt(nz), jnp.tanh(x), jnp.tan(x), jnp.sin(x), jnp.cos(x), jax.nn.sigmoid(x), lax.pow(nz, x),
+                lax.pow(jnp.zeros(3, jnp.complex64), jnp.array([0, 2, 1j], jnp.complex64)),
+                x == y, x != y, jnp.sort(x), lax.iota(jnp.complex64, 4), a @ m, a @ w,
+                lax.conv_general_dilated(img, k, (1,), "SAME", dimension_numbers=("NCW", "OIW", "NCW")))
+    return f, (x, y, a, m, w, img, k)
+
+
 @program("fft")
 def _():
     r = rng("fft")

@@ -16,6 +16,8 @@ func computeType(op *mlir.Operation, in, out ir.DType) (ir.DType, error) {
 	switch {
 	case in == ir.C64 || out == ir.C64:
 		return 0, unsupported(op, "complex operands (the IR has no complex arithmetic)")
+	case in == ir.Bool && out != ir.Bool:
+		return out, nil // counted in the result's type
 	case in == ir.Bool || out == ir.Bool:
 		return 0, unsupported(op, "bool operands")
 	case in == out:
@@ -81,14 +83,31 @@ func dotGeneral(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if d.RhsContract, err = optInts(op, "rhs_contracting_dimensions", nil); err != nil {
 		return nil, err
 	}
+	return contractDot(e, op, x, y, d)
+}
+
+// contractDot is the dot_general of x and y by d: complex operands from
+// their parts, bool ones (XLA's OR of ANDs) as a count of the pairs both
+// true, others in the dtype contractOperands picks.
+func contractDot(e *env, op *mlir.Operation, x, y ir.Value, d ir.DotDims) ([]ir.Value, error) {
+	b := e.b
+	dot := func(p, q ir.Value) ir.Value { return b.DotGeneral(p, q, d) }
 	if isComplexContraction(e, op, x, y) {
-		return complexContract(e, op, x, y, func(p, q ir.Value) ir.Value { return e.b.DotGeneral(p, q, d) })
+		return complexContract(e, op, x, y, dot)
+	}
+	rt, err := resultType(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	if b.Type(x).DType == ir.Bool && b.Type(y).DType == ir.Bool && rt.DType == ir.Bool {
+		n := dot(b.Convert(x, ir.I32), b.Convert(y, ir.I32))
+		return one(b.Compare(ir.CmpNE, n, intConst(b, ir.I32, b.Type(n).Shape, 0))), nil
 	}
 	x, y, out, err := contractOperands(e, op, x, y)
 	if err != nil {
 		return nil, err
 	}
-	return one(e.b.Convert(e.b.DotGeneral(x, y, d), out)), nil
+	return one(b.Convert(dot(x, y), out)), nil
 }
 
 // dot is the old dot_v1: a vector or matrix product, the last dim of lhs
@@ -103,14 +122,7 @@ func dot(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		return nil, invalid(op, "operands %v and %v are not vectors or matrices", e.b.Type(x), e.b.Type(y))
 	}
 	d := ir.DotDims{LhsContract: []int{rl - 1}, RhsContract: []int{0}}
-	if isComplexContraction(e, op, x, y) {
-		return complexContract(e, op, x, y, func(p, q ir.Value) ir.Value { return e.b.DotGeneral(p, q, d) })
-	}
-	x, y, out, err := contractOperands(e, op, x, y)
-	if err != nil {
-		return nil, err
-	}
-	return one(e.b.Convert(e.b.DotGeneral(x, y, d), out)), nil
+	return contractDot(e, op, x, y, d)
 }
 
 // convolution maps StableHLO's dimension numbers onto the IR's

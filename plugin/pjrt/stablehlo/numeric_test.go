@@ -113,6 +113,7 @@ var programTolerance = map[string]tolerance{
 	"cumulative":       accumulated,
 	"pooling":          accumulated,
 	"fft":              accumulated,
+	"bool_dot":         {Exact: true},
 	"conv_0d":          accumulated,
 	"conv":             {Rtol: 1e-5, Atol: 1e-5},
 	"conv_grad":        {Rtol: 1e-5, Atol: 1e-5},

@@ -131,9 +131,9 @@ func handlerTable() map[string]handler {
 		"input_batching_dims become iota index components and inserted dims")
 
 	add("vhlo.fft_v1", fft, "IR fft (complex64 and float32)")
-	add("vhlo.dot_general_v1", dotGeneral, "IR dot_general (precision ignored); complex: four of the parts")
-	add("vhlo.dot_general_v2", dotGeneral, "IR dot_general (precision and algorithm ignored); a wider result type computes in it; complex: four of the parts")
-	add("vhlo.dot_v1", dot, "IR dot_general of the last lhs dim with the first rhs dim; complex: four of the parts")
+	add("vhlo.dot_general_v1", dotGeneral, "IR dot_general (precision ignored); complex: four of the parts; i1: a count of the pairs both true, != 0")
+	add("vhlo.dot_general_v2", dotGeneral, "IR dot_general (precision and algorithm ignored); a wider result type computes in it; complex: four of the parts; i1: a count of the pairs both true, != 0")
+	add("vhlo.dot_v1", dot, "IR dot_general of the last lhs dim with the first rhs dim; complex: four of the parts; i1: a count of the pairs both true, != 0")
 	add("vhlo.convolution_v1", convolution, "IR convolution between transposes to channels-last; window_reversal as a reverse; "+
 		"batch_group_count as feature groups; no spatial dims as one of size 1; float operands, complex as four of the parts")
 

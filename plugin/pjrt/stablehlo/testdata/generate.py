@@ -373,6 +373,21 @@ def _():
     return f, (a, b, c)
 
 
+@program("bool_dot")
+def _():
+    # jax's lax_test testDotAgainstNumpy and testDotGeneral* on bools: XLA's
+    # dot of i1 is the OR of the ANDs.
+    r = rng("bool_dot")
+    p = r.integers(0, 2, (3, 4)).astype(bool)
+    q = r.integers(0, 2, (4, 5)).astype(bool)
+    q[:, 0] = False
+
+    def f(p, q):
+        return (lax.dot(p, q), lax.dot_general(p, q, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32),
+                lax.dot_general(p[None], q.T[None], (((2,), (2,)), ((0,), (0,)))))
+    return f, (p, q)
+
+
 @program("conv")
 def _():
     r = rng("conv")

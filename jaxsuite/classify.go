@@ -33,6 +33,10 @@ type Rule struct {
 	Why     string
 	Message *regexp.Regexp
 	Test    *regexp.Regexp
+	// Example is an error line the rule was written for (and, when the
+	// rule has a Test pattern, ExampleID a test id); a test checks that
+	// each example is classified by its own rule.
+	Example, ExampleID string
 }
 
 func (r Rule) matches(id, msg string) bool {
@@ -51,7 +55,93 @@ var (
 )
 
 // Rules are tried in order; the first that matches classifies.
-var Rules = []Rule{}
+// Specific rules come before general ones.
+var Rules = []Rule{
+	{
+		Name: "complex operands", Class: ClassOurs,
+		Why:     "the translation refuses an op on complex operands that it does not compose yet (division, transcendentals, abs, power): a missing feature of ours",
+		Message: regexp.MustCompile(`UNIMPLEMENTED: metalplug: .*complex(64|128)? operands|compile: instruction [^:]*complex(64|128)\[`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.tanh_v2 at jit(tanh)/tanh at /work/jax-src/tests/lax_vmap_op_test.py:43:10: complex operands`,
+	},
+	{
+		Name: "ui16 or ui64 in or out of a program", Class: ClassOurs,
+		Why:     "a program argument or result of uint16 or uint64, which the IR holds as int16 and int64 bits inside a program but not at its boundary: a missing feature of ours",
+		Message: regexp.MustCompile(`has element type ui(16|64), which metalplug has no dtype`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: argument 0 has element type ui16, which metalplug has no dtype`,
+	},
+	{
+		Name: "dtype the device lacks", Class: ClassOurs,
+		Why:     "a program argument or result of an element type the plugin has no dtype for (int4, float8, ...): a missing feature of ours",
+		Message: regexp.MustCompile(`has element type \w+, which metalplug has no dtype`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: argument 0 has element type f8E4M3FN, which metalplug has no dtype for`,
+	},
+	{
+		Name: "linear algebra ops", Class: ClassOurs,
+		Why:     "cholesky, triangular_solve and the other linear algebra ops StableHLO has are not translated: missing ops of ours",
+		Message: regexp.MustCompile(`program: vhlo\.(cholesky|triangular_solve)_v\d`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.cholesky_v1 at jit(cholesky)/cholesky at /work/jax-src/tests/cholesky_update_test.py:60:19:`,
+	},
+	{
+		Name: "rng_bit_generator", Class: ClassOurs,
+		Why:     "the rbg and unsafe_rbg PRNGs and lax.rng_bit_generator lower to rng_bit_generator, which is not translated (jax's default threefry works): a missing op of ours",
+		Message: regexp.MustCompile(`program: vhlo\.rng_bit_generator_v1`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.rng_bit_generator_v1 at jit(rng_bit_generator)/rng_bit_generator at /work/jax-src/tests/lax_test.py:3606:13: the op vhlo.rng_bit_generator_v1`,
+	},
+	{
+		Name: "window dilation", Class: ClassOurs,
+		Why:     "reduce_window with window_dilations above 1: the IR's windows are dense, and the translation does not spread them: a missing feature of ours",
+		Message: regexp.MustCompile(`program: vhlo\.reduce_window_v1 .*window_dilations`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.reduce_window_v1 at jit(reduce_window_sum)/reduce_window_sum at /work/jax-src/tests/lax_test.py:2170:13: window_dilations [1 2 2 1] (the IR's windows are dense)`,
+	},
+	{
+		Name: "integer convolution", Class: ClassOurs,
+		Why:     "a convolution of integers: the IR convolves floats only: a missing feature of ours",
+		Message: regexp.MustCompile(`a convolution of u?int\d+`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.convolution_v1 at jit(conv_general_dilated)/conv_general_dilated at /work/jax-src/tests/lax_test.py:587:13: a convolution of int8 (the IR convolves floats only)`,
+	},
+	{
+		Name: "tokens and side effects", Class: ClassOurs,
+		Why:     "a program that takes or returns a token (ordered effects: jax.debug.print, io_callback, ordered callbacks): not supported yet, ours",
+		Message: regexp.MustCompile(`is a token \(side effects\)`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: result 0 is a token (side effects) (not supported by metalplug)`,
+	},
+	{
+		Name: "result_accuracy other than DEFAULT", Class: ClassOurs,
+		Why:     "the program asks a transcendental for a result_accuracy (tolerances or HIGHEST) the translation does not promise, and refuses: ours",
+		Message: regexp.MustCompile(`result_accuracy #vhlo\.result_accuracy`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.tanh_v2 at jit(tanh)/tanh at /work/jax-src/tests/lax_test.py:162:28: result_accuracy #vhlo.result_accuracy_v1<atol = 0.000000e+00, rtol = 0.00`,
+	},
+	{
+		Name: "StableHLO op not translated", Class: ClassOurs,
+		Why:     "the program holds a StableHLO op (or a custom_call target) the translation has no rule for, which it names: a missing op of ours",
+		Message: regexp.MustCompile(`UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: (vhlo|sdy|builtin)\.\w+`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.cholesky_v1 at jit(cholesky)/cholesky at /work/jax-src/tests/cholesky_update_test.py:60:19:`,
+	},
+	{
+		Name: "the host driver refuses an instruction", Class: ClassOurs,
+		Why:     "the IR program was translated but the host driver has no kernel for one instruction (op and dtypes named): a missing kernel of ours",
+		Message: regexp.MustCompile(`compiling for the host driver: host: compile:`),
+		Example: `jax.errors.JaxRuntimeError: INTERNAL: metalplug: PJRT_Client_Compile: compiling for the host driver: host: compile: instruction %13: compare(complex64[9], complex64[9]) -> bool[9]: op compare is not implemented`,
+	},
+	{
+		Name: "the device alone", Class: ClassPolicy,
+		Why:     "the suite runs with JAX_PLATFORMS=metalplug so that every test runs on the device (as a GPU run names its platform alone); a test that also wants jax's CPU backend beside it (cross-platform device_put, backend='cpu') finds none",
+		Message: regexp.MustCompile(`Unknown backend:? '?cpu'?\.? Available backends are \['metalplug'\]`),
+		Example: `RuntimeError: Unknown backend cpu. Available backends are ['metalplug']`,
+	},
+	{
+		Name: "jax's list of platforms with donation", Class: ClassJax,
+		Why:     "jax warns that donation is not implemented for any platform missing from its hard-coded list (_platforms_with_donation in jax/_src/interpreters/mlir.py: cpu, cuda, rocm, tpu, neuron), and the suite turns warnings into errors; the plugin itself accepts donated buffers",
+		Message: regexp.MustCompile(`Donation is not implemented for \('metalplug',\)`),
+		Example: `UserWarning: Some donated buffers were not usable: ~float32[], ~float32[]. Donation is not implemented for ('metalplug',).`,
+	},
+	{
+		Name: "jax lowers the primitive for other platforms only", Class: ClassJax,
+		Why:     "jax registers this primitive's lowering for a hard-coded list of platforms (cpu, cuda, rocm, tpu: LAPACK, cuSOLVER and the like), so jax raises before the plugin sees a program",
+		Message: regexp.MustCompile(`(MLIR translation|Lowering) rule for primitive '[\w-]+' not found for platform metalplug`),
+		Example: `NotImplementedError: MLIR translation rule for primitive 'eig' not found for platform metalplug`,
+	},
+}
 
 // Classify puts down one failure on the device by its id and its error line
 // (ErrorLine: what the report keeps, so that a report can be classified

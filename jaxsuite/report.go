@@ -48,8 +48,11 @@ type Module struct {
 	// Date is when the module last ran (UTC, RFC 3339); empty when it has
 	// not run.
 	Date string `json:"date,omitempty"`
-	// Jax is the jax release it ran with.
+	// Jax is the jax release it ran with; Commit the commit of this tree
+	// the library was built from ("+changes" when the tree had changes
+	// beside the report).
 	Jax       string `json:"jax,omitempty"`
+	Commit    string `json:"commit,omitempty"`
 	Metalplug *Run   `json:"metalplug,omitempty"`
 	CPU       *Run   `json:"cpu,omitempty"`
 	// Failures are the tests that failed on the device, classified.

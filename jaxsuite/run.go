@@ -1,7 +1,6 @@
 package jaxsuite
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -224,9 +223,10 @@ func Measure(o Options) error {
 		return err
 	}
 	pytest := filepath.Join(filepath.Dir(pr.Interpreter.Path), "pytest")
+	commit := treeCommit(o.Root)
 	for i, name := range todo {
 		o.Log("== %s (%d of %d)", name, i+1, len(todo))
-		m := Module{Name: name, Jax: ver, Date: time.Now().UTC().Format(time.RFC3339)}
+		m := Module{Name: name, Jax: ver, Commit: commit, Date: time.Now().UTC().Format(time.RFC3339)}
 		var results [2][]Result
 		for k, platform := range []string{OnDevice, OnCPU} {
 			run, res := runModule(o, pytest, logs, name, platform)
@@ -245,6 +245,16 @@ func Measure(o Options) error {
 		}
 	}
 	return nil
+}
+
+// Render classifies the failures of docs/jax_suite.json again with the
+// current rules and renders docs/jax_suite.md, running nothing.
+func Render(root string) error {
+	r, err := Load(filepath.Join(root, JSONPath))
+	if err != nil {
+		return err
+	}
+	return r.write(root)
 }
 
 // write classifies the failures again with the current rules and writes
@@ -303,19 +313,25 @@ func runModule(o Options, pytest, logs, name, platform string) (*Run, []Result) 
 	cmd.Dir = o.Checkout
 	cmd.Env = append(python.CleanEnv(os.Environ()), Env(platform)...)
 	killGroup(cmd)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	run := &Run{}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		run.Error = err.Error()
+		return run, nil
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf // pytest's progress, to follow while it runs
 	start := time.Now()
 	runErr := cmd.Run()
-	run := &Run{Seconds: time.Since(start).Round(time.Second).Seconds()}
-	_ = os.WriteFile(logPath, out.Bytes(), 0o644)
+	run.Seconds = time.Since(start).Round(time.Second).Seconds()
+	logf.Close()
 	f, err := os.Open(xmlPath)
 	if err != nil {
+		out, _ := os.ReadFile(logPath)
 		switch {
 		case ctx.Err() != nil:
 			run.Error = fmt.Sprintf("the module did not finish in %s", o.ModuleTimeout)
 		default:
-			run.Error = fmt.Sprintf("pytest wrote no results (%v): %s", runErr, firstLine(lastLines(out.String(), 1), 300))
+			run.Error = fmt.Sprintf("pytest wrote no results (%v): %s", runErr, firstLine(lastLines(string(out), 1), 300))
 		}
 		return run, nil
 	}
@@ -368,4 +384,20 @@ func lastLines(s string, n int) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// treeCommit names the commit of the tree at root, with "+changes" when
+// files other than the report differ from it; empty outside git.
+func treeCommit(root string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(out))
+	st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", ".",
+		":!"+JSONPath, ":!"+MarkdownPath).Output()
+	if err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		c += "+changes"
+	}
+	return c
 }

@@ -16,22 +16,30 @@ import (
 // as UNIMPLEMENTED.
 var ErrUnsupported = errors.New("not supported by metalplug")
 
-// Translator is the function plugin/pjrt's seam (pjrt.Translate) wants:
-// it reads format "mlir" (what jax sends) and translates it, and its
-// errors about something unsupported also match errors.Is(err,
-// unsupported), so that the PJRT layer reports them as UNIMPLEMENTED:
-//
-//	pjrt.Translate = stablehlo.Translator(pjrt.ErrUnsupported)
+// Translator reads format "mlir" (what jax sends) and translates it, and
+// its errors about something unsupported also match errors.Is(err,
+// unsupported), so that the PJRT layer reports them as UNIMPLEMENTED.
+// plugin/pjrt's seam (pjrt.Translate) uses SignedTranslator, which also
+// gives main's signature (which arguments and results are unsigned).
 func Translator(unsupported error) func(code []byte, format string) (*ir.Program, error) {
+	tr := SignedTranslator(unsupported)
 	return func(code []byte, format string) (*ir.Program, error) {
+		p, _, err := tr(code, format)
+		return p, err
+	}
+}
+
+// SignedTranslator is Translator that also gives main's Signature.
+func SignedTranslator(unsupported error) func(code []byte, format string) (*ir.Program, *Signature, error) {
+	return func(code []byte, format string) (*ir.Program, *Signature, error) {
 		if format != "mlir" {
-			return nil, alsoIs{fmt.Errorf("stablehlo: programs of format %q (only \"mlir\", a StableHLO portable artifact) (%w)", format, ErrUnsupported), unsupported}
+			return nil, nil, alsoIs{fmt.Errorf("stablehlo: programs of format %q (only \"mlir\", a StableHLO portable artifact) (%w)", format, ErrUnsupported), unsupported}
 		}
-		p, _, err := Read(code)
+		p, sig, err := Read(code)
 		if errors.Is(err, ErrUnsupported) {
 			err = alsoIs{err, unsupported}
 		}
-		return p, err
+		return p, sig, err
 	}
 }
 

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,7 +47,6 @@ var expectedErrors = map[string][]string{
 	"error_window_dilation": {"vhlo.reduce_window_v1 at", "generate.py:", "window_dilations [2]", "not supported by metalplug"},
 	"error_cholesky":        {"vhlo.custom_call_v2 at", `custom_call target "lapack_spotrf_ffi"`},
 	"error_rbg":             {"vhlo.rng_bit_generator_v1 at", "the op vhlo.rng_bit_generator_v1"},
-	"error_u64_argument":    {"vhlo.func_v1 at", "argument 0 has element type ui64"},
 	"error_f64_atan2":       {"vhlo.atan2_v1 at", "atan2 of float64"},
 }
 
@@ -346,5 +346,30 @@ func TestFunctionWithoutResults(t *testing.T) {
 	}
 	if len(p.Results) != 0 || len(p.Instrs) != 0 || len(p.Params) != 0 {
 		t.Errorf("params %v, %d instructions, results %v", p.Params, len(p.Instrs), p.Results)
+	}
+}
+
+// TestUnsignedBoundary: ui16 and ui64 arguments and results are int16
+// and int64 bits to the program, and the signature marks them, so that the
+// PJRT layer gives their buffers the unsigned types (jax's lax_test and
+// random_test take and return them).
+func TestUnsignedBoundary(t *testing.T) {
+	m := readModule(t, "testdata/unsigned_boundary.mlir.bc")
+	sig, err := MainSignature(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args, results []bool
+	for _, a := range sig.Args {
+		args = append(args, a.Unsigned)
+	}
+	for _, r := range sig.Results {
+		results = append(results, r.Unsigned)
+	}
+	if fmt.Sprint(args) != "[true true]" || fmt.Sprint(results) != "[true true false true false true true]" {
+		t.Errorf("unsigned args %v, results %v", args, results)
+	}
+	if a := sig.Args[0].Type; a.DType != ir.I16 {
+		t.Errorf("a ui16 argument is %v, not int16 bits", a)
 	}
 }

@@ -757,9 +757,17 @@ def _():
     return (lambda k: jax.random.normal(k, (3,))), (jax.random.key(0, impl="rbg"),)
 
 
-@program("error_u64_argument", x64=True)
+@program("unsigned_boundary", x64=True)
 def _():
-    return (lambda x: x + 1), (np.arange(3, dtype=np.uint64),)
+    # ui16 and ui64 into and out of main, as jax's lax_test, lax_vmap_op_test
+    # and random_test pass them: int16 and int64 bits to the program.
+    a = np.array([0, 1, 65535, 32768, 7, 40000], np.uint16)
+    b = np.array([0, 2 ** 64 - 1, 2 ** 63, 5, 12345678901234, 1], np.uint64)
+
+    def f(a, b):
+        return (a + np.uint16(1), jnp.maximum(a, np.uint16(32769)), a > np.uint16(32767), b + b, b > np.uint64(2 ** 63 - 1),
+                a.astype(jnp.uint64) * b, (b >> np.uint64(48)).astype(jnp.uint16))
+    return f, (a, b)
 
 
 @program("error_f64_atan2", x64=True)

@@ -115,7 +115,7 @@ var Rules = []Rule{
 		Name: "StableHLO op not translated", Class: ClassOurs,
 		Why:     "the program holds a StableHLO op (or a custom_call target) the translation has no rule for, which it names: a missing op of ours",
 		Message: regexp.MustCompile(`UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: (vhlo|sdy|builtin)\.\w+`),
-		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.cholesky_v1 at jit(cholesky)/cholesky at /work/jax-src/tests/cholesky_update_test.py:60:19:`,
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.reduce_precision_v1 at jit(reduce_precision)/reduce_precision at /work/jax-src/tests/lax_test.py:2613:20: reduce_precision to 5 exponent and 10 mantissa bits of bfloat16 (only to f16's or bf16's)`,
 	},
 	{
 		Name: "the host driver refuses an instruction", Class: ClassOurs,

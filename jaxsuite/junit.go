@@ -118,9 +118,9 @@ func caseID(module, classname, name string) string {
 	return id + "::" + name
 }
 
-// ErrorLine is the one line a failure's message is shown by: the first
-// non-empty line, with the next one joined when the first only names the
-// exception ("AssertionError:").
+// ErrorLine is the one line a failure's message is shown by: its first two
+// non-empty lines, joined (the first often only names the exception, or
+// jax's warning puts its reason second).
 func ErrorLine(msg string) string {
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
@@ -134,9 +134,5 @@ func ErrorLine(msg string) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	s := lines[0]
-	if len(lines) == 2 && (strings.HasSuffix(s, ":") || len(s) < 24) {
-		s += " " + lines[1]
-	}
-	return firstLine(s, 240)
+	return firstLine(strings.Join(lines, " "), 300)
 }

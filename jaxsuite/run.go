@@ -205,6 +205,7 @@ func Measure(o Options) error {
 		o.Log("every module has results for jax %s; name modules to run them again", ver)
 		return rep.write(o.Root)
 	}
+	commit := treeCommit(o.Root) // before the build, which builds this tree
 	pr, err := Prepare(o, ver)
 	if err != nil {
 		return err
@@ -223,7 +224,6 @@ func Measure(o Options) error {
 		return err
 	}
 	pytest := filepath.Join(filepath.Dir(pr.Interpreter.Path), "pytest")
-	commit := treeCommit(o.Root)
 	for i, name := range todo {
 		o.Log("== %s (%d of %d)", name, i+1, len(todo))
 		m := Module{Name: name, Jax: ver, Commit: commit, Date: time.Now().UTC().Format(time.RFC3339)}

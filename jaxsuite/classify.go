@@ -64,6 +64,12 @@ var Rules = []Rule{
 		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.tanh_v2 at jit(tanh)/tanh at /work/jax-src/tests/lax_vmap_op_test.py:43:10: complex operands`,
 	},
 	{
+		Name: "float64 compute (complex128)", Class: ClassPolicy,
+		Why:     "complex128 is float64 compute, which the device does not offer (Apple GPUs have no float64; the IR's one complex type is complex64): jax hands a complex128 array to the program only where a test asks for it explicitly",
+		Message: regexp.MustCompile(`has element type complex<f64>, which metalplug has no dtype`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: argument 0 has element type complex<f64>, which metalplug has no dtype for`,
+	},
+	{
 		Name: "ui16 or ui64 in or out of a program", Class: ClassOurs,
 		Why:     "a program argument or result of uint16 or uint64, which the IR holds as int16 and int64 bits inside a program but not at its boundary: a missing feature of ours",
 		Message: regexp.MustCompile(`has element type ui(16|64), which metalplug has no dtype`),
@@ -71,7 +77,7 @@ var Rules = []Rule{
 	},
 	{
 		Name: "dtype the device lacks", Class: ClassOurs,
-		Why:     "a program argument or result of an element type the plugin has no dtype for (int4, float8, ...): a missing feature of ours",
+		Why:     "a program argument or result of an element type the plugin has no dtype for (the packed int4 and uint4, the float8 types): a missing feature of ours",
 		Message: regexp.MustCompile(`has element type \w+, which metalplug has no dtype`),
 		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: argument 0 has element type f8E4M3FN, which metalplug has no dtype for`,
 	},

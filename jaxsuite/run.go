@@ -181,7 +181,7 @@ func Measure(o Options) error {
 		o.TestTimeout = 10 * time.Minute
 	}
 	if o.ModuleTimeout == 0 {
-		o.ModuleTimeout = 2 * time.Hour
+		o.ModuleTimeout = 30 * time.Minute
 	}
 	ver, generated, err := CheckoutVersion(o.Checkout)
 	if err != nil {

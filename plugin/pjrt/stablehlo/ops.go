@@ -139,7 +139,7 @@ func handlerTable() map[string]handler {
 
 	add("vhlo.reduce_v1", reduce, "ReduceWith: IR reduce for the fixed monoids, reduce_region otherwise")
 	add("vhlo.reduce_window_v1", reduceWindow, "ReduceWindowWith (several inputs: reduce_window_region); base dilation and negative padding as a pad with the init; "+
-		"window dilation is an error")
+		"window dilation as one strided slice per window position, stacked and reduced over")
 	add("vhlo.select_and_scatter_v1", selectAndScatter, "SelectAndScatterWith (non-negative padding)")
 	add("vhlo.sort_v1", sortOp, "SortWith (IR sorts are stable)")
 	add("vhlo.while_v1", while, "IR while; captured values carried unchanged, small constants rebuilt inside")

@@ -738,14 +738,29 @@ def _():
     return f, (x,)
 
 
+@program("window_dilation")
+def _():
+    # reduce_window with window_dilation, as jax's lax_test testReduceWindow*
+    # (sum, max, a custom body, two inputs), with strides, padding and base
+    # dilation beside it.
+    r = rng("window_dilation")
+    x = np.arange(8, dtype=np.float32)
+    y = r.normal(size=(2, 7, 6)).astype(np.float32)
+    i = r.integers(-9, 9, (7, 6)).astype(np.int32)
+
+    def f(x, y, i):
+        s1 = lax.reduce_window(x, 0.0, lax.add, (2,), (1,), "VALID", window_dilation=(2,))
+        m = lax.reduce_window(y, -np.inf, lax.max, (1, 2, 3), (1, 2, 1), ((0, 0), (1, 2), (2, 0)),
+                              window_dilation=(1, 3, 2))
+        c = lax.reduce_window(i, np.int32(0), lambda a, b: (a + b) | (a & 0), (2, 2), (1, 1), "SAME", window_dilation=(2, 1))
+        two = lax.reduce_window((y[0], i), (0.0, np.int32(0)), lambda a, b: (a[0] + b[0], jnp.maximum(a[1], b[1])),
+                                (3, 2), (2, 1), "VALID", base_dilation=(1, 2), window_dilation=(2, 2))
+        return s1, m, c, two[0], two[1]
+    return f, (x, y, i)
+
+
 # Programs the translation must refuse, each for one reason the Go test
 # asserts; only their artifacts are written (error_NAME.mlir.bc).
-
-@program("error_window_dilation")
-def _():
-    x = np.arange(8, dtype=np.float32)
-    return (lambda x: lax.reduce_window(x, 0.0, lax.add, (2,), (1,), "VALID", window_dilation=(2,))), (x,)
-
 
 @program("error_cholesky")
 def _():

@@ -130,6 +130,19 @@ var Rules = []Rule{
 		Example: `jax.errors.JaxRuntimeError: INTERNAL: metalplug: PJRT_Client_Compile: compiling for the host driver: host: compile: instruction %13: compare(complex64[9], complex64[9]) -> bool[9]: op compare is not implemented`,
 	},
 	{
+		Name: "complex functions at extreme arguments", Class: ClassOurs,
+		Why:     "jax's accuracy sweep of the complex plane (FunctionAccuracyTest, against mpmath, to the largest and smallest floats and infinities): the compositions of the parts are accurate for ordinary values but not where a part overflows or underflows, where XLA's are careful",
+		Test:    regexp.MustCompile(`::FunctionAccuracyTest::testSuccessOnComplexPlane_`),
+		Message: regexp.MustCompile(`Not equal to tolerance`),
+		Example: `AssertionError: Not equal to tolerance rtol=1e-06, atol=1e-06`, ExampleID: "tests/lax_test.py::FunctionAccuracyTest::testSuccessOnComplexPlane_tan_complex64",
+	},
+	{
+		Name: "wrong values", Class: ClassOurs,
+		Why:     "the device computed other values than the test's reference (numpy, or jax itself): each is a bug of ours to look at",
+		Message: regexp.MustCompile(`^AssertionError: (Not equal to tolerance|\s*Arrays are not (almost )?equal)`),
+		Example: `AssertionError: Not equal to tolerance rtol=1e-07, atol=0 Mismatched elements: 1 / 1 (100%)`,
+	},
+	{
 		Name: "the device alone", Class: ClassPolicy,
 		Why:     "the suite runs with JAX_PLATFORMS=metalplug so that every test runs on the device (as a GPU run names its platform alone); a test that also wants jax's CPU backend beside it (cross-platform device_put, backend='cpu') finds none",
 		Message: regexp.MustCompile(`Unknown backend:? '?cpu'?\.? Available backends are \['metalplug'\]`),

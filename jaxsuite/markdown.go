@@ -32,6 +32,7 @@ func (r *Report) Markdown() string {
 
 	tot, ran := r.Totals()
 	var devWall, cpuWall float64
+	var cpuSkipped int
 	var notRun []string
 	for _, m := range r.Modules {
 		if !m.Ran() {
@@ -40,6 +41,7 @@ func (r *Report) Markdown() string {
 		}
 		devWall += m.Metalplug.Seconds
 		cpuWall += m.CPU.Seconds
+		cpuSkipped += m.CPU.Skipped
 	}
 	w("## Summary\n\n")
 	if ran < len(r.Modules) {
@@ -49,7 +51,7 @@ func (r *Report) Markdown() string {
 	}
 	w("- Pass rate over the tests that ran and were not skipped, leaving apart the %d that fail on jax's CPU too: **%.2f%%** (%d passed, %d failed); the prior art reports %.2f%% for the whole suite of the release it pins.\n", tot.CPUToo, tot.Rate(), tot.Passed, tot.Failed, PriorArt)
 	w("- Counting the CPU's failures too: %.2f%% (%d of %d).\n", pct(tot.Passed, tot.Passed+tot.Failed+tot.CPUToo), tot.Passed, tot.Passed+tot.Failed+tot.CPUToo)
-	w("- Skipped on the device: %d.\n", tot.Skipped)
+	w("- Skipped: %d on the device, %d on CPU (jax's tests skip on one device what needs several, and run some cases only on cpu, gpu or tpu, by jax's own test_device_matches).\n", tot.Skipped, cpuSkipped)
 	w("- Wall time on this machine: %s on the device, %s on CPU.\n", dur(devWall), dur(cpuWall))
 	rules := r.ruleCounts()
 	var largest []string

@@ -83,8 +83,8 @@ var Rules = []Rule{
 	},
 	{
 		Name: "linear algebra ops", Class: ClassOurs,
-		Why:     "cholesky, triangular_solve and the other linear algebra ops StableHLO has are not translated: missing ops of ours",
-		Message: regexp.MustCompile(`program: vhlo\.(cholesky|triangular_solve)_v\d`),
+		Why:     "cholesky and triangular_solve, and the decompositions jax leaves to XLA's expanders on a platform it has no solver for (custom_call Qr, Eigh, ProductOfElementaryHouseholderReflectors), are not translated: missing ops of ours",
+		Message: regexp.MustCompile(`program: vhlo\.(cholesky|triangular_solve)_v\d|custom_call target "(Qr|Eigh|ProductOfElementaryHouseholderReflectors|Svd|Lu)"`),
 		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.cholesky_v1 at jit(cholesky)/cholesky at /work/jax-src/tests/cholesky_update_test.py:60:19:`,
 	},
 	{

@@ -155,6 +155,24 @@ var Rules = []Rule{
 		Example: `UserWarning: Some donated buffers were not usable: ~float32[], ~float32[]. Donation is not implemented for ('metalplug',).`,
 	},
 	{
+		Name: "a PJRT extension the plugin lacks", Class: ClassOurs,
+		Why:     "jax asks the plugin for a PJRT C API extension it does not offer (XlaTransform, ...): a missing feature of ours",
+		Message: regexp.MustCompile(`PJRT plugin does not support the \w+ extension`),
+		Example: `RuntimeError: Cannot register XLA transform 'transform_sin_to_cos': PJRT plugin does not support the XlaTransform extension.`,
+	},
+	{
+		Name: "jax's list of platforms with host callbacks", Class: ClassJax,
+		Why:     "jax lowers buffer_callback and its Python callbacks only for a hard-coded list of platforms (jax/_src/buffer_callback.py: cpu, cuda, rocm; jax/_src/callback.py: cpu, cuda, rocm, tpu) and raises for any other before the plugin sees a program",
+		Message: regexp.MustCompile("`(buffer_callback|EmitPythonCallback)` not supported on metalplug backend"),
+		Example: "ValueError: `buffer_callback` not supported on metalplug backend.",
+	},
+	{
+		Name: "jax's generic lowering lacks the option", Class: ClassJax,
+		Why:     "where jax has no lowering registered for the platform it uses its platform-independent one, which lacks this option (tridiagonal_solve's perturb_singular); cpu, cuda and rocm have lowerings of their own, by a hard-coded list",
+		Message: regexp.MustCompile(`NotImplementedError: .* is not supported on this platform\.`),
+		Example: `NotImplementedError: perturb_singular=True is not supported on this platform.`,
+	},
+	{
 		Name: "jax lowers the primitive for other platforms only", Class: ClassJax,
 		Why:     "jax registers this primitive's lowering for a hard-coded list of platforms (cpu, cuda, rocm, tpu: LAPACK, cuSOLVER and the like), so jax raises before the plugin sees a program",
 		Message: regexp.MustCompile(`(MLIR translation|Lowering) rule for primitive '[\w-]+' not found for platform metalplug`),

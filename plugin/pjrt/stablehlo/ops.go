@@ -151,6 +151,13 @@ func handlerTable() map[string]handler {
 	add("vhlo.optimization_barrier_v1", identity, "identity")
 	add("vhlo.custom_call_v1", customCall, "only the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity)")
 	add("vhlo.custom_call_v2", customCall, "as custom_call_v1")
+	for _, name := range []string{"vhlo.all_reduce_v1", "vhlo.all_reduce_v2", "vhlo.all_gather_v1", "vhlo.all_gather_v2",
+		"vhlo.reduce_scatter_v1", "vhlo.all_to_all_v1", "vhlo.all_to_all_v2"} {
+		add(name, oneParticipant, "one device: each result is its operand (a collective of one participant)")
+	}
+	add("vhlo.partition_id_v1", zeroID, "0 (one device)")
+	add("vhlo.replica_id_v1", zeroID, "0 (one device)")
+	add("sdy.sharding_group", nothing, "ignored (one device)")
 	add("sdy.sharding_constraint", identity, "identity (one device)")
 	add("sdy.reshard", identity, "identity (one device)")
 	add("builtin.unrealized_conversion_cast", identity, "identity (VHLO and builtin tensor types are one)")

@@ -559,6 +559,42 @@ func identity(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	return vs, nil
 }
 
+// oneParticipant is a collective on one device (the module holds one
+// partition and one replica, so every group is that device alone): each
+// result is its operand, whose type it must have (all_gather's and
+// reduce_scatter's dims are multiplied and divided by the group's size, 1).
+// The reduction region of all_reduce and reduce_scatter is never applied:
+// a reduction of one value is that value.
+func oneParticipant(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	vs, err := identity(e, op)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vs {
+		rt, err := resultType(op, i)
+		if err != nil {
+			return nil, err
+		}
+		if t := e.b.Type(v); t.DType != rt.DType || !t.Shape.Equal(rt.Shape) {
+			return nil, invalid(op, "result %d is %v for operand %v: not a collective of one participant", i, rt, t)
+		}
+	}
+	return vs, nil
+}
+
+// zeroID is partition_id and replica_id on one device: 0.
+func zeroID(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	rt, err := resultType(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	return one(intConst(e.b, rt.DType, rt.Shape, 0)), nil
+}
+
+// nothing is an annotation without results (sdy.sharding_group): on one
+// device it says nothing.
+func nothing(*env, *mlir.Operation) ([]ir.Value, error) { return nil, nil }
+
 // noOpCustomCalls are the custom_call targets that do nothing on one
 // device: sharding annotations and memory-space moves (the host and the
 // device share memory here).

@@ -198,8 +198,12 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 			return nil, err
 		}
 	}
-	if d := b.Type(x).DType; !d.IsFloat() && !complexConv {
-		return nil, unsupported(op, "a convolution of %v (the IR convolves floats only)", d)
+	intConv := !complexConv && b.Type(x).DType.IsInt()
+	if d := b.Type(x).DType; !d.IsFloat() && !complexConv && !intConv {
+		return nil, unsupported(op, "a convolution of %v", d)
+	}
+	if d := b.Type(x).DType; intConv && d.Size() > 4 {
+		return nil, unsupported(op, "a convolution of %v (integers are convolved exactly in float64 up to 32 bits)", d)
 	}
 	x, k = b.Transpose(x, inPerm), b.Transpose(k, kPerm)
 	var rev []int
@@ -246,14 +250,18 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		a.FeatureGroups = batchGroups
 	}
 	var y ir.Value
-	if complexConv {
-		ys, err := complexContract(e, op, x, k, func(p, q ir.Value) ir.Value { return b.Convolution(p, q, a) })
+	conv := func(p, q ir.Value) ir.Value { return b.Convolution(p, q, a) }
+	switch {
+	case complexConv:
+		ys, err := complexContract(e, op, x, k, conv)
 		if err != nil {
 			return nil, err
 		}
 		y = ys[0]
-	} else {
-		y = b.Convolution(x, k, a)
+	case intConv:
+		y = intConvolution(b, x, k, conv)
+	default:
+		y = conv(x, k)
 	}
 	if unit {
 		ys := b.Type(y).Shape
@@ -269,4 +277,32 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		outPerm[d] = 1 + i
 	}
 	return one(b.Convert(b.Transpose(y, outPerm), out)), nil
+}
+
+// intConvolution convolves integers exactly, with XLA's wrapping, through
+// float64 convolutions (the IR convolves floats only): 8- and 16-bit
+// operands directly (every product and partial sum is an integer below
+// 2^53), 32-bit ones split into 16-bit halves, x = h 2^16 + l, so that
+// x k = l_x l_k + 2^16 (h_x l_k + l_x h_k) mod 2^32, three convolutions of
+// exact sums joined in int64. The Metal driver refuses float64, so there
+// integer convolutions are refused too.
+func intConvolution(b *ir.Builder, x, k ir.Value, conv func(p, q ir.Value) ir.Value) ir.Value {
+	d := b.Type(x).DType
+	exact := func(p, q ir.Value) ir.Value {
+		return b.Convert(conv(b.Convert(p, ir.F64), b.Convert(q, ir.F64)), ir.I64)
+	}
+	if d.Size() <= 2 {
+		return b.Convert(exact(x, k), d) // int64 to narrower wraps
+	}
+	halves := func(v ir.Value) (hi, lo ir.Value) {
+		w := b.Convert(v, ir.I64) // sign- or zero-extends, as v's type is
+		s := b.Type(w).Shape
+		return b.Binary(ir.OpShiftRightArithmetic, w, intConst(b, ir.I64, s, 16)), b.Binary(ir.OpAnd, w, intConst(b, ir.I64, s, 0xFFFF))
+	}
+	xh, xl := halves(x)
+	kh, kl := halves(k)
+	low := exact(xl, kl)
+	mid := b.Binary(ir.OpAdd, exact(xh, kl), exact(xl, kh))
+	s := b.Type(low).Shape
+	return b.Convert(b.Binary(ir.OpAdd, low, b.Binary(ir.OpShiftLeft, mid, intConst(b, ir.I64, s, 16))), d)
 }

@@ -135,7 +135,7 @@ func handlerTable() map[string]handler {
 	add("vhlo.dot_general_v2", dotGeneral, "IR dot_general (precision and algorithm ignored); a wider result type computes in it; complex: four of the parts; i1: a count of the pairs both true, != 0")
 	add("vhlo.dot_v1", dot, "IR dot_general of the last lhs dim with the first rhs dim; complex: four of the parts; i1: a count of the pairs both true, != 0")
 	add("vhlo.convolution_v1", convolution, "IR convolution between transposes to channels-last; window_reversal as a reverse; "+
-		"batch_group_count as feature groups; no spatial dims as one of size 1; float operands, complex as four of the parts")
+		"batch_group_count as feature groups; no spatial dims as one of size 1; complex as four of the parts; integers exactly through float64 (up to 32 bits)")
 
 	add("vhlo.reduce_v1", reduce, "ReduceWith: IR reduce for the fixed monoids, reduce_region otherwise")
 	add("vhlo.reduce_window_v1", reduceWindow, "ReduceWindowWith (several inputs: reduce_window_region); base dilation and negative padding as a pad with the init; "+

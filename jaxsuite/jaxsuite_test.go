@@ -118,7 +118,7 @@ func TestMarkdownSaysWhatRan(t *testing.T) {
 		"over what the plugin itself is asked to do: 92.86% (13 passed, 1 failed)",
 		"| ours | 1 |",
 		"Not run yet (1): c_test.",
-		"| a_test | 2026-12-01 | 8 | 1 | 1 | 1 | 1m2s | 9 | 1 | 1 | 30s |",
+		"| a_test | 2026-12-01 | - | 8 | 1 | 1 | 1 | 1m2s | 9 | 1 | 1 | 30s |",
 		"| T::testOne | ours | complex operands |",
 		"Largest remaining classes: complex operands (ours, 1).",
 	} {

@@ -74,15 +74,15 @@ func (r *Report) Markdown() string {
 	for _, rc := range rules {
 		w("| %s | %s | %d | %s |\n", cell(rc.rule.Name), rc.rule.Class, rc.n, cell(rc.rule.Why))
 	}
-	w("\n## Modules\n\n`failed` is the device's failures that pass on CPU; `cpu too` those that fail there too.\n\n")
-	w("| module | date | passed | failed | cpu too | skipped | wall | CPU passed | CPU failed | CPU skipped | CPU wall |\n")
-	w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	w("\n## Modules\n\n`failed` is the device's failures that pass on CPU; `cpu too` those that fail there too; `commit` the commit of this tree the library was built from (a fix made later is not in that module's figures).\n\n")
+	w("| module | date | commit | passed | failed | cpu too | skipped | wall | CPU passed | CPU failed | CPU skipped | CPU wall |\n")
+	w("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, m := range r.Modules {
 		if !m.Ran() {
 			continue
 		}
 		c := m.Counts()
-		w("| %s | %s | %d | %d | %d | %d | %s | %d | %d | %d | %s |\n", m.Name, day(m.Date), c.Passed, c.Failed, c.CPUToo, c.Skipped,
+		w("| %s | %s | %s | %d | %d | %d | %d | %s | %d | %d | %d | %s |\n", m.Name, day(m.Date), orDash(m.Commit), c.Passed, c.Failed, c.CPUToo, c.Skipped,
 			dur(m.Metalplug.Seconds), m.CPU.Passed, m.CPU.Failed, m.CPU.Skipped, dur(m.CPU.Seconds))
 	}
 	for _, m := range r.Modules {
@@ -150,6 +150,13 @@ func (r *Report) ruleCounts() []ruleCount {
 	}
 	sort.SliceStable(counts, func(i, j int) bool { return counts[i].n > counts[j].n })
 	return counts
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func pct(a, b int) float64 {

@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/magefile/mage/mg"
 
 	"github.com/metalplug/metalplug/ci"
 	"github.com/metalplug/metalplug/ci/release"
+	"github.com/metalplug/metalplug/jaxsuite"
 	"github.com/metalplug/metalplug/matrix"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/docs"
@@ -92,6 +94,23 @@ func Test() error {
 
 // Jaxfixtures regenerates the committed jax artifacts (plugin/pjrt/mlir/testdata, plugin/pjrt/stablehlo/testdata) with the pinned jax.
 func Jaxfixtures() error { return tasks.JaxFixtures(logf) }
+
+// Jaxsuite runs jax's own tests/ (of checkout, a jax checkout at the installed release's tag) on the device and on jax's CPU, every module not run yet, and updates docs/jax_suite.json and docs/jax_suite.md.
+func Jaxsuite(checkout string) error {
+	return jaxsuite.Measure(jaxsuite.Options{Root: ".", Checkout: checkout, Log: logf})
+}
+
+// JaxsuiteModules runs (again) only the named modules of jax's tests/, comma or space separated (for example "api_test,lax_test"), and merges them into docs/jax_suite.json.
+func JaxsuiteModules(checkout, modules string) error {
+	list := strings.FieldsFunc(modules, func(r rune) bool { return r == ',' || r == ' ' })
+	if len(list) == 0 {
+		return fmt.Errorf("no modules named")
+	}
+	return jaxsuite.Measure(jaxsuite.Options{Root: ".", Checkout: checkout, Modules: list, Log: logf})
+}
+
+// JaxsuiteReport classifies the failures in docs/jax_suite.json again with the current rules and renders docs/jax_suite.md, running nothing.
+func JaxsuiteReport() error { return jaxsuite.Render(".") }
 
 // Demo makes a venv with the pinned TensorFlow, installs the plugin and trains a Keras model on the device.
 func Demo() error { return tasks.Demo(logf) }

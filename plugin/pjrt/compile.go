@@ -24,8 +24,17 @@ import (
 // stablehlo_current_version asked for) and format names them. The program's
 // parameters and results are the executable's, in order. Errors name the
 // op that could not be read; wrap ErrUnsupported for what metalplug does
-// not support, so that jax reports UNIMPLEMENTED.
-type Translator func(code []byte, format string) (*ir.Program, error)
+// not support, so that jax reports UNIMPLEMENTED. Unsigned says which
+// parameters and results hold ui16 or ui64 data as the bits of the IR's
+// int16 or int64 (the IR has no dtype of their own): their buffers have
+// the unsigned element type.
+type Translator func(code []byte, format string) (*ir.Program, Unsigned, error)
+
+// Unsigned marks, by index, the parameters and results of a program that
+// hold unsigned data in a signed IR dtype; nil or short slices mark none.
+type Unsigned struct{ Params, Results []bool }
+
+func marked(m []bool, i int) bool { return i < len(m) && m[i] }
 
 // Translate is the translation PJRT_Client_Compile uses: the StableHLO
 // reader and translator (translate.go); tests may set another before jax
@@ -46,6 +55,7 @@ type program struct {
 	exe         driver.Executable
 	params      []ir.TensorType
 	results     []ir.TensorType
+	paramTypes  []bufType
 	resultTypes []bufType
 	options     []byte // as the caller serialized them
 	fingerprint string
@@ -76,7 +86,7 @@ func (c *client) compile(code []byte, format string, options []byte) (*program, 
 	if translate == nil {
 		return nil, unimplementedf("%s", seamMessage)
 	}
-	p, err := translate(code, format)
+	p, unsigned, err := translate(code, format)
 	if err != nil {
 		if codeOf(err) == codeInternal {
 			err = &codedError{codeInvalidArgument, err} // the program's fault unless said otherwise
@@ -86,18 +96,24 @@ func (c *client) compile(code []byte, format string, options []byte) (*program, 
 	if p == nil {
 		return nil, errorf(codeInternal, "the translator returned no program and no error")
 	}
-	exe, err := c.drv.Compile(p)
-	if err != nil {
-		return nil, fmt.Errorf("compiling for the %s driver: %w", c.drv.Name(), err)
+	// A program with no results computes nothing anyone sees: it is not
+	// compiled, and running it is checking its arguments.
+	var exe driver.Executable
+	if len(p.Results) > 0 {
+		if exe, err = c.drv.Compile(p); err != nil {
+			return nil, fmt.Errorf("compiling for the %s driver: %w", c.drv.Name(), err)
+		}
 	}
 	pr := &program{prog: p, exe: exe, params: p.Params, results: p.ResultTypes(), options: append([]byte(nil), options...)}
 	for i, t := range pr.params {
-		if _, err := typeOfIR(t.DType); err != nil {
+		bt, err := boundaryType(t.DType, marked(unsigned.Params, i))
+		if err != nil {
 			return nil, fmt.Errorf("parameter %d (%v): %w", i, t, err)
 		}
+		pr.paramTypes = append(pr.paramTypes, bt)
 	}
 	for i, t := range pr.results {
-		bt, err := typeOfIR(t.DType)
+		bt, err := boundaryType(t.DType, marked(unsigned.Results, i))
 		if err != nil {
 			return nil, fmt.Errorf("result %d (%v): %w", i, t, err)
 		}

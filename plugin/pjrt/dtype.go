@@ -89,6 +89,21 @@ func typeOfIR(d ir.DType) (bufType, error) {
 	return 0, fmt.Errorf("IR dtype %v has no PJRT element type", d)
 }
 
+// boundaryType is the element type of a program's parameter or result of
+// IR dtype d; unsigned, int16 and int64 hold the bits of u16 and u64.
+func boundaryType(d ir.DType, unsigned bool) (bufType, error) {
+	if !unsigned {
+		return typeOfIR(d)
+	}
+	switch d {
+	case ir.I16:
+		return C.PJRT_Buffer_Type_U16, nil
+	case ir.I64:
+		return C.PJRT_Buffer_Type_U64, nil
+	}
+	return 0, fmt.Errorf("IR dtype %v holds no unsigned type", d)
+}
+
 // shapeString prints an array type as XLA does: f32[2,3].
 func shapeString(t bufType, dims []int64) string {
 	s := t.String() + "["

@@ -87,6 +87,10 @@ func (le *loadedExecutable) run(args []*buffer) ([]*buffer, *event, error) {
 			}
 			in[i] = p
 		}
+		if pr.exe == nil {
+			done = readyEvent(nil) // no results: nothing to run
+			return nil
+		}
 		out := make([]unsafe.Pointer, len(outs))
 		for i, b := range outs {
 			out[i] = b.ptr
@@ -122,8 +126,7 @@ func (pr *program) checkArgs(c *client, bufs []*buffer) error {
 		if b.client != c {
 			return invalidf("argument %d (%s) belongs to another client", i, b)
 		}
-		want := pr.params[i]
-		wt, _ := typeOfIR(want.DType)
+		want, wt := pr.params[i], pr.paramTypes[i]
 		if b.typ != wt || !equalDims(b.dims, want.Shape) {
 			return invalidf("argument %d is %s; the program's parameter %d is %s", i, b, i, shapeString(wt, dims64(want.Shape)))
 		}

@@ -31,10 +31,17 @@ func testProgram(t *testing.T) *ir.Program {
 	return p
 }
 
-// withTranslator sets the seam for one test.
-func withTranslator(t *testing.T, tr Translator) {
+// withTranslator sets the seam for one test, to tr with no unsigned
+// parameters or results (nil: unset).
+func withTranslator(t *testing.T, tr func(code []byte, format string) (*ir.Program, error)) {
 	old := Translate
-	Translate = tr
+	Translate = nil
+	if tr != nil {
+		Translate = func(code []byte, format string) (*ir.Program, Unsigned, error) {
+			p, err := tr(code, format)
+			return p, Unsigned{}, err
+		}
+	}
 	t.Cleanup(func() { Translate = old })
 }
 
@@ -293,5 +300,85 @@ func TestStreamFailure(t *testing.T) {
 	}
 	for _, b := range outs {
 		b.destroy()
+	}
+}
+
+// TestExecuteWithoutResults: a program with no results (jax compiles them
+// when differentiation or remat leaves a jitted function nothing to
+// return) compiles to an executable of no outputs that checks its
+// arguments and runs nothing.
+func TestExecuteWithoutResults(t *testing.T) {
+	withTranslator(t, func([]byte, string) (*ir.Program, error) {
+		return &ir.Program{Params: []ir.TensorType{{DType: ir.F32, Shape: ir.Shape{2, 3}}}}, nil
+	})
+	h := testClient(t)
+	exe, err := h.compile(nil, "mlir", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.destroy()
+	if _, outputs, _, _, _, err := exe.describe(); err != nil || outputs != 0 {
+		t.Fatalf("%d outputs, %v", outputs, err)
+	}
+	host := newHostArray(make([]byte, 24))
+	defer host.free()
+	x, _, _ := h.put(host, 0, 11, []int64{2, 3}, nil, 0)
+	defer x.destroy()
+	outs, done, err := exe.execute([]*hBuffer{x}, 0)
+	if err != nil || len(outs) != 0 {
+		t.Fatalf("outputs %v, %v", outs, err)
+	}
+	if err := done.await(); err != nil {
+		t.Errorf("done: %v", err)
+	}
+	done.destroy()
+	x.delete()
+	if _, _, err := exe.execute([]*hBuffer{x}, 0); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "has been deleted") {
+		t.Errorf("a deleted argument: %v", err)
+	}
+}
+
+// TestUnsignedParametersAndResults: a parameter or result the translation
+// marks unsigned (ui16 or ui64, int16 or int64 bits to the IR) takes and
+// gives buffers of the unsigned element type, with the same bits.
+func TestUnsignedParametersAndResults(t *testing.T) {
+	const s16, u16 = bufType(3), bufType(7)
+	old := Translate
+	t.Cleanup(func() { Translate = old })
+	Translate = func([]byte, string) (*ir.Program, Unsigned, error) {
+		b := ir.NewBuilder()
+		x := b.Parameter(ir.TensorType{DType: ir.I16, Shape: ir.Shape{3}})
+		p, err := b.Build(b.Binary(ir.OpAdd, x, x), x)
+		return p, Unsigned{Params: []bool{true}, Results: []bool{true}}, err
+	}
+	h := testClient(t)
+	exe, err := h.compile(nil, "mlir", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.destroy()
+	if _, _, types, _, _, err := exe.describe(); err != nil || len(types) != 2 || types[0] != u16 || types[1] != s16 {
+		t.Fatalf("output types %v, %v", types, err)
+	}
+	host := newHostArray([]byte{0xff, 0xff, 1, 0, 0, 0x80})
+	defer host.free()
+	signed, _, _ := h.put(host, 0, s16, []int64{3}, nil, 0)
+	defer signed.destroy()
+	if _, _, err := exe.execute([]*hBuffer{signed}, 2); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "argument 0 is s16[3]; the program's parameter 0 is u16[3]") {
+		t.Errorf("an s16 argument for a u16 parameter: %v", err)
+	}
+	x, _, _ := h.put(host, 0, u16, []int64{3}, nil, 0)
+	defer x.destroy()
+	outs, done, err := exe.execute([]*hBuffer{x}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done.destroy()
+	for _, o := range outs {
+		defer o.destroy()
+	}
+	got, err := outs[0].get(nil)
+	if _, typ, _ := outs[0].dims(); err != nil || typ != u16 || !bytes.Equal(got, []byte{0xfe, 0xff, 2, 0, 0, 0}) {
+		t.Errorf("x + x of u16 [65535 1 32768] is %v %x, %v", typ, got, err)
 	}
 }

@@ -1,9 +1,27 @@
 package pjrt
 
-import "github.com/metalplug/metalplug/plugin/pjrt/stablehlo"
+import (
+	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/plugin/pjrt/stablehlo"
+)
 
 // jax's programs go through the StableHLO reader and translator: the MLIR
 // bytecode of a portable artifact, read (plugin/pjrt/mlir) and translated to
 // the IR (plugin/pjrt/stablehlo). What the translation does not support is
 // UNIMPLEMENTED; a malformed artifact INVALID_ARGUMENT.
-func init() { Translate = stablehlo.Translator(ErrUnsupported) }
+func init() {
+	tr := stablehlo.SignedTranslator(ErrUnsupported)
+	Translate = func(code []byte, format string) (*ir.Program, Unsigned, error) {
+		p, sig, err := tr(code, format)
+		var u Unsigned
+		if sig != nil {
+			for _, a := range sig.Args {
+				u.Params = append(u.Params, a.Unsigned)
+			}
+			for _, r := range sig.Results {
+				u.Results = append(u.Results, r.Unsigned)
+			}
+		}
+		return p, u, err
+	}
+}

@@ -18,7 +18,7 @@ import (
 const module = "github.com/metalplug/metalplug/"
 
 // tooling is every top-level directory the library must not import.
-var tooling = []string{"setup", "matrix", "tests", "sweep", "wheels", "ci", "bench"}
+var tooling = []string{"setup", "matrix", "tests", "sweep", "wheels", "ci", "bench", "jaxsuite"}
 
 // libraryFile is one parsed Go file of plugin/ or backend/.
 type libraryFile struct {

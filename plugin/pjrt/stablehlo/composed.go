@@ -46,7 +46,10 @@ func complexBinary(e *env, op *mlir.Operation, o ir.Op, x, y ir.Value) ([]ir.Val
 		im := b.Binary(ir.OpAdd, b.Binary(ir.OpMul, a, d), b.Binary(ir.OpMul, bi, c))
 		return one(complexOf(b, re, im)), nil
 	}
-	return nil, unsupported(op, "complex operands (the IR has no complex arithmetic; add, subtract, multiply and negate are composed)")
+	if v, ok := complexDivPow(b, o, x, y); ok {
+		return one(v), nil
+	}
+	return nil, unsupported(op, "complex operands (the IR has no complex arithmetic; this op is not composed of its parts)")
 }
 
 func realImag(imag bool) func(*env, *mlir.Operation) ([]ir.Value, error) {
@@ -108,6 +111,12 @@ func floatOperand(e *env, op *mlir.Operation) (ir.Value, error) {
 
 // tan is sin/cos (in float32 for half types).
 func tan(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	if x, err := oneOperand(e, op); err == nil && e.b.Type(x).DType == ir.C64 {
+		if err := checkAccuracy(op); err != nil {
+			return nil, err
+		}
+		return one(complexTan(e.b, x)), nil
+	}
 	x, err := floatOperand(e, op)
 	if err != nil {
 		return nil, err
@@ -250,6 +259,11 @@ func atan2(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if d != ir.F32 {
 		y, x = b.Convert(y, ir.F32), b.Convert(x, ir.F32)
 	}
+	return one(b.Convert(atan2Of(b, y, x), d)), nil
+}
+
+// atan2Of is atan2's composition on float32 values.
+func atan2Of(b *ir.Builder, y, x ir.Value) ir.Value {
 	s := b.Type(x).Shape
 	c := func(v float64) ir.Value { return floatConst(b, ir.F32, s, v) }
 	signbit := func(v ir.Value) ir.Value {
@@ -268,6 +282,5 @@ func atan2(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	r := b.Binary(ir.OpAdd, t, b.Binary(ir.OpMul, b.Binary(ir.OpMul, t, t2), q))
 	r = b.Select(b.Compare(ir.CmpGT, ay, ax), b.Binary(ir.OpSub, c(math.Pi/2), r), r)
 	r = b.Select(signbit(x), b.Binary(ir.OpSub, c(math.Pi), r), r)
-	r = b.Select(signbit(y), b.Unary(ir.OpNeg, r), r)
-	return one(b.Convert(r, d)), nil
+	return b.Select(signbit(y), b.Unary(ir.OpNeg, r), r)
 }

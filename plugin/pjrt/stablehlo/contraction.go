@@ -16,6 +16,8 @@ func computeType(op *mlir.Operation, in, out ir.DType) (ir.DType, error) {
 	switch {
 	case in == ir.C64 || out == ir.C64:
 		return 0, unsupported(op, "complex operands (the IR has no complex arithmetic)")
+	case in == ir.Bool && out != ir.Bool:
+		return out, nil // counted in the result's type
 	case in == ir.Bool || out == ir.Bool:
 		return 0, unsupported(op, "bool operands")
 	case in == out:
@@ -53,6 +55,13 @@ func contractOperands(e *env, op *mlir.Operation, x, y ir.Value) (ir.Value, ir.V
 	return b.Convert(x, d), b.Convert(y, d), rt.DType, nil
 }
 
+// isComplexContraction reports whether an operand or the result is
+// complex64, which complexContract composes from real contractions.
+func isComplexContraction(e *env, op *mlir.Operation, x, y ir.Value) bool {
+	rt, err := resultType(op, 0)
+	return e.b.Type(x).DType == ir.C64 || e.b.Type(y).DType == ir.C64 || (err == nil && rt.DType == ir.C64)
+}
+
 // dotGeneral ignores precision_config (the drivers compute in the operand
 // type) and the algorithm fields of v2, which are hints about how to
 // reach at most that precision.
@@ -74,11 +83,31 @@ func dotGeneral(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if d.RhsContract, err = optInts(op, "rhs_contracting_dimensions", nil); err != nil {
 		return nil, err
 	}
+	return contractDot(e, op, x, y, d)
+}
+
+// contractDot is the dot_general of x and y by d: complex operands from
+// their parts, bool ones (XLA's OR of ANDs) as a count of the pairs both
+// true, others in the dtype contractOperands picks.
+func contractDot(e *env, op *mlir.Operation, x, y ir.Value, d ir.DotDims) ([]ir.Value, error) {
+	b := e.b
+	dot := func(p, q ir.Value) ir.Value { return b.DotGeneral(p, q, d) }
+	if isComplexContraction(e, op, x, y) {
+		return complexContract(e, op, x, y, dot)
+	}
+	rt, err := resultType(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	if b.Type(x).DType == ir.Bool && b.Type(y).DType == ir.Bool && rt.DType == ir.Bool {
+		n := dot(b.Convert(x, ir.I32), b.Convert(y, ir.I32))
+		return one(b.Compare(ir.CmpNE, n, intConst(b, ir.I32, b.Type(n).Shape, 0))), nil
+	}
 	x, y, out, err := contractOperands(e, op, x, y)
 	if err != nil {
 		return nil, err
 	}
-	return one(e.b.Convert(e.b.DotGeneral(x, y, d), out)), nil
+	return one(b.Convert(dot(x, y), out)), nil
 }
 
 // dot is the old dot_v1: a vector or matrix product, the last dim of lhs
@@ -92,11 +121,8 @@ func dot(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if rl < 1 || rl > 2 || e.b.Type(y).Shape.Rank() < 1 || e.b.Type(y).Shape.Rank() > 2 {
 		return nil, invalid(op, "operands %v and %v are not vectors or matrices", e.b.Type(x), e.b.Type(y))
 	}
-	x, y, out, err := contractOperands(e, op, x, y)
-	if err != nil {
-		return nil, err
-	}
-	return one(e.b.Convert(e.b.DotGeneral(x, y, ir.DotDims{LhsContract: []int{rl - 1}, RhsContract: []int{0}}), out)), nil
+	d := ir.DotDims{LhsContract: []int{rl - 1}, RhsContract: []int{0}}
+	return contractDot(e, op, x, y, d)
 }
 
 // convolution maps StableHLO's dimension numbers onto the IR's
@@ -136,8 +162,8 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		return nil, err
 	}
 	ns := len(inS)
-	if len(kS) != ns || len(outS) != ns || ns == 0 {
-		return nil, invalid(op, "spatial dims %v, %v, %v differ in number (or are none)", inS, kS, outS)
+	if len(kS) != ns || len(outS) != ns {
+		return nil, invalid(op, "spatial dims %v, %v, %v differ in number", inS, kS, outS)
 	}
 	var a ir.ConvAttrs
 	if a.Strides, err = optInts(op, "window_strides", filled(ns, 1)); err != nil {
@@ -165,12 +191,19 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if !ir.IsPermutation(inPerm, xr) || !ir.IsPermutation(kPerm, kr) {
 		return nil, invalid(op, "dimension numbers do not fit input %v and kernel %v", b.Type(x), b.Type(k))
 	}
-	x, k, out, err := contractOperands(e, op, x, k)
-	if err != nil {
-		return nil, err
+	complexConv := isComplexContraction(e, op, x, k)
+	out := ir.C64
+	if !complexConv {
+		if x, k, out, err = contractOperands(e, op, x, k); err != nil {
+			return nil, err
+		}
 	}
-	if d := b.Type(x).DType; !d.IsFloat() {
-		return nil, unsupported(op, "a convolution of %v (the IR convolves floats only)", d)
+	intConv := !complexConv && b.Type(x).DType.IsInt()
+	if d := b.Type(x).DType; !d.IsFloat() && !complexConv && !intConv {
+		return nil, unsupported(op, "a convolution of %v", d)
+	}
+	if d := b.Type(x).DType; intConv && d.Size() > 4 {
+		return nil, unsupported(op, "a convolution of %v (integers are convolved exactly in float64 up to 32 bits)", d)
 	}
 	x, k = b.Transpose(x, inPerm), b.Transpose(k, kPerm)
 	var rev []int
@@ -180,6 +213,17 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		}
 	}
 	k = b.Reverse(k, rev)
+	// No spatial dims (jax's conv of [N, C] by [O, I]: a matmul with
+	// feature groups): one spatial dim of size 1 is put in, and taken out
+	// of the result.
+	unit := ns == 0
+	if unit {
+		xs, ks := b.Type(x).Shape, b.Type(k).Shape
+		x = b.Reshape(x, ir.Shape{xs[0], 1, xs[1]})
+		k = b.Reshape(k, ir.Shape{1, ks[0], ks[1]})
+		ns = 1
+		a.Strides, a.LhsDilation, a.RhsDilation, a.Padding = []int{1}, []int{1}, []int{1}, make([][2]int, 1)
+	}
 	a.FeatureGroups = groups
 	if batchGroups < 1 || groups < 1 {
 		return nil, invalid(op, "feature_group_count %d, batch_group_count %d", groups, batchGroups)
@@ -205,7 +249,25 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		x = b.Reshape(x, append(merged, batchGroups*c))
 		a.FeatureGroups = batchGroups
 	}
-	y := b.Convolution(x, k, a)
+	var y ir.Value
+	conv := func(p, q ir.Value) ir.Value { return b.Convolution(p, q, a) }
+	switch {
+	case complexConv:
+		ys, err := complexContract(e, op, x, k, conv)
+		if err != nil {
+			return nil, err
+		}
+		y = ys[0]
+	case intConv:
+		y = intConvolution(b, x, k, conv)
+	default:
+		y = conv(x, k)
+	}
+	if unit {
+		ys := b.Type(y).Shape
+		y = b.Reshape(y, ir.Shape{ys[0], ys[2]})
+		ns = 0
+	}
 	outPerm := make([]int, ns+2)
 	if !ir.IsPermutation(append(append([]int{outB}, outS...), outF), ns+2) {
 		return nil, invalid(op, "output dimension numbers %d, %v, %d", outB, outS, outF)
@@ -215,4 +277,32 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		outPerm[d] = 1 + i
 	}
 	return one(b.Convert(b.Transpose(y, outPerm), out)), nil
+}
+
+// intConvolution convolves integers exactly, with XLA's wrapping, through
+// float64 convolutions (the IR convolves floats only): 8- and 16-bit
+// operands directly (every product and partial sum is an integer below
+// 2^53), 32-bit ones split into 16-bit halves, x = h 2^16 + l, so that
+// x k = l_x l_k + 2^16 (h_x l_k + l_x h_k) mod 2^32, three convolutions of
+// exact sums joined in int64. The Metal driver refuses float64, so there
+// integer convolutions are refused too.
+func intConvolution(b *ir.Builder, x, k ir.Value, conv func(p, q ir.Value) ir.Value) ir.Value {
+	d := b.Type(x).DType
+	exact := func(p, q ir.Value) ir.Value {
+		return b.Convert(conv(b.Convert(p, ir.F64), b.Convert(q, ir.F64)), ir.I64)
+	}
+	if d.Size() <= 2 {
+		return b.Convert(exact(x, k), d) // int64 to narrower wraps
+	}
+	halves := func(v ir.Value) (hi, lo ir.Value) {
+		w := b.Convert(v, ir.I64) // sign- or zero-extends, as v's type is
+		s := b.Type(w).Shape
+		return b.Binary(ir.OpShiftRightArithmetic, w, intConst(b, ir.I64, s, 16)), b.Binary(ir.OpAnd, w, intConst(b, ir.I64, s, 0xFFFF))
+	}
+	xh, xl := halves(x)
+	kh, kl := halves(k)
+	low := exact(xl, kl)
+	mid := b.Binary(ir.OpAdd, exact(xh, kl), exact(xl, kh))
+	s := b.Type(low).Shape
+	return b.Convert(b.Binary(ir.OpAdd, low, b.Binary(ir.OpShiftLeft, mid, intConst(b, ir.I64, s, 16))), d)
 }

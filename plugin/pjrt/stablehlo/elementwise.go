@@ -46,11 +46,10 @@ func unary(o ir.Op) func(*env, *mlir.Operation) ([]ir.Value, error) {
 			}
 		}
 		if d == ir.C64 {
-			if o == ir.OpNeg {
-				b := e.b
-				return one(complexOf(b, b.Unary(ir.OpNeg, realOf(b, x)), b.Unary(ir.OpNeg, imagOf(b, x)))), nil
+			if v, ok := complexUnary(e.b, o, x); ok {
+				return one(v), nil
 			}
-			return nil, unsupported(op, "complex operands (the IR has no complex arithmetic; add, subtract, multiply and negate are composed)")
+			return nil, unsupported(op, "complex operands (the IR has no complex arithmetic; this op is not composed of its parts)")
 		}
 		return one(e.b.Unary(o, x)), nil
 	}
@@ -175,7 +174,9 @@ func compare(e *env, op *mlir.Operation) ([]ir.Value, error) {
 			x, y = b.Binary(ir.OpXor, x, top), b.Binary(ir.OpXor, y, top)
 		}
 	case t.DType == ir.Bool && ctype != "FLOAT" && ctype != "TOTALORDER":
-	case t.DType == ir.C64 && (dir == ir.CmpEQ || dir == ir.CmpNE) && ctype != "TOTALORDER":
+	case t.DType == ir.C64 && ctype != "TOTALORDER":
+		// The host driver compares no complex values: by the parts.
+		return one(complexCompare(b, dir, x, y)), nil
 	default:
 		return nil, unsupported(op, "compare_type %s %s on %v", ctype, dirName, t.DType)
 	}

@@ -31,7 +31,7 @@ func Ops() []OpSupport {
 // structural are the ops that hold the program rather than compute in it.
 var structural = map[string]string{
 	"builtin.module": "the module: its functions (one device: mhlo.num_partitions and mhlo.num_replicas must be 1)",
-	"vhlo.func_v1":   "main becomes the program; private functions are inlined where called",
+	"vhlo.func_v1":   "main becomes the program (with no results: nothing runs); private functions are inlined where called",
 	"vhlo.return_v1": "the results of a function or region",
 	"sdy.mesh":       "ignored (one device)",
 }
@@ -60,8 +60,12 @@ func handlerTable() map[string]handler {
 		switch name {
 		case "negate":
 			note += "; complex: each part negated"
-		case "abs", "sign":
-			note += " (not complex)"
+		case "abs":
+			note += "; complex: a scaled hypot of the parts"
+		case "sign":
+			note += "; complex: z/|z|"
+		case "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "sqrt", "rsqrt", "tanh", "sine", "cosine":
+			note += "; complex composed from the parts"
 		}
 		add("vhlo."+name+"_v1", unary(o), note)
 		switch name {
@@ -73,7 +77,9 @@ func handlerTable() map[string]handler {
 		note := "IR " + o.String()
 		switch name {
 		case "divide":
-			note = "IR divide; integers composed to XLA's x/0 = -1 (all bits), MIN/-1 = MIN"
+			note = "IR divide; integers composed to XLA's x/0 = -1 (all bits), MIN/-1 = MIN; complex: Smith's division of the parts"
+		case "power":
+			note += "; complex: exp(y log x), 0^0 = 1"
 		case "remainder":
 			note = "IR remainder (C fmod); integers composed to XLA's x%0 = x, MIN%-1 = 0"
 		case "add", "subtract", "multiply":
@@ -86,8 +92,8 @@ func handlerTable() map[string]handler {
 		}
 		add("vhlo."+name+"_v1", binary(o), note)
 	}
-	add("vhlo.tan_v1", tan, "sin/cos (in f32 for half types)")
-	add("vhlo.tan_v2", tan, "sin/cos (in f32 for half types); result_accuracy must be DEFAULT")
+	add("vhlo.tan_v1", tan, "sin/cos (in f32 for half types); complex: -i tanh(iz)")
+	add("vhlo.tan_v2", tan, "sin/cos (in f32 for half types); complex: -i tanh(iz); result_accuracy must be DEFAULT")
 	add("vhlo.cbrt_v1", cbrt, "pow(|x|, 1/3) and a Newton step, with the sign (in f32 for half types)")
 	add("vhlo.cbrt_v2", cbrt, "as cbrt_v1; result_accuracy must be DEFAULT")
 	add("vhlo.atan2_v1", atan2, "composed: a float32 minimax polynomial (1.1 ulp) reflected to the quadrant; f64 is an error")
@@ -99,7 +105,7 @@ func handlerTable() map[string]handler {
 	add("vhlo.imag_v1", realImag(true), "complex: the high half of the bits; float: zeros")
 	add("vhlo.complex_v1", complexOp, "the parts' bits put together (f32 parts only)")
 	add("vhlo.compare_v1", compare, "IR compare; TOTALORDER on floats through the bits (XLA's total order); "+
-		"SIGNED on unsigned and UNSIGNED on signed types by flipping the top bit; complex EQ and NE only")
+		"SIGNED on unsigned and UNSIGNED on signed types by flipping the top bit; complex by the parts (orders lexicographic)")
 	add("vhlo.select_v1", selectOp, "IR select (a scalar predicate broadcast)")
 	add("vhlo.clamp_v1", clamp, "max then min (scalar bounds broadcast)")
 	add("vhlo.convert_v1", convert, "IR convert (float to int truncates and saturates, NaN to 0, as XLA's CPU); to complex sets the real part; from complex is an error")
@@ -107,7 +113,7 @@ func handlerTable() map[string]handler {
 	add("vhlo.reduce_precision_v1", reducePrecision, "a round trip through f16 or bf16 (other widths are an error)")
 
 	add("vhlo.constant_v1", constant, "IR constant (dense elements; a splat is broadcast)")
-	add("vhlo.iota_v1", iota, "IR iota")
+	add("vhlo.iota_v1", iota, "IR iota (complex: of the real part)")
 	add("vhlo.broadcast_in_dim_v1", broadcastInDim, "IR broadcast_in_dim (unsorted dims: a transpose first)")
 	add("vhlo.reshape_v1", reshape, "IR reshape")
 	add("vhlo.transpose_v1", transpose, "IR transpose")
@@ -125,15 +131,15 @@ func handlerTable() map[string]handler {
 		"input_batching_dims become iota index components and inserted dims")
 
 	add("vhlo.fft_v1", fft, "IR fft (complex64 and float32)")
-	add("vhlo.dot_general_v1", dotGeneral, "IR dot_general (precision ignored)")
-	add("vhlo.dot_general_v2", dotGeneral, "IR dot_general (precision and algorithm ignored); a wider result type computes in it")
-	add("vhlo.dot_v1", dot, "IR dot_general of the last lhs dim with the first rhs dim")
+	add("vhlo.dot_general_v1", dotGeneral, "IR dot_general (precision ignored); complex: four of the parts; i1: a count of the pairs both true, != 0")
+	add("vhlo.dot_general_v2", dotGeneral, "IR dot_general (precision and algorithm ignored); a wider result type computes in it; complex: four of the parts; i1: a count of the pairs both true, != 0")
+	add("vhlo.dot_v1", dot, "IR dot_general of the last lhs dim with the first rhs dim; complex: four of the parts; i1: a count of the pairs both true, != 0")
 	add("vhlo.convolution_v1", convolution, "IR convolution between transposes to channels-last; window_reversal as a reverse; "+
-		"batch_group_count as feature groups; float operands only")
+		"batch_group_count as feature groups; no spatial dims as one of size 1; complex as four of the parts; integers exactly through float64 (up to 32 bits)")
 
 	add("vhlo.reduce_v1", reduce, "ReduceWith: IR reduce for the fixed monoids, reduce_region otherwise")
 	add("vhlo.reduce_window_v1", reduceWindow, "ReduceWindowWith (several inputs: reduce_window_region); base dilation and negative padding as a pad with the init; "+
-		"window dilation is an error")
+		"window dilation as one strided slice per window position, stacked and reduced over")
 	add("vhlo.select_and_scatter_v1", selectAndScatter, "SelectAndScatterWith (non-negative padding)")
 	add("vhlo.sort_v1", sortOp, "SortWith (IR sorts are stable)")
 	add("vhlo.while_v1", while, "IR while; captured values carried unchanged, small constants rebuilt inside")
@@ -145,6 +151,13 @@ func handlerTable() map[string]handler {
 	add("vhlo.optimization_barrier_v1", identity, "identity")
 	add("vhlo.custom_call_v1", customCall, "only the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity)")
 	add("vhlo.custom_call_v2", customCall, "as custom_call_v1")
+	for _, name := range []string{"vhlo.all_reduce_v1", "vhlo.all_reduce_v2", "vhlo.all_gather_v1", "vhlo.all_gather_v2",
+		"vhlo.reduce_scatter_v1", "vhlo.all_to_all_v1", "vhlo.all_to_all_v2"} {
+		add(name, oneParticipant, "one device: each result is its operand (a collective of one participant)")
+	}
+	add("vhlo.partition_id_v1", zeroID, "0 (one device)")
+	add("vhlo.replica_id_v1", zeroID, "0 (one device)")
+	add("sdy.sharding_group", nothing, "ignored (one device)")
 	add("sdy.sharding_constraint", identity, "identity (one device)")
 	add("sdy.reshard", identity, "identity (one device)")
 	add("builtin.unrealized_conversion_cast", identity, "identity (VHLO and builtin tensor types are one)")

@@ -406,12 +406,11 @@ func reduceWindow(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if len(baseDil) != r || len(winDil) != r {
 		return nil, invalid(op, "dilations %v and %v for rank %d", baseDil, winDil, r)
 	}
+	dilated := false
 	for _, d := range winDil {
-		if d != 1 {
-			return nil, unsupported(op, "window_dilations %v (the IR's windows are dense)", winDil)
-		}
+		dilated = dilated || d != 1
 	}
-	explicit := false
+	explicit := dilated
 	for i := range r {
 		explicit = explicit || baseDil[i] != 1 || w.Padding[i][0] < 0 || w.Padding[i][1] < 0
 	}
@@ -429,10 +428,63 @@ func reduceWindow(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dilated {
+		return dilatedWindow(e, op, body, inputs, inits, w, winDil)
+	}
 	if n == 1 {
 		return one(b.ReduceWindowWith(body, inputs[0], inits[0], w)), nil
 	}
 	return b.Results(b.ReduceWindowRegion(body, inputs, inits, w)), nil
+}
+
+// maxWindowTaps bounds the window a dilated reduce_window may have: each
+// position of it is a slice of its own.
+const maxWindowTaps = 256
+
+// dilatedWindow is a reduce_window whose window is spread by winDil (the
+// inputs already padded): the IR's windows are dense, so each position of
+// the window (a tap) is a strided slice of the input, holding that tap of
+// every output's window; the taps are stacked on a last axis and reduced
+// over it with the body, in the window's row-major order.
+func dilatedWindow(e *env, op *mlir.Operation, body *ir.Program, inputs, inits []ir.Value, w ir.WindowAttrs, winDil []int) ([]ir.Value, error) {
+	b := e.b
+	shape := b.Type(inputs[0]).Shape
+	r := len(shape)
+	out := make(ir.Shape, r)
+	taps := 1
+	for i := range r {
+		span := (w.Dims[i]-1)*winDil[i] + 1
+		if w.Dims[i] < 1 || w.Strides[i] < 1 || span > shape[i] {
+			return nil, invalid(op, "window %v dilated by %v does not fit the padded input %v", w.Dims, winDil, shape)
+		}
+		out[i] = (shape[i]-span)/w.Strides[i] + 1
+		taps *= w.Dims[i]
+	}
+	if taps > maxWindowTaps {
+		return nil, unsupported(op, "window_dilations %v on a window of %d positions (composed of one slice per position, up to %d)", winDil, taps, maxWindowTaps)
+	}
+	col := append(slices.Clone(out), 1)
+	stacked := make([]ir.Value, len(inputs))
+	for k, x := range inputs {
+		parts := make([]ir.Value, 0, taps)
+		tap := make([]int, r)
+		for range taps {
+			start, limit := make([]int, r), make([]int, r)
+			for i := range r {
+				start[i] = tap[i] * winDil[i]
+				limit[i] = start[i] + (out[i]-1)*w.Strides[i] + 1
+			}
+			parts = append(parts, b.Reshape(b.Slice(x, start, limit, w.Strides), col))
+			for i := r - 1; i >= 0; i-- { // the next tap, row-major
+				if tap[i]++; tap[i] < w.Dims[i] {
+					break
+				}
+				tap[i] = 0
+			}
+		}
+		stacked[k] = b.Concat(r, parts...)
+	}
+	return b.ReduceWith(body, stacked, inits, []int{r}), nil
 }
 
 func selectAndScatter(e *env, op *mlir.Operation) ([]ir.Value, error) {
@@ -506,6 +558,42 @@ func identity(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	}
 	return vs, nil
 }
+
+// oneParticipant is a collective on one device (the module holds one
+// partition and one replica, so every group is that device alone): each
+// result is its operand, whose type it must have (all_gather's and
+// reduce_scatter's dims are multiplied and divided by the group's size, 1).
+// The reduction region of all_reduce and reduce_scatter is never applied:
+// a reduction of one value is that value.
+func oneParticipant(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	vs, err := identity(e, op)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vs {
+		rt, err := resultType(op, i)
+		if err != nil {
+			return nil, err
+		}
+		if t := e.b.Type(v); t.DType != rt.DType || !t.Shape.Equal(rt.Shape) {
+			return nil, invalid(op, "result %d is %v for operand %v: not a collective of one participant", i, rt, t)
+		}
+	}
+	return vs, nil
+}
+
+// zeroID is partition_id and replica_id on one device: 0.
+func zeroID(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	rt, err := resultType(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	return one(intConst(e.b, rt.DType, rt.Shape, 0)), nil
+}
+
+// nothing is an annotation without results (sdy.sharding_group): on one
+// device it says nothing.
+func nothing(*env, *mlir.Operation) ([]ir.Value, error) { return nil, nil }
 
 // noOpCustomCalls are the custom_call targets that do nothing on one
 // device: sharding annotations and memory-space moves (the host and the

@@ -56,7 +56,12 @@ func iota(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rt.DType == ir.Bool || rt.DType == ir.C64 {
+	if rt.DType == ir.C64 {
+		// The real part counts; the imaginary part is 0.
+		re := e.b.Iota(ir.TensorType{DType: ir.F32, Shape: rt.Shape}, dim)
+		return one(complexOf(e.b, re, floatConst(e.b, ir.F32, rt.Shape, 0))), nil
+	}
+	if rt.DType == ir.Bool {
 		return nil, unsupported(op, "an iota of %v", rt.DType)
 	}
 	return one(e.b.Iota(rt, dim)), nil

@@ -18,6 +18,9 @@ type Signature struct {
 // Arg is one argument of main.
 type Arg struct {
 	Type ir.TensorType
+	// Unsigned: the argument is ui16 or ui64, which Type holds as int16 or
+	// int64 bits.
+	Unsigned bool
 	// AliasOutput is the result jax asks to write into this argument's
 	// buffer (jit's donate_argnums, as the arg attribute
 	// tf.aliasing_output = N), or -1. jax has already checked that the
@@ -36,6 +39,8 @@ type Arg struct {
 // Result is one result of main.
 type Result struct {
 	Type ir.TensorType
+	// Unsigned as for Arg.
+	Unsigned bool
 	// Info is jax.result_info ("result[0]", or a pytree path).
 	Info string
 	// Sharding and LayoutMode as for Arg.
@@ -72,7 +77,7 @@ func MainSignature(m *mlir.Module) (*Signature, error) {
 		if err != nil {
 			return nil, err
 		}
-		a := Arg{Type: tt, AliasOutput: -1}
+		a := Arg{Type: tt, Unsigned: heldUnsigned(in), AliasOutput: -1}
 		d := argAttrs[i]
 		if v, ok := d.Get("tf.aliasing_output"); ok {
 			n, ok := v.(*mlir.IntegerAttr)
@@ -93,7 +98,7 @@ func MainSignature(m *mlir.Module) (*Signature, error) {
 			return nil, err
 		}
 		d := resAttrs[i]
-		s.Results = append(s.Results, Result{Type: tt, Info: text(d, "jax.result_info"),
+		s.Results = append(s.Results, Result{Type: tt, Unsigned: heldUnsigned(out), Info: text(d, "jax.result_info"),
 			Sharding: text(d, "mhlo.sharding"), LayoutMode: text(d, "mhlo.layout_mode")})
 	}
 	for i, a := range s.Args {
@@ -101,7 +106,7 @@ func MainSignature(m *mlir.Module) (*Signature, error) {
 			continue
 		}
 		r := s.Results[a.AliasOutput].Type
-		if r.DType != a.Type.DType || !r.Shape.Equal(a.Type.Shape) {
+		if r.DType != a.Type.DType || s.Results[a.AliasOutput].Unsigned != a.Unsigned || !r.Shape.Equal(a.Type.Shape) {
 			return nil, invalid(main, "argument %d (%v) aliases result %d (%v) of another type", i, a.Type, a.AliasOutput, r)
 		}
 	}

@@ -16,22 +16,30 @@ import (
 // as UNIMPLEMENTED.
 var ErrUnsupported = errors.New("not supported by metalplug")
 
-// Translator is the function plugin/pjrt's seam (pjrt.Translate) wants:
-// it reads format "mlir" (what jax sends) and translates it, and its
-// errors about something unsupported also match errors.Is(err,
-// unsupported), so that the PJRT layer reports them as UNIMPLEMENTED:
-//
-//	pjrt.Translate = stablehlo.Translator(pjrt.ErrUnsupported)
+// Translator reads format "mlir" (what jax sends) and translates it, and
+// its errors about something unsupported also match errors.Is(err,
+// unsupported), so that the PJRT layer reports them as UNIMPLEMENTED.
+// plugin/pjrt's seam (pjrt.Translate) uses SignedTranslator, which also
+// gives main's signature (which arguments and results are unsigned).
 func Translator(unsupported error) func(code []byte, format string) (*ir.Program, error) {
+	tr := SignedTranslator(unsupported)
 	return func(code []byte, format string) (*ir.Program, error) {
+		p, _, err := tr(code, format)
+		return p, err
+	}
+}
+
+// SignedTranslator is Translator that also gives main's Signature.
+func SignedTranslator(unsupported error) func(code []byte, format string) (*ir.Program, *Signature, error) {
+	return func(code []byte, format string) (*ir.Program, *Signature, error) {
 		if format != "mlir" {
-			return nil, alsoIs{fmt.Errorf("stablehlo: programs of format %q (only \"mlir\", a StableHLO portable artifact) (%w)", format, ErrUnsupported), unsupported}
+			return nil, nil, alsoIs{fmt.Errorf("stablehlo: programs of format %q (only \"mlir\", a StableHLO portable artifact) (%w)", format, ErrUnsupported), unsupported}
 		}
-		p, _, err := Read(code)
+		p, sig, err := Read(code)
 		if errors.Is(err, ErrUnsupported) {
 			err = alsoIs{err, unsupported}
 		}
-		return p, err
+		return p, sig, err
 	}
 }
 
@@ -65,7 +73,8 @@ func Read(code []byte) (*ir.Program, *Signature, error) {
 
 // Translate turns the module's public main function into one IR program:
 // its parameters are main's arguments in order and its results main's
-// results. The program passes ir.Verify.
+// results. The program passes ir.Verify, except that a main with no
+// results is a program of its parameters alone.
 func Translate(m *mlir.Module) (*ir.Program, error) { return translate(m, "main") }
 
 // translate translates the function entry as if it were main.
@@ -87,6 +96,9 @@ func translate(m *mlir.Module, entry string) (p *ir.Program, err error) {
 	p, err = t.function(main)
 	if err != nil {
 		return nil, err
+	}
+	if len(p.Results) == 0 {
+		return p, nil // parameters alone: nothing to verify or run
 	}
 	if err := ir.Verify(p); err != nil {
 		return nil, status.InternalError(fmt.Errorf("stablehlo: the translated program does not verify: %w", err))
@@ -175,12 +187,14 @@ func (t *translator) function(fn *mlir.Operation) (*ir.Program, error) {
 		return nil, status.Invalid(fn.Errorf("function_type has %d inputs but the body %d arguments", len(ft.Inputs), len(blk.Args)))
 	}
 	e := newEnv(t, nil)
+	var params []ir.TensorType
 	for i, a := range blk.Args {
 		tt, err := boundaryType(fn, a.Type, fmt.Sprintf("argument %d", i))
 		if err != nil {
 			return nil, err
 		}
 		e.vals[a] = e.b.Parameter(tt)
+		params = append(params, tt)
 	}
 	results, err := e.block(fn, blk)
 	if err != nil {
@@ -190,7 +204,11 @@ func (t *translator) function(fn *mlir.Operation) (*ir.Program, error) {
 		return nil, status.Invalid(fn.Errorf("function_type has %d results but the body returns %d", len(ft.Results), len(results)))
 	}
 	if len(results) == 0 {
-		return nil, unsupported(fn, "a function with no results")
+		// Nothing it computes is seen (side effects and tokens are
+		// refused): the program is its parameters alone, which no driver
+		// compiles or runs. jax compiles these when differentiation or
+		// remat leaves a jitted function nothing to return.
+		return &ir.Program{Params: params}, nil
 	}
 	for i, r := range ft.Results {
 		if _, err := boundaryType(fn, r, fmt.Sprintf("result %d", i)); err != nil {

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,11 +44,9 @@ func artifacts(t *testing.T) []string {
 // expectedErrors are the artifacts the translation refuses, and what the
 // error must say: the op, what about it, and where jax says it came from.
 var expectedErrors = map[string][]string{
-	"error_window_dilation": {"vhlo.reduce_window_v1 at", "generate.py:", "window_dilations [2]", "not supported by metalplug"},
-	"error_cholesky":        {"vhlo.custom_call_v2 at", `custom_call target "lapack_spotrf_ffi"`},
-	"error_rbg":             {"vhlo.rng_bit_generator_v1 at", "the op vhlo.rng_bit_generator_v1"},
-	"error_u64_argument":    {"vhlo.func_v1 at", "argument 0 has element type ui64"},
-	"error_f64_atan2":       {"vhlo.atan2_v1 at", "atan2 of float64"},
+	"error_cholesky":  {"vhlo.custom_call_v2 at", `custom_call target "lapack_spotrf_ffi"`},
+	"error_rbg":       {"vhlo.rng_bit_generator_v1 at", "the op vhlo.rng_bit_generator_v1"},
+	"error_f64_atan2": {"vhlo.atan2_v1 at", "atan2 of float64"},
 }
 
 func TestEveryArtifactTranslates(t *testing.T) {
@@ -156,6 +155,11 @@ func TestGoldenFunctionsNeverPanic(t *testing.T) {
 			name, _ := stringAttr(op, "sym_name")
 			p, err := translate(m, name)
 			switch {
+			case err == nil && len(p.Results) == 0:
+				ok++
+				if len(p.Instrs) != 0 {
+					t.Errorf("%s @%s: no results, yet %d instructions", filepath.Base(path), name, len(p.Instrs))
+				}
 			case err == nil:
 				ok++
 				if err := ir.Verify(p); err != nil {
@@ -326,5 +330,45 @@ func TestTranslatorSeam(t *testing.T) {
 	code, _ = os.ReadFile("testdata/matmul.mlir.bc")
 	if p, err := tr(code, "mlir"); err != nil || len(p.Params) != 7 {
 		t.Errorf("matmul: %v", err)
+	}
+}
+
+// TestFunctionWithoutResults: a main that returns nothing (jax compiles
+// them when differentiation or remat leaves a jitted function nothing to
+// return, as in jax's api_test) is a program of its parameters alone, not
+// an error.
+func TestFunctionWithoutResults(t *testing.T) {
+	m := readModule(t, filepath.Join(mlirFixtures, "stablehlo", "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc"))
+	p, err := translate(m, "type_none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Results) != 0 || len(p.Instrs) != 0 || len(p.Params) != 0 {
+		t.Errorf("params %v, %d instructions, results %v", p.Params, len(p.Instrs), p.Results)
+	}
+}
+
+// TestUnsignedBoundary: ui16 and ui64 arguments and results are int16
+// and int64 bits to the program, and the signature marks them, so that the
+// PJRT layer gives their buffers the unsigned types (jax's lax_test and
+// random_test take and return them).
+func TestUnsignedBoundary(t *testing.T) {
+	m := readModule(t, "testdata/unsigned_boundary.mlir.bc")
+	sig, err := MainSignature(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args, results []bool
+	for _, a := range sig.Args {
+		args = append(args, a.Unsigned)
+	}
+	for _, r := range sig.Results {
+		results = append(results, r.Unsigned)
+	}
+	if fmt.Sprint(args) != "[true true]" || fmt.Sprint(results) != "[true true false true false true true]" {
+		t.Errorf("unsigned args %v, results %v", args, results)
+	}
+	if a := sig.Args[0].Type; a.DType != ir.I16 {
+		t.Errorf("a ui16 argument is %v, not int16 bits", a)
 	}
 }

@@ -51,26 +51,24 @@ func dtypeOf(op *mlir.Operation, t mlir.Type, what string) (ir.DType, error) {
 			return ir.C64, nil
 		}
 	}
-	return ir.Invalid, unsupported(op, "%s has element type %s, which metalplug has no dtype for (it has f32, f16, bf16, f64, i8, i16, i32, i64, ui8, ui32, i1 and complex<f32>, and ui16 and ui64 inside a program)", what, t)
+	return ir.Invalid, unsupported(op, "%s has element type %s, which metalplug has no dtype for (it has f32, f16, bf16, f64, i8, i16, i32, i64, ui8, ui16, ui32, ui64, i1 and complex<f32>)", what, t)
 }
 
 // heldUnsigned reports whether t (a tensor or element type) is ui16 or
 // ui64, which the IR has no dtype for and holds as the bits of int16 and
 // int64: the translation of every op whose result depends on signedness
 // (compare, max, min, division, conversions, indices) asks, and composes
-// the unsigned result; main may not take or return them.
+// the unsigned result; at main's boundary the Signature marks them.
 func heldUnsigned(t mlir.Type) bool {
 	it, ok := mlir.ElementType(t).(*mlir.IntegerType)
 	return ok && (it.Width == 64 || it.Width == 16) && it.Signedness == mlir.Unsigned
 }
 
-// boundaryType is tensorType for main's arguments and results, which must
-// have a dtype of the IR's own: a ui64 there would reach the PJRT layer as
-// int64.
+// boundaryType is tensorType for main's arguments and results. A ui16 or
+// ui64 there is int16 or int64 bits to the program, as inside it; the
+// Signature says which are (Arg.Unsigned, Result.Unsigned), so that the
+// PJRT layer gives those buffers their unsigned element type.
 func boundaryType(op *mlir.Operation, t mlir.Type, what string) (ir.TensorType, error) {
-	if heldUnsigned(t) {
-		return ir.TensorType{}, unsupported(op, "%s has element type %s, which metalplug has no dtype for (ui16 and ui64 are supported only inside a program)", what, mlir.ElementType(t))
-	}
 	return tensorType(op, t, what)
 }
 

@@ -306,6 +306,32 @@ def _():
     return f, (x, y)
 
 
+@program("complex_math")
+def _():
+    # The complex64 ops jax's lax_test and lax_vmap_op_test run (composed
+    # from the parts: the IR has no complex arithmetic), on values of both
+    # signs and sizes, zeros and a pure imaginary and a negative real.
+    r = rng("complex_math")
+    re = np.concatenate([r.uniform(-3, 3, 10), [0, 0, -2, 0.5, 1e-4, 7]]).astype(np.float32)
+    im = np.concatenate([r.uniform(-3, 3, 10), [0, 1.5, 0, -0.0, -1e-4, -9]]).astype(np.float32)
+    x = (re + 1j * im).astype(np.complex64)
+    y = x[::-1].copy()
+    a = (r.normal(size=(3, 4)) + 1j * r.normal(size=(3, 4))).astype(np.complex64)
+    m = (r.normal(size=(4, 2)) + 1j * r.normal(size=(4, 2))).astype(np.complex64)
+    w = r.normal(size=(4, 2)).astype(np.float32)
+    img = (r.normal(size=(1, 2, 5)) + 1j * r.normal(size=(1, 2, 5))).astype(np.complex64)
+    k = (r.normal(size=(3, 2, 2)) + 1j * r.normal(size=(3, 2, 2))).astype(np.complex64)
+
+    def f(x, y, a, m, w, img, k):
+        nz = jnp.where(y == 0, 1 + 1j, y).astype(jnp.complex64)
+        return (x / nz, jnp.abs(x), lax.sign(x), jnp.exp(x), jnp.expm1(x), jnp.log(nz), jnp.log1p(x), jnp.sqrt(x),
+                lax.rsqrt(nz), jnp.tanh(x), jnp.tan(x), jnp.sin(x), jnp.cos(x), jax.nn.sigmoid(x), lax.pow(nz, x),
+                lax.pow(jnp.zeros(3, jnp.complex64), jnp.array([0, 2, 1j], jnp.complex64)),
+                x == y, x != y, jnp.sort(x), lax.iota(jnp.complex64, 4), a @ m, a @ w,
+                lax.conv_general_dilated(img, k, (1,), "SAME", dimension_numbers=("NCW", "OIW", "NCW")))
+    return f, (x, y, a, m, w, img, k)
+
+
 @program("fft")
 def _():
     r = rng("fft")
@@ -347,6 +373,21 @@ def _():
     return f, (a, b, c)
 
 
+@program("bool_dot")
+def _():
+    # jax's lax_test testDotAgainstNumpy and testDotGeneral* on bools: XLA's
+    # dot of i1 is the OR of the ANDs.
+    r = rng("bool_dot")
+    p = r.integers(0, 2, (3, 4)).astype(bool)
+    q = r.integers(0, 2, (4, 5)).astype(bool)
+    q[:, 0] = False
+
+    def f(p, q):
+        return (lax.dot(p, q), lax.dot_general(p, q, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32),
+                lax.dot_general(p[None], q.T[None], (((2,), (2,)), ((0,), (0,)))))
+    return f, (p, q)
+
+
 @program("conv")
 def _():
     r = rng("conv")
@@ -367,6 +408,24 @@ def _():
         conv1d = lax.conv_general_dilated(x1, w1, (2,), "SAME", dimension_numbers=("NWC", "WIO", "NWC"))
         return nchw, nhwc, grouped, transposed, dilated, conv1d
     return f, (x, w, wg, x1, w1)
+
+
+@program("conv_0d")
+def _():
+    # A convolution without spatial dims, as jax's lax_test testConv0DIsDot
+    # and testConvGeneralDilated0D: a matmul, grouped or batch-grouped.
+    r = rng("conv_0d")
+    x = r.normal(size=(5, 6)).astype(np.float32)
+    w = r.normal(size=(4, 6)).astype(np.float32)
+    wg = r.normal(size=(4, 3)).astype(np.float32)
+
+    def f(x, w, wg):
+        dn = ("NC", "OI", "NC")
+        dot = lax.conv_general_dilated(x, w, (), "VALID", dimension_numbers=dn)
+        grouped = lax.conv_general_dilated(x, wg, (), "VALID", feature_group_count=2, dimension_numbers=dn)
+        grad = jax.grad(lambda w: jnp.sum(lax.conv_general_dilated(x, w, (), "VALID", dimension_numbers=dn) ** 2))(w)
+        return dot, grouped, grad
+    return f, (x, w, wg)
 
 
 @program("conv_grad")
@@ -679,14 +738,29 @@ def _():
     return f, (x,)
 
 
+@program("window_dilation")
+def _():
+    # reduce_window with window_dilation, as jax's lax_test testReduceWindow*
+    # (sum, max, a custom body, two inputs), with strides, padding and base
+    # dilation beside it.
+    r = rng("window_dilation")
+    x = np.arange(8, dtype=np.float32)
+    y = r.normal(size=(2, 7, 6)).astype(np.float32)
+    i = r.integers(-9, 9, (7, 6)).astype(np.int32)
+
+    def f(x, y, i):
+        s1 = lax.reduce_window(x, 0.0, lax.add, (2,), (1,), "VALID", window_dilation=(2,))
+        m = lax.reduce_window(y, -np.inf, lax.max, (1, 2, 3), (1, 2, 1), ((0, 0), (1, 2), (2, 0)),
+                              window_dilation=(1, 3, 2))
+        c = lax.reduce_window(i, np.int32(0), lambda a, b: (a + b) | (a & 0), (2, 2), (1, 1), "SAME", window_dilation=(2, 1))
+        two = lax.reduce_window((y[0], i), (0.0, np.int32(0)), lambda a, b: (a[0] + b[0], jnp.maximum(a[1], b[1])),
+                                (3, 2), (2, 1), "VALID", base_dilation=(1, 2), window_dilation=(2, 2))
+        return s1, m, c, two[0], two[1]
+    return f, (x, y, i)
+
+
 # Programs the translation must refuse, each for one reason the Go test
 # asserts; only their artifacts are written (error_NAME.mlir.bc).
-
-@program("error_window_dilation")
-def _():
-    x = np.arange(8, dtype=np.float32)
-    return (lambda x: lax.reduce_window(x, 0.0, lax.add, (2,), (1,), "VALID", window_dilation=(2,))), (x,)
-
 
 @program("error_cholesky")
 def _():
@@ -698,9 +772,17 @@ def _():
     return (lambda k: jax.random.normal(k, (3,))), (jax.random.key(0, impl="rbg"),)
 
 
-@program("error_u64_argument", x64=True)
+@program("unsigned_boundary", x64=True)
 def _():
-    return (lambda x: x + 1), (np.arange(3, dtype=np.uint64),)
+    # ui16 and ui64 into and out of main, as jax's lax_test, lax_vmap_op_test
+    # and random_test pass them: int16 and int64 bits to the program.
+    a = np.array([0, 1, 65535, 32768, 7, 40000], np.uint16)
+    b = np.array([0, 2 ** 64 - 1, 2 ** 63, 5, 12345678901234, 1], np.uint64)
+
+    def f(a, b):
+        return (a + np.uint16(1), jnp.maximum(a, np.uint16(32769)), a > np.uint16(32767), b + b, b > np.uint64(2 ** 63 - 1),
+                a.astype(jnp.uint64) * b, (b >> np.uint64(48)).astype(jnp.uint16))
+    return f, (a, b)
 
 
 @program("error_f64_atan2", x64=True)

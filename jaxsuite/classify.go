@@ -1,0 +1,213 @@
+package jaxsuite
+
+import (
+	"regexp"
+)
+
+// Class is what a failure on the device is put down to.
+type Class string
+
+const (
+	// ClassOurs: a bug of ours (a wrong value, a missing op, a crash). The
+	// default for a failure no rule explains, so that it gets looked at.
+	ClassOurs Class = "ours"
+	// ClassPolicy: what the platform does on purpose (float64 compute,
+	// denormals, one device), where jax's test expects otherwise.
+	ClassPolicy Class = "policy"
+	// ClassJax: jax itself turns the platform away, for instance through a
+	// hard-coded list of platforms.
+	ClassJax Class = "jax-side"
+	// ClassCPU: the test fails on jax's CPU too; counted apart.
+	ClassCPU Class = "cpu-too"
+)
+
+// Classes in the order the report shows them.
+var Classes = []Class{ClassOurs, ClassPolicy, ClassJax, ClassCPU}
+
+// Rule classifies the failures whose message and test id match its
+// patterns (a nil pattern matches anything). Why is the evidence: what the
+// match shows and why that is the class.
+type Rule struct {
+	Name    string
+	Class   Class
+	Why     string
+	Message *regexp.Regexp
+	Test    *regexp.Regexp
+	// Example is an error line the rule was written for (and, when the
+	// rule has a Test pattern, ExampleID a test id); a test checks that
+	// each example is classified by its own rule.
+	Example, ExampleID string
+}
+
+func (r Rule) matches(id, msg string) bool {
+	return (r.Message != nil || r.Test != nil) &&
+		(r.Message == nil || r.Message.MatchString(msg)) &&
+		(r.Test == nil || r.Test.MatchString(id))
+}
+
+// The rules not in Rules: the one for a test that fails on CPU too, which
+// is decided before any other, and the default.
+var (
+	CPURule = Rule{Name: "fails on CPU too", Class: ClassCPU,
+		Why: "the same test fails in the same checkout on jax's own CPU backend: not the device's doing, and counted apart"}
+	DefaultRule = Rule{Name: "unexplained", Class: ClassOurs,
+		Why: "matches no rule: a bug of ours until shown otherwise"}
+)
+
+// Rules are tried in order; the first that matches classifies.
+// Specific rules come before general ones.
+var Rules = []Rule{
+	{
+		Name: "complex operands", Class: ClassOurs,
+		Why:     "the translation refuses an op on complex operands that it does not compose yet (division, transcendentals, abs, power): a missing feature of ours",
+		Message: regexp.MustCompile(`UNIMPLEMENTED: metalplug: .*complex(64|128)? operands|compile: instruction [^:]*complex(64|128)\[`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.tanh_v2 at jit(tanh)/tanh at /work/jax-src/tests/lax_vmap_op_test.py:43:10: complex operands`,
+	},
+	{
+		Name: "float64 compute (complex128)", Class: ClassPolicy,
+		Why:     "complex128 is float64 compute, which the device does not offer (Apple GPUs have no float64; the IR's one complex type is complex64): jax hands a complex128 array to the program only where a test asks for it explicitly",
+		Message: regexp.MustCompile(`has element type complex<f64>, which metalplug has no dtype`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: argument 0 has element type complex<f64>, which metalplug has no dtype for`,
+	},
+	{
+		Name: "ui16 or ui64 in or out of a program", Class: ClassOurs,
+		Why:     "a program argument or result of uint16 or uint64, which the IR holds as int16 and int64 bits inside a program but not at its boundary: a missing feature of ours",
+		Message: regexp.MustCompile(`has element type ui(16|64), which metalplug has no dtype`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: argument 0 has element type ui16, which metalplug has no dtype`,
+	},
+	{
+		Name: "dtype the device lacks", Class: ClassOurs,
+		Why:     "a program argument or result of an element type the plugin has no dtype for (the packed int4 and uint4, the float8 types): a missing feature of ours",
+		Message: regexp.MustCompile(`has element type \w+, which metalplug has no dtype`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: argument 0 has element type f8E4M3FN, which metalplug has no dtype for`,
+	},
+	{
+		Name: "linear algebra ops", Class: ClassOurs,
+		Why:     "cholesky and triangular_solve, and the decompositions jax leaves to XLA's expanders on a platform it has no solver for (custom_call Qr, Eigh, ProductOfElementaryHouseholderReflectors), are not translated: missing ops of ours",
+		Message: regexp.MustCompile(`program: vhlo\.(cholesky|triangular_solve)_v\d|custom_call target "(Qr|Eigh|ProductOfElementaryHouseholderReflectors|Svd|Lu)"`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.cholesky_v1 at jit(cholesky)/cholesky at /work/jax-src/tests/cholesky_update_test.py:60:19:`,
+	},
+	{
+		Name: "rng_bit_generator", Class: ClassOurs,
+		Why:     "the rbg and unsafe_rbg PRNGs and lax.rng_bit_generator lower to rng_bit_generator, which is not translated (jax's default threefry works): a missing op of ours",
+		Message: regexp.MustCompile(`program: vhlo\.rng_bit_generator_v1`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.rng_bit_generator_v1 at jit(rng_bit_generator)/rng_bit_generator at /work/jax-src/tests/lax_test.py:3606:13: the op vhlo.rng_bit_generator_v1`,
+	},
+	{
+		Name: "window dilation", Class: ClassOurs,
+		Why:     "reduce_window with window_dilations above 1: the IR's windows are dense, and the translation does not spread them: a missing feature of ours",
+		Message: regexp.MustCompile(`program: vhlo\.reduce_window_v1 .*window_dilations`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.reduce_window_v1 at jit(reduce_window_sum)/reduce_window_sum at /work/jax-src/tests/lax_test.py:2170:13: window_dilations [1 2 2 1] (the IR's windows are dense)`,
+	},
+	{
+		Name: "integer convolution", Class: ClassOurs,
+		Why:     "a convolution of integers: the IR convolves floats only: a missing feature of ours",
+		Message: regexp.MustCompile(`a convolution of u?int\d+`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.convolution_v1 at jit(conv_general_dilated)/conv_general_dilated at /work/jax-src/tests/lax_test.py:587:13: a convolution of int8 (the IR convolves floats only)`,
+	},
+	{
+		Name: "tokens and side effects", Class: ClassOurs,
+		Why:     "a program that takes or returns a token (ordered effects: jax.debug.print, io_callback, ordered callbacks): not supported yet, ours",
+		Message: regexp.MustCompile(`is a token \(side effects\)`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: result 0 is a token (side effects) (not supported by metalplug)`,
+	},
+	{
+		Name: "result_accuracy other than DEFAULT", Class: ClassOurs,
+		Why:     "the program asks a transcendental for a result_accuracy (tolerances or HIGHEST) the translation does not promise, and refuses: ours",
+		Message: regexp.MustCompile(`result_accuracy #vhlo\.result_accuracy`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.tanh_v2 at jit(tanh)/tanh at /work/jax-src/tests/lax_test.py:162:28: result_accuracy #vhlo.result_accuracy_v1<atol = 0.000000e+00, rtol = 0.00`,
+	},
+	{
+		Name: "StableHLO op not translated", Class: ClassOurs,
+		Why:     "the program holds a StableHLO op (or a custom_call target) the translation has no rule for, which it names: a missing op of ours",
+		Message: regexp.MustCompile(`UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: (vhlo|sdy|builtin)\.\w+`),
+		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.reduce_precision_v1 at jit(reduce_precision)/reduce_precision at /work/jax-src/tests/lax_test.py:2613:20: reduce_precision to 5 exponent and 10 mantissa bits of bfloat16 (only to f16's or bf16's)`,
+	},
+	{
+		Name: "the host driver refuses an instruction", Class: ClassOurs,
+		Why:     "the IR program was translated but the host driver has no kernel for one instruction (op and dtypes named): a missing kernel of ours",
+		Message: regexp.MustCompile(`compiling for the host driver: host: compile:`),
+		Example: `jax.errors.JaxRuntimeError: INTERNAL: metalplug: PJRT_Client_Compile: compiling for the host driver: host: compile: instruction %13: compare(complex64[9], complex64[9]) -> bool[9]: op compare is not implemented`,
+	},
+	{
+		Name: "complex functions at extreme arguments", Class: ClassOurs,
+		Why:     "jax's accuracy sweep of the complex plane (FunctionAccuracyTest, against mpmath, to the largest and smallest floats and infinities): the compositions of the parts are accurate for ordinary values but not where a part overflows or underflows, where XLA's are careful",
+		Test:    regexp.MustCompile(`::FunctionAccuracyTest::testSuccessOnComplexPlane_`),
+		Message: regexp.MustCompile(`Not equal to tolerance`),
+		Example: `AssertionError: Not equal to tolerance rtol=1e-06, atol=1e-06`, ExampleID: "tests/lax_test.py::FunctionAccuracyTest::testSuccessOnComplexPlane_tan_complex64",
+	},
+	{
+		Name: "wrong values", Class: ClassOurs,
+		Why:     "the device computed other values than the test's reference (numpy, or jax itself): each is a bug of ours to look at",
+		Message: regexp.MustCompile(`^AssertionError: (Not equal to tolerance|\s*Arrays are not (almost )?equal)`),
+		Example: `AssertionError: Not equal to tolerance rtol=1e-07, atol=0 Mismatched elements: 1 / 1 (100%)`,
+	},
+	{
+		Name: "the device alone", Class: ClassPolicy,
+		Why:     "the suite runs with JAX_PLATFORMS=metalplug so that every test runs on the device (as a GPU run names its platform alone); a test that also wants jax's CPU backend beside it (cross-platform device_put, backend='cpu') finds none",
+		Message: regexp.MustCompile(`Unknown backend:? '?cpu'?\.? Available backends are \['metalplug'\]`),
+		Example: `RuntimeError: Unknown backend cpu. Available backends are ['metalplug']`,
+	},
+	{
+		Name: "jax's list of platforms with donation", Class: ClassJax,
+		Why:     "jax warns that donation is not implemented for any platform missing from its hard-coded list (_platforms_with_donation in jax/_src/interpreters/mlir.py: cpu, cuda, rocm, tpu, neuron), and the suite turns warnings into errors; the plugin itself accepts donated buffers",
+		Message: regexp.MustCompile(`Donation is not implemented for \('metalplug',\)`),
+		Example: `UserWarning: Some donated buffers were not usable: ~float32[], ~float32[]. Donation is not implemented for ('metalplug',).`,
+	},
+	{
+		Name: "a PJRT extension the plugin lacks", Class: ClassOurs,
+		Why:     "jax asks the plugin for a PJRT C API extension it does not offer (XlaTransform, ...): a missing feature of ours",
+		Message: regexp.MustCompile(`PJRT plugin does not support the \w+ extension`),
+		Example: `RuntimeError: Cannot register XLA transform 'transform_sin_to_cos': PJRT plugin does not support the XlaTransform extension.`,
+	},
+	{
+		Name: "jax's list of platforms with host callbacks", Class: ClassJax,
+		Why:     "jax lowers buffer_callback and its Python callbacks only for a hard-coded list of platforms (jax/_src/buffer_callback.py: cpu, cuda, rocm; jax/_src/callback.py: cpu, cuda, rocm, tpu) and raises for any other before the plugin sees a program",
+		Message: regexp.MustCompile("`(buffer_callback|EmitPythonCallback)` not supported on metalplug backend"),
+		Example: "ValueError: `buffer_callback` not supported on metalplug backend.",
+	},
+	{
+		Name: "jax's generic lowering lacks the option", Class: ClassJax,
+		Why:     "where jax has no lowering registered for the platform it uses its platform-independent one, which lacks this option (tridiagonal_solve's perturb_singular); cpu, cuda and rocm have lowerings of their own, by a hard-coded list",
+		Message: regexp.MustCompile(`NotImplementedError: .* is not supported on this platform\.`),
+		Example: `NotImplementedError: perturb_singular=True is not supported on this platform.`,
+	},
+	{
+		Name: "jax lowers the primitive for other platforms only", Class: ClassJax,
+		Why:     "jax registers this primitive's lowering for a hard-coded list of platforms (cpu, cuda, rocm, tpu: LAPACK, cuSOLVER and the like), so jax raises before the plugin sees a program",
+		Message: regexp.MustCompile(`(MLIR translation|Lowering) rule for primitive '[\w-]+' not found for platform metalplug`),
+		Example: `NotImplementedError: MLIR translation rule for primitive 'eig' not found for platform metalplug`,
+	},
+}
+
+// Classify puts down one failure on the device by its id and its error line
+// (ErrorLine: what the report keeps, so that a report can be classified
+// again when the rules change); cpuFailed says whether the same test failed
+// on jax's CPU.
+func Classify(id, msg string, cpuFailed bool) Rule {
+	if cpuFailed {
+		return CPURule
+	}
+	for _, r := range Rules {
+		if r.matches(id, msg) {
+			return r
+		}
+	}
+	return DefaultRule
+}
+
+// AllRules is every rule a failure can be put down to, in report order.
+func AllRules() []Rule {
+	return append(append([]Rule{CPURule}, Rules...), DefaultRule)
+}
+
+// Reclassify applies the current rules to every recorded failure.
+func (r *Report) Reclassify() {
+	for i := range r.Modules {
+		for j := range r.Modules[i].Failures {
+			f := &r.Modules[i].Failures[j]
+			rule := Classify(f.ID, f.Error, f.Class == ClassCPU)
+			f.Class, f.Rule = rule.Class, rule.Name
+		}
+	}
+}

@@ -396,7 +396,11 @@ func RenderCoverage(c *Classification) string {
 	if len(c.Beyond) == 0 {
 		fmt.Fprintf(&b, "Every op the device registers has a GPU kernel in TensorFlow.\n\n")
 	} else {
-		fmt.Fprintf(&b, "The device registers %d ops TensorFlow has no GPU kernel for: %s.\n\n", len(c.Beyond), strings.Join(c.Beyond, ", "))
+		noun := "ops"
+		if len(c.Beyond) == 1 {
+			noun = "op"
+		}
+		fmt.Fprintf(&b, "The device registers %d %s TensorFlow has no GPU kernel for: %s.\n\n", len(c.Beyond), noun, strings.Join(c.Beyond, ", "))
 	}
 	fmt.Fprintf(&b, "## Reasons for an exclusion\n\n| reason | means |\n| --- | --- |\n")
 	for _, r := range Reasons {

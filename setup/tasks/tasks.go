@@ -94,7 +94,7 @@ func Test(logf Logf) error {
 		return err
 	}
 	env := build.Env(r)
-	out, err := exec.Command("gofmt", "-l", "backend", "plugin", "setup", "sweep", "tests", "wheels", "ci", "matrix", "bench", "magefile.go").CombinedOutput()
+	out, err := exec.Command("gofmt", "-l", "backend", "plugin", "setup", "sweep", "tests", "wheels", "ci", "matrix", "bench", "jaxsuite", "magefile.go").CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
 		return fmt.Errorf("gofmt would change these files (run gofmt -w):\n%s%v", out, err)
 	}
@@ -113,7 +113,7 @@ func Test(logf Logf) error {
 		return err
 	}
 	logf("== unit tests (race detector on)")
-	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/...", "./wheels/...", "./ci/...", "./sweep/...", "./tests/layout/...", "./matrix/...", "./bench/..."); err != nil {
+	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/...", "./wheels/...", "./ci/...", "./sweep/...", "./tests/layout/...", "./matrix/...", "./bench/...", "./jaxsuite/..."); err != nil {
 		return err
 	}
 	logf("== fuzzing the host driver for 15s")

@@ -331,7 +331,7 @@ func runModule(o Options, pytest, logs, name, platform string) (*Run, []Result) 
 		case ctx.Err() != nil:
 			run.Error = fmt.Sprintf("the module did not finish in %s", o.ModuleTimeout)
 		default:
-			run.Error = fmt.Sprintf("pytest wrote no results (%v): %s", runErr, firstLine(lastLines(string(out), 1), 300))
+			run.Error = fmt.Sprintf("pytest wrote no results (%v): %s", runErr, firstLine(lastLines(string(venv.RedactPaths(out, o.Checkout)), 1), 300))
 		}
 		return run, nil
 	}
@@ -339,6 +339,11 @@ func runModule(o Options, pytest, logs, name, platform string) (*Run, []Result) 
 	res, err := ReadJUnit(f, name+".py")
 	if err != nil {
 		run.Error = err.Error()
+	}
+	// What the report keeps names the checkout's files relative to it and
+	// the home directory as ~, not this machine's paths.
+	for i := range res {
+		res[i].Message = string(venv.RedactPaths([]byte(res[i].Message), o.Checkout))
 	}
 	for _, r := range res {
 		switch r.Outcome {

@@ -186,7 +186,7 @@ func assemble(dir, version, platform string, files []file, metadata []byte, jax 
 	}
 	fmt.Fprintf(&record, "%s/RECORD,,\n", distInfo)
 	files = append(files, file{distInfo + "/RECORD", record.Bytes(), 0o644})
-	name := fmt.Sprintf("%s-%s-py3-none-%s.whl", Name, version, platform)
+	name := Spec{Version: version, Platform: platform}.FileName()
 	return name, writeZip(filepath.Join(dir, name), files)
 }
 

@@ -1945,3 +1945,25 @@ _add(stateless, "StatelessRandomUniform", "StatelessRandomNormal", "StatelessTru
      "StatelessRandomUniformIntV2", "StatelessRandomUniformFullIntV2")
 _add(stateless_key_counter, "StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg")
 _add(stateless_multinomial, "StatelessMultinomial")
+
+
+def _merge_families():
+    """Each op family may keep its recipes in a file of its own,
+    sweep/py/recipes_<family>.py, with a RECIPES dict like this module's; they
+    are merged here, last, so that they can import anything above. An op in
+    two tables is an error, not a silent override."""
+    import glob
+    import importlib
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in sorted(glob.glob(os.path.join(here, "recipes_*.py"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        family = importlib.import_module(name)
+        for op, fn in family.RECIPES.items():
+            if op in RECIPES:
+                raise ValueError("%s: the recipe for %s is already in another table" % (name, op))
+            RECIPES[op] = fn
+
+
+_merge_families()

@@ -85,13 +85,13 @@ func sampleReport() *Report {
 	r.SetModules([]string{"b_test", "a_test", "c_test"})
 	*r.Module("a_test") = Module{Name: "a_test", Jax: "0.11.0", Date: "2026-12-01T17:00:00Z",
 		Metalplug: &Run{Passed: 8, Failed: 2, Skipped: 1, Seconds: 62},
-		CPU:       &Run{Passed: 9, Failed: 1, Skipped: 1, Seconds: 30},
+		CPU:       &Run{Passed: 1, Failed: 1, Seconds: 30, Rerun: true}, // the device's two failures
 		Failures: []Failure{
 			{ID: "tests/a_test.py::T::testOne", Error: Rules[0].Example},
 			{ID: "tests/a_test.py::T::testTwo", Error: "AssertionError: x", Class: ClassCPU},
 		}}
 	*r.Module("b_test") = Module{Name: "b_test", Jax: "0.11.0", Date: "2026-12-01T17:10:00Z",
-		Metalplug: &Run{Passed: 5, Seconds: 3}, CPU: &Run{Passed: 5, Seconds: 4}}
+		Metalplug: &Run{Passed: 5, Skipped: 2, Seconds: 3}, CPU: &Run{Passed: 5, Skipped: 3, Seconds: 4}}
 	r.Reclassify()
 	return r
 }
@@ -99,7 +99,7 @@ func sampleReport() *Report {
 func TestCountsAndRate(t *testing.T) {
 	r := sampleReport()
 	c, ran := r.Totals()
-	if ran != 2 || c != (Counts{Passed: 13, Failed: 1, CPUToo: 1, Skipped: 1}) {
+	if ran != 2 || c != (Counts{Passed: 13, Failed: 1, CPUToo: 1, Skipped: 3}) {
 		t.Fatalf("totals %+v over %d modules", c, ran)
 	}
 	if got := c.Rate(); got < 92.85 || got > 92.86 {
@@ -118,7 +118,9 @@ func TestMarkdownSaysWhatRan(t *testing.T) {
 		"over what the plugin itself is asked to do: 92.86% (13 passed, 1 failed)",
 		"| ours | 1 |",
 		"Not run yet (1): c_test.",
-		"| a_test | 2026-12-01 | - | 8 | 1 | 1 | 1 | 1m2s | 9 | 1 | 1 | 30s |",
+		"| a_test | 2026-12-01 | - | 8 | 1 | 1 | 1 | 1m2s | 1 | 1 | 0 | 30s |",
+		"| b_test *whole* | 2026-12-01 | - | 5 | 0 | 0 | 2 | 3s | 5 | 0 | 3 | 4s |",
+		"Skipped on the device: 3 (", "on CPU, in the modules that ran whole there: 3.",
 		"| T::testOne | ours | complex operands |",
 		"Largest remaining classes: complex operands (ours, 1).",
 	} {

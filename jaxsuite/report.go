@@ -65,6 +65,10 @@ type Run struct {
 	Failed  int     `json:"failed"` // failures and errors
 	Skipped int     `json:"skipped"`
 	Seconds float64 `json:"seconds"`
+	// Rerun is set on a CPU run of the device's failures only (every
+	// module measured since the CPU stopped running whole modules); a
+	// CPU run without it ran the whole module.
+	Rerun bool `json:"rerun,omitempty"`
 	// Error says why the run has no per-test results (pytest could not
 	// start, or the module timed out as a whole).
 	Error string `json:"error,omitempty"`

@@ -149,7 +149,7 @@ func handlerTable() map[string]handler {
 	add("vhlo.composite_v1", composite, "its decomposition, inlined")
 	add("vhlo.composite_v2", composite, "its decomposition, inlined")
 	add("vhlo.optimization_barrier_v1", identity, "identity")
-	add("vhlo.custom_call_v1", customCall, "only the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity)")
+	add("vhlo.custom_call_v1", customCall, "the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity); ApproxTopK (the exact top k: a stable sort by its comparator, sliced)")
 	add("vhlo.custom_call_v2", customCall, "as custom_call_v1")
 	for _, name := range []string{"vhlo.all_reduce_v1", "vhlo.all_reduce_v2", "vhlo.all_gather_v1", "vhlo.all_gather_v2",
 		"vhlo.reduce_scatter_v1", "vhlo.all_to_all_v1", "vhlo.all_to_all_v2"} {

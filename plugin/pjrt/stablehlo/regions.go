@@ -606,6 +606,9 @@ func customCall(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if translate, ok := customCalls[target]; ok {
+		return translate(e, op)
+	}
 	if !slices.Contains(noOpCustomCalls, target) {
 		return nil, unsupported(op, "custom_call target %q (only the one-device no-ops %v)", target, noOpCustomCalls)
 	}

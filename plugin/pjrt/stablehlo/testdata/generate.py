@@ -575,6 +575,19 @@ def _():
     return f, (x, n)
 
 
+@program("approx_top_k")
+def _():
+    # lax.approx_max_k / approx_min_k lower to custom_call "ApproxTopK" off
+    # TPU; ties and a row of equal values check that the lower index wins.
+    x = np.array([[3.0, 7.0, -1.0, 7.0, 0.5, -np.inf, 2.0],
+                  [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+                  [-2.0, 5.0, 4.0, 3.0, np.inf, -3.0, 0.0]], np.float32)
+
+    def f(x):
+        return (*lax.approx_max_k(x, 3), *lax.approx_min_k(x, 2), *lax.approx_max_k(x.T, 2, reduction_dimension=0))
+    return f, (x,)
+
+
 @program("indexing")
 def _():
     r = rng("indexing")

@@ -318,6 +318,13 @@ void mp_give_device_attributes(PJRT_Device_GetAttributes_Args* a, const PJRT_Nam
     static const char msg[] = "metalplug: " #name " is not implemented";         \
     return mp_error_new(PJRT_Error_Code_UNIMPLEMENTED, msg, sizeof(msg) - 1);     \
   }
+// The same with the reason, where the caller looks for the words jax's
+// other backends use ("topology not implemented").
+#define UNIMPLEMENTED_WHY(name, why)                                              \
+  static PJRT_Error* stub_##name(void* args) {                                    \
+    static const char msg[] = "metalplug: " #name ": " why;                       \
+    return mp_error_new(PJRT_Error_Code_UNIMPLEMENTED, msg, sizeof(msg) - 1);     \
+  }
 // A slot whose caller treats every error as fatal, and whose work we can
 // honestly skip, succeeds doing nothing.
 #define SUCCEEDS(name) \
@@ -331,7 +338,8 @@ UNIMPLEMENTED(PJRT_CopyToDeviceStream_AddChunk)
 UNIMPLEMENTED(PJRT_CopyToDeviceStream_TotalBytes)
 UNIMPLEMENTED(PJRT_CopyToDeviceStream_GranuleSize)
 UNIMPLEMENTED(PJRT_CopyToDeviceStream_CurrentBytes)
-UNIMPLEMENTED(PJRT_TopologyDescription_Create)
+UNIMPLEMENTED_WHY(PJRT_TopologyDescription_Create,
+                  "topology not implemented (one device; no named topologies to compile ahead of time for)")
 UNIMPLEMENTED(PJRT_TopologyDescription_Destroy)
 UNIMPLEMENTED(PJRT_TopologyDescription_PlatformName)
 UNIMPLEMENTED(PJRT_TopologyDescription_PlatformVersion)

@@ -143,3 +143,13 @@ func TestTableIsFull(t *testing.T) {
 		}
 	}
 }
+
+// TestNoTopologies: jax's ahead-of-time compilation asks for a topology
+// and, on a backend without one, expects an error saying "topology not
+// implemented" (jax's tests/aot_test.py checks those words).
+func TestNoTopologies(t *testing.T) {
+	err := callTopologyCreate()
+	if err == nil || errorCode(err) != int(codeUnimplemented) || !strings.Contains(err.Error(), "topology not implemented") {
+		t.Errorf("PJRT_TopologyDescription_Create: %v; want UNIMPLEMENTED saying topology not implemented", err)
+	}
+}

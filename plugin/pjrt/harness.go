@@ -30,6 +30,13 @@ static void mp_test_fired_slot(int slot, int* fired, int* code) {
   pthread_mutex_unlock(&mp_test_mu);
 }
 
+// Calls PJRT_TopologyDescription_Create through the table with no
+// topology name, as jax's ahead-of-time get_topology_desc does.
+static PJRT_Error* mp_test_topology_create(void) {
+  char args[128] = {0};
+  return mp_api()->PJRT_TopologyDescription_Create(args);
+}
+
 // Drives an error through the table's classic entry points and its vtable,
 // as the two kinds of caller do. Returns 0, or the number of the first
 // check that failed.
@@ -537,6 +544,9 @@ func userDataDtors() (before, after int) {
 	b := C.mp_test_user_data(&a)
 	return int(b), int(a)
 }
+
+// callTopologyCreate asks the table for a topology description.
+func callTopologyCreate() error { return takeError(C.mp_test_topology_create()) }
 
 // callTooSmall calls PJRT_Buffer_Dimensions with a struct_size one byte
 // short of what it writes, as an older caller might.

@@ -181,4 +181,36 @@ def _():
         raise AssertionError("an unknown compile option was accepted")
 
 
+@check("tridiagonal_solve with perturb_singular, which jax lowers only for cpu, cuda and rocm, is registered for metalplug")
+def _():
+    import sys
+
+    from jax.lax import linalg as lax_linalg
+
+    if "jax_plugins.metalplug" not in sys.modules:
+        print("     not this run: the library alone (PJRT_NAMES_AND_LIBRARY_PATHS) registers no lowerings")
+        return
+    n = 6
+    # (T - lambda I) at T's smallest eigenvalue: singular; inverse iteration
+    # (jax.scipy.linalg.eigh_tridiagonal) needs a finite solution along the
+    # eigenvector.
+    w, v = np.linalg.eigh(2 * np.eye(n) - np.eye(n, k=1) - np.eye(n, k=-1))
+    dl = np.r_[0, -np.ones(n - 1)].astype(np.float32)
+    du = np.r_[-np.ones(n - 1), 0].astype(np.float32)
+    d = np.full(n, 2 - w[0], np.float32)
+    b = np.ones((n, 1), np.float32)
+    x = np.asarray(jax.jit(lambda *a: lax_linalg.tridiagonal_solve(*a, perturb_singular=True))(
+        *(jax.device_put(a, dev) for a in (dl, d, du, b))))[:, 0]
+    assert np.isfinite(x).all(), x
+    cos = abs(x @ v[:, 0]) / np.linalg.norm(x)
+    assert cos > 0.9999, cos
+    # A regular system, pivoting (a zero diagonal), against numpy.
+    d2 = np.zeros(n, np.float32)
+    a = np.diag(d2) + np.diag(dl[1:], -1) + np.diag(du[:-1], 1)
+    b2 = rng.normal(size=(n, 2)).astype(np.float32)
+    x2 = np.asarray(jax.jit(lambda *a: lax_linalg.tridiagonal_solve(*a, perturb_singular=True))(
+        *(jax.device_put(a, dev) for a in (dl, d2, du, b2))))
+    np.testing.assert_allclose(x2, np.linalg.solve(a, b2), rtol=1e-5, atol=1e-5)
+
+
 finish()

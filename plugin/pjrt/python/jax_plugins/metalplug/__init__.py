@@ -240,3 +240,103 @@ def initialize():
         logger.debug("metalplug: this jax cannot register plugins (%s)", e)
         return
     xla_bridge.register_plugin(PLATFORM, priority=PRIORITY, library_path=path)
+    _register_lowerings()
+
+
+def _register_lowerings():
+    """Lowerings jax keeps for a hard-coded list of platforms, registered for
+    ours too, so that jax does not refuse the primitive before the library
+    sees a program:
+
+    - eigh: jax's own TPU lowering, which needs no TPU: QDWH spectral
+      divide and conquer in jax, down to custom_call "Eigh" (a Jacobi
+      eigendecomposition) for matrices of 256 or fewer rows, which the
+      library computes.
+    - tridiagonal_solve with perturb_singular (inverse iteration in
+      jax.scipy.linalg.eigh_tridiagonal): jax's platform-independent lowering
+      has no perturbation, so ours is Gaussian elimination with partial
+      pivoting, as LAPACK's gtsv, whose pivots are kept off zero.
+
+    A jax whose internals differ gets neither (each is a debug line), and
+    what jax does for those primitives is unchanged.
+    """
+    try:
+        from jax._src.interpreters import mlir
+        from jax._src.lax import linalg
+        from jax._src.tpu.linalg import eigh as tpu_eigh
+
+        mlir.register_lowering(linalg.eigh_p, tpu_eigh._eigh_tpu_lowering, platform=PLATFORM)
+    except Exception as e:  # noqa: BLE001 - jax's internals move between releases
+        logger.debug("metalplug: eigh keeps jax's own lowerings (%s)", e)
+    try:
+        from jax._src.interpreters import mlir
+        from jax._src.lax import linalg
+
+        mlir.register_lowering(linalg.tridiagonal_solve_p, mlir.lower_fun(_tridiagonal_solve, multiple_results=False),
+                               platform=PLATFORM)
+    except Exception as e:  # noqa: BLE001
+        logger.debug("metalplug: tridiagonal_solve keeps jax's own lowerings (%s)", e)
+
+
+def _tridiagonal_solve(dl, d, du, b, *, perturb_singular):
+    """Solves the tridiagonal systems (dl, d, du) x = b, batched over the
+    leading dims as jax's tridiagonal_solve_p takes them (dl[..., 0] and
+    du[..., -1] are unused), by Gaussian elimination with partial pivoting
+    (LAPACK's gtsv), each row against the next. With perturb_singular a pivot
+    of magnitude at most eps times the matrix's largest entry is replaced by
+    that much, with its sign, so that a singular system (inverse iteration at
+    an eigenvalue) gives a large finite solution instead of inf or NaN."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    def solve(dl, d, du, b):
+        n = d.shape[0]
+        dtype = b.dtype
+        real = jnp.finfo(dtype).dtype if jnp.issubdtype(dtype, jnp.complexfloating) else dtype
+        scale = jnp.maximum(jnp.max(jnp.abs(jnp.stack([dl, d, du]))), jnp.finfo(real).tiny)
+        tiny = (jnp.finfo(real).eps * scale).astype(real)
+
+        def keep_off_zero(p):
+            if not perturb_singular:
+                return p
+            mag = jnp.abs(p)
+            unit = jnp.where(mag == 0, jnp.ones_like(p), p / jnp.where(mag == 0, 1, mag).astype(dtype))
+            return jnp.where(mag <= tiny, unit * tiny.astype(dtype), p)
+
+        def eliminate(carry, nxt):
+            dc, uc, bc = carry
+            l, dn, un, bn = nxt
+            dc = jnp.where(jnp.maximum(jnp.abs(dc), jnp.abs(l)) <= tiny, keep_off_zero(dc), dc)
+            swap = jnp.abs(dc) < jnp.abs(l)
+            # Not swapped: row i stays, row i+1 loses l * row i / dc.
+            f = l / jnp.where(swap, 1, dc)
+            keep_row = (dc, uc, jnp.zeros_like(uc), bc)
+            keep_next = (dn - f * uc, un, bn - f * bc)
+            # Swapped: row i+1 becomes row i, and loses dc * it / l from the old row i.
+            g = dc / jnp.where(swap, l, 1)
+            swap_row = (l, dn, un, bn)
+            swap_next = (uc - g * dn, -g * un, bc - g * bn)
+            row = tuple(jnp.where(swap, s, k) for s, k in zip(swap_row, keep_row))
+            nxt_row = tuple(jnp.where(swap, s, k) for s, k in zip(swap_next, keep_next))
+            return nxt_row, row
+
+        last, rows = lax.scan(eliminate, (d[0], du[0], b[0]), (dl[1:], d[1:], du[1:], b[1:]))
+        piv, u1, u2, rhs = rows
+        dlast = keep_off_zero(last[0])
+        xlast = last[2] / dlast
+        if n == 1:
+            return xlast[None]
+
+        def substitute(carry, row):
+            x1, x2 = carry
+            p, a1, a2, r = row
+            x = (r - a1 * x1 - a2 * x2) / keep_off_zero(p)
+            return (x, x1), x
+
+        _, xs = lax.scan(substitute, (xlast, jnp.zeros_like(xlast)), (piv, u1[:, None], u2[:, None], rhs), reverse=True)
+        return jnp.concatenate([xs, xlast[None]], axis=0)
+
+    for _ in range(dl.ndim - 1):
+        solve = jax.vmap(solve)
+    return solve(dl, d, du, b)

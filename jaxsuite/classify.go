@@ -144,7 +144,7 @@ var Rules = []Rule{
 	},
 	{
 		Name: "the device alone", Class: ClassPolicy,
-		Why:     "the suite runs with JAX_PLATFORMS=metalplug so that every test runs on the device (as a GPU run names its platform alone); a test that also wants jax's CPU backend beside it (cross-platform device_put, backend='cpu') finds none",
+		Why:     "a module measured with JAX_PLATFORMS=metalplug alone, before the suite put jax's CPU beside the device (metalplug,cpu, as on any GPU machine): a test that also wants jax's CPU backend (cross-platform device_put, backend='cpu', colocated Python) found none",
 		Message: regexp.MustCompile(`Unknown backend:? '?cpu'?\.? Available backends are \['metalplug'\]`),
 		Example: `RuntimeError: Unknown backend cpu. Available backends are ['metalplug']`,
 	},

@@ -84,7 +84,7 @@ func sampleReport() *Report {
 	r := &Report{Jax: "0.11.0", Jaxlib: "0.11.0", Python: "3.12.1", Machine: "linux/amd64, 2 cores", Workers: 2, Generated: 10}
 	r.SetModules([]string{"b_test", "a_test", "c_test"})
 	*r.Module("a_test") = Module{Name: "a_test", Jax: "0.11.0", Date: "2026-12-01T17:00:00Z",
-		Metalplug: &Run{Passed: 8, Failed: 2, Skipped: 1, Seconds: 62},
+		Metalplug: &Run{Passed: 8, Failed: 2, Skipped: 1, Seconds: 62, Platforms: "metalplug,cpu"},
 		CPU:       &Run{Passed: 1, Failed: 1, Seconds: 30, Rerun: true}, // the device's two failures
 		Failures: []Failure{
 			{ID: "tests/a_test.py::T::testOne", Error: Rules[0].Example},
@@ -119,7 +119,7 @@ func TestMarkdownSaysWhatRan(t *testing.T) {
 		"| ours | 1 |",
 		"Not run yet (1): c_test.",
 		"| a_test | 2026-12-01 | - | 8 | 1 | 1 | 1 | 1m2s | 1 | 1 | 0 | 30s |",
-		"| b_test *whole* | 2026-12-01 | - | 5 | 0 | 0 | 2 | 3s | 5 | 0 | 3 | 4s |",
+		"| b_test *alone* *whole* | 2026-12-01 | - | 5 | 0 | 0 | 2 | 3s | 5 | 0 | 3 | 4s |",
 		"Skipped on the device: 3 (", "on CPU, in the modules that ran whole there: 3.",
 		"| T::testOne | ours | complex operands |",
 		"Largest remaining classes: complex operands (ours, 1).",
@@ -215,5 +215,22 @@ func TestCheckoutVersion(t *testing.T) {
 	names, err := ModuleNames(dir)
 	if err != nil || !reflect.DeepEqual(names, []string{"a_test", "b_test"}) {
 		t.Errorf("modules %v %v", names, err)
+	}
+}
+
+// TestDeviceFirstCPUBeside: on the device run, the device is jax's default
+// backend (first in JAX_PLATFORMS) and jax's CPU is there beside it; the
+// reference run is the CPU alone.
+func TestDeviceFirstCPUBeside(t *testing.T) {
+	if got := Env(OnDevice)[0]; got != "JAX_PLATFORMS=metalplug,cpu" {
+		t.Errorf("the device run has %s", got)
+	}
+	if got := Env(OnCPU); len(got) != 1 || got[0] != "JAX_PLATFORMS=cpu" {
+		t.Errorf("the CPU run has %v", got)
+	}
+	alone := Module{Metalplug: &Run{}}
+	beside := Module{Metalplug: &Run{Platforms: "metalplug,cpu"}}
+	if !alone.Alone() || beside.Alone() {
+		t.Errorf("Alone: %v for a run before platforms were recorded, %v for metalplug,cpu", alone.Alone(), beside.Alone())
 	}
 }

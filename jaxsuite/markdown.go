@@ -26,7 +26,7 @@ func (r *Report) Markdown() string {
 	w("# jax's own test suite on the device\n\n")
 	w("Generated from [jax_suite.json](jax_suite.json) by `go tool mage jaxsuite <jax checkout>` (or `jaxsuiteModules <jax checkout> <modules>`); a test checks that this file renders from it. ")
 	w("The run needs a checkout of jax at the installed release's tag (jax's tests are in neither its wheel nor its sdist), so it runs in a session, not in CI, and its result is committed.\n\n")
-	w("What runs: the modules of jax %s's `tests/` (tag `jax-v%s`), each with pytest with `JAX_PLATFORMS=metalplug`, on the **host reference driver** (pure Go, on the CPU; the Metal driver is not run here); then the tests that failed there run again with `JAX_PLATFORMS=cpu`, jax's own CPU backend, as the reference (modules marked *whole* ran whole on CPU too). ", r.Jax, r.Jax)
+	w("What runs: the modules of jax %s's `tests/` (tag `jax-v%s`), each with pytest with `JAX_PLATFORMS=metalplug,cpu`: the device is jax's default backend, so every test runs on it, on the **host reference driver** (pure Go, on the CPU; the Metal driver is not run here), and jax's CPU is beside it as on any GPU machine, for what needs a local CPU device by design (jax.debug.callback, colocated Python, a cross-platform device_put); modules marked *alone* ran with `JAX_PLATFORMS=metalplug` only. then the tests that failed there run again with `JAX_PLATFORMS=cpu`, jax's own CPU backend, as the reference (modules marked *whole* ran whole on CPU too). ", r.Jax, r.Jax)
 	w("jaxlib %s, Python %s, %d pytest-xdist workers, %s; jax's defaults otherwise (%d generated cases per parameterized test, x64 off). ", r.Jaxlib, r.Python, r.Workers, r.Machine, r.Generated)
 	w("Both platforms offer one device, so multi-device tests skip on both.\n\n")
 
@@ -85,6 +85,9 @@ func (r *Report) Markdown() string {
 		}
 		c := m.Counts()
 		name := m.Name
+		if m.Alone() {
+			name += " *alone*"
+		}
 		if !m.CPU.Rerun {
 			name += " *whole*"
 		}

@@ -65,6 +65,9 @@ type Run struct {
 	Failed  int     `json:"failed"` // failures and errors
 	Skipped int     `json:"skipped"`
 	Seconds float64 `json:"seconds"`
+	// Platforms is the run's JAX_PLATFORMS; empty in the runs from before
+	// it was recorded, which had the device alone ("metalplug").
+	Platforms string `json:"platforms,omitempty"`
 	// Rerun is set on a CPU run of the device's failures only (every
 	// module measured since the CPU stopped running whole modules); a
 	// CPU run without it ran the whole module.
@@ -80,6 +83,12 @@ type Failure struct {
 	Error string `json:"error"` // the first line of what it raised
 	Class Class  `json:"class"`
 	Rule  string `json:"rule"` // the rule that classified it
+}
+
+// Alone reports whether the module ran on the device without jax's CPU
+// beside it (JAX_PLATFORMS=metalplug), as the first runs did.
+func (m *Module) Alone() bool {
+	return m.Metalplug != nil && (m.Metalplug.Platforms == "" || m.Metalplug.Platforms == OnDevice)
 }
 
 // Ran reports whether the module has results.

@@ -57,12 +57,18 @@ const (
 	OnCPU    = "cpu"
 )
 
-// Env is what a run on platform adds to the environment of the suite:
-// JAX_PLATFORMS names the one platform (the device alone, so every test
-// runs on it), and off macOS the host reference driver must be asked for.
+// Env is what a run on platform adds to the environment of the suite.
+// On the device, JAX_PLATFORMS names it first, so it is jax's default
+// backend and every test runs on it, and jax's CPU second, present beside
+// it as on any GPU machine: jax.debug.callback, colocated Python and
+// cross-platform device_put need a local CPU device by design. Off macOS
+// the host reference driver must be asked for.
 func Env(platform string) []string {
-	env := []string{"JAX_PLATFORMS=" + platform}
-	if platform == OnDevice && runtime.GOOS != "darwin" {
+	if platform != OnDevice {
+		return []string{"JAX_PLATFORMS=" + platform}
+	}
+	env := []string{"JAX_PLATFORMS=" + OnDevice + "," + OnCPU}
+	if runtime.GOOS != "darwin" {
 		env = append(env, "METALPLUG_HOST_DEVICE=1")
 	}
 	return env
@@ -334,6 +340,11 @@ func runModule(o Options, pytest, logs, name, platform string, ids []string) (*R
 	cmd.Env = append(python.CleanEnv(os.Environ()), Env(platform)...)
 	killGroup(cmd)
 	run := &Run{}
+	for _, kv := range Env(platform) {
+		if v, ok := strings.CutPrefix(kv, "JAX_PLATFORMS="); ok {
+			run.Platforms = v
+		}
+	}
 	logf, err := os.Create(logPath)
 	if err != nil {
 		run.Error = err.Error()

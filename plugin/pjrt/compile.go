@@ -24,15 +24,23 @@ import (
 // stablehlo_current_version asked for) and format names them. The program's
 // parameters and results are the executable's, in order. Errors name the
 // op that could not be read; wrap ErrUnsupported for what metalplug does
-// not support, so that jax reports UNIMPLEMENTED. Unsigned says which
-// parameters and results hold ui16 or ui64 data as the bits of the IR's
-// int16 or int64 (the IR has no dtype of their own): their buffers have
-// the unsigned element type.
-type Translator func(code []byte, format string) (*ir.Program, Unsigned, error)
+// not support, so that jax reports UNIMPLEMENTED. Marks say what the
+// program alone does not of its parameters and results.
+type Translator func(code []byte, format string) (*ir.Program, Marks, error)
 
-// Unsigned marks, by index, the parameters and results of a program that
-// hold unsigned data in a signed IR dtype; nil or short slices mark none.
-type Unsigned struct{ Params, Results []bool }
+// Marks mark parameters and results by index; nil or short slices mark
+// none.
+type Marks struct {
+	// Params and Results hold ui16 or ui64 data as the bits of the IR's
+	// int16 or int64 (the IR has no dtype of their own): their buffers
+	// have the unsigned element type.
+	Params, Results []bool
+	// Donated are the parameters jax donated (jit's donate_argnums): an
+	// execution consumes their buffers, which are deleted once it is
+	// enqueued, as XLA's runtimes do, unless the call lists them as not
+	// donatable.
+	Donated []bool
+}
 
 func marked(m []bool, i int) bool { return i < len(m) && m[i] }
 
@@ -57,6 +65,7 @@ type program struct {
 	results     []ir.TensorType
 	paramTypes  []bufType
 	resultTypes []bufType
+	donated     []bool // by parameter: see Marks.Donated
 	options     []byte // as the caller serialized them
 	fingerprint string
 
@@ -86,7 +95,7 @@ func (c *client) compile(code []byte, format string, options []byte) (*program, 
 	if translate == nil {
 		return nil, unimplementedf("%s", seamMessage)
 	}
-	p, unsigned, err := translate(code, format)
+	p, marks, err := translate(code, format)
 	if err != nil {
 		if codeOf(err) == codeInternal {
 			err = &codedError{codeInvalidArgument, err} // the program's fault unless said otherwise
@@ -105,15 +114,18 @@ func (c *client) compile(code []byte, format string, options []byte) (*program, 
 		}
 	}
 	pr := &program{prog: p, exe: exe, params: p.Params, results: p.ResultTypes(), options: append([]byte(nil), options...)}
+	for i := range pr.params {
+		pr.donated = append(pr.donated, marked(marks.Donated, i))
+	}
 	for i, t := range pr.params {
-		bt, err := boundaryType(t.DType, marked(unsigned.Params, i))
+		bt, err := boundaryType(t.DType, marked(marks.Params, i))
 		if err != nil {
 			return nil, fmt.Errorf("parameter %d (%v): %w", i, t, err)
 		}
 		pr.paramTypes = append(pr.paramTypes, bt)
 	}
 	for i, t := range pr.results {
-		bt, err := boundaryType(t.DType, marked(unsigned.Results, i))
+		bt, err := boundaryType(t.DType, marked(marks.Results, i))
 		if err != nil {
 			return nil, fmt.Errorf("result %d (%v): %w", i, t, err)
 		}

@@ -329,12 +329,20 @@ func mp_PJRT_LoadedExecutable_Execute(args *C.PJRT_LoadedExecutable_Execute_Args
 	if outList == nil && len(le.prog.results) > 0 {
 		return fail(name, invalidf("output_lists[0] is NULL"))
 	}
-	// Donation needs no work: results are always fresh buffers, so no
-	// input is ever written, donated or not (non_donatable_input_indices
-	// asks for what we do anyway).
+	// Results are always fresh buffers, so no input is ever written; a
+	// donated one is consumed: deleted once the execution is enqueued
+	// (its memory is freed after the stream has run it), as XLA's runtimes
+	// do, so that jax sees it deleted.
+	consumed, err := le.prog.consumed(in, notDonatable(args.options))
+	if err != nil {
+		return fail(name, err)
+	}
 	outs, done, err := le.run(in)
 	if err != nil {
 		return fail(name, err)
+	}
+	for _, b := range consumed {
+		b.delete()
 	}
 	for j, b := range outs {
 		unsafe.Slice(outList, len(outs))[j] = b.c
@@ -343,6 +351,42 @@ func mp_PJRT_LoadedExecutable_Execute(args *C.PJRT_LoadedExecutable_Execute_Args
 		*args.device_complete_events = newCEvent(done)
 	}
 	return nil
+}
+
+// notDonatable is the set of argument positions the call says not to
+// consume, though the program donates them (jax passes, for example, an
+// argument it still needs).
+func notDonatable(o *C.PJRT_ExecuteOptions) map[int]bool {
+	if o == nil || o.num_non_donatable_input_indices == 0 || o.non_donatable_input_indices == nil {
+		return nil
+	}
+	idx := unsafe.Slice((*int64)(unsafe.Pointer(o.non_donatable_input_indices)), int(o.num_non_donatable_input_indices))
+	keep := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		keep[int(i)] = true
+	}
+	return keep
+}
+
+// consumed are the buffers an execution consumes: those of the donated
+// parameters not in keep. A buffer donated at one position and passed
+// again at another is refused, as XLA refuses it: the execution would read
+// what it consumes.
+func (pr *program) consumed(in []*buffer, keep map[int]bool) ([]*buffer, error) {
+	var out []*buffer
+	for i, b := range in {
+		if !marked(pr.donated, i) || keep[i] {
+			continue
+		}
+		for j, o := range in {
+			if j != i && o == b {
+				return nil, invalidf("Attempt to donate the same buffer twice in Execute() (argument %d, donated, is argument %d too): "+
+					"pass a copy, or do not donate it (f(donate(a), a))", i, j)
+			}
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 // checkExecuteOptions refuses what an execution asks for that we cannot

@@ -37,9 +37,9 @@ func withTranslator(t *testing.T, tr func(code []byte, format string) (*ir.Progr
 	old := Translate
 	Translate = nil
 	if tr != nil {
-		Translate = func(code []byte, format string) (*ir.Program, Unsigned, error) {
+		Translate = func(code []byte, format string) (*ir.Program, Marks, error) {
 			p, err := tr(code, format)
-			return p, Unsigned{}, err
+			return p, Marks{}, err
 		}
 	}
 	t.Cleanup(func() { Translate = old })
@@ -345,11 +345,11 @@ func TestUnsignedParametersAndResults(t *testing.T) {
 	const s16, u16 = bufType(3), bufType(7)
 	old := Translate
 	t.Cleanup(func() { Translate = old })
-	Translate = func([]byte, string) (*ir.Program, Unsigned, error) {
+	Translate = func([]byte, string) (*ir.Program, Marks, error) {
 		b := ir.NewBuilder()
 		x := b.Parameter(ir.TensorType{DType: ir.I16, Shape: ir.Shape{3}})
 		p, err := b.Build(b.Binary(ir.OpAdd, x, x), x)
-		return p, Unsigned{Params: []bool{true}, Results: []bool{true}}, err
+		return p, Marks{Params: []bool{true}, Results: []bool{true}}, err
 	}
 	h := testClient(t)
 	exe, err := h.compile(nil, "mlir", nil)
@@ -380,5 +380,76 @@ func TestUnsignedParametersAndResults(t *testing.T) {
 	got, err := outs[0].get(nil)
 	if _, typ, _ := outs[0].dims(); err != nil || typ != u16 || !bytes.Equal(got, []byte{0xfe, 0xff, 2, 0, 0, 0}) {
 		t.Errorf("x + x of u16 [65535 1 32768] is %v %x, %v", typ, got, err)
+	}
+}
+
+// TestDonatedArgumentsAreConsumed: a parameter the translation marks
+// donated (jit's donate_argnums) has its buffer deleted by the execution,
+// unless the call lists it as not donatable; the same buffer donated and
+// passed again is refused, as XLA refuses it, and stays usable.
+func TestDonatedArgumentsAreConsumed(t *testing.T) {
+	const f32 = bufType(11)
+	old := Translate
+	t.Cleanup(func() { Translate = old })
+	Translate = func([]byte, string) (*ir.Program, Marks, error) {
+		b := ir.NewBuilder()
+		x := b.Parameter(ir.TensorType{DType: ir.F32, Shape: ir.Shape{2}})
+		y := b.Parameter(ir.TensorType{DType: ir.F32, Shape: ir.Shape{2}})
+		p, err := b.Build(b.Binary(ir.OpAdd, x, y))
+		return p, Marks{Donated: []bool{true, false}}, err
+	}
+	h := testClient(t)
+	exe, err := h.compile(nil, "mlir", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.destroy()
+	host := newHostArray([]byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}) // 1, 2
+	defer host.free()
+	put := func() *hBuffer {
+		b, _, err := h.put(host, 0, f32, []int64{2}, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	run := func(keep []int64, args ...*hBuffer) error {
+		outs, done, err := exe.execute(args, 1, keep...)
+		if err != nil {
+			return err
+		}
+		defer done.destroy()
+		defer outs[0].destroy()
+		got, err := outs[0].get(nil)
+		if !bytes.Equal(got, []byte{0, 0, 0, 0x40, 0, 0, 0x80, 0x40}) { // 2, 4
+			t.Errorf("x + y is %x, %v", got, err)
+		}
+		return nil
+	}
+	x, y := put(), put()
+	defer x.destroy()
+	defer y.destroy()
+	if err := run(nil, x, y); err != nil {
+		t.Fatal(err)
+	}
+	if del, _ := x.isDeleted(); !del {
+		t.Error("the donated argument is not deleted after the execution")
+	}
+	if del, _ := y.isDeleted(); del {
+		t.Error("the argument not donated was deleted")
+	}
+	kept := put()
+	defer kept.destroy()
+	if err := run([]int64{0}, kept, y); err != nil {
+		t.Fatal(err)
+	}
+	if del, _ := kept.isDeleted(); del {
+		t.Error("an argument the call lists as not donatable was deleted")
+	}
+	if err := run(nil, y, y); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "Attempt to donate the same buffer twice") {
+		t.Errorf("f(donate(y), y): %v", err)
+	}
+	if del, _ := y.isDeleted(); del {
+		t.Error("a refused execution deleted its argument")
 	}
 }

@@ -492,7 +492,9 @@ func (e *hExecutable) describe() (name string, outputs int, types []bufType, dim
 }
 
 // execute runs the executable on one device's arguments, as jax does.
-func (e *hExecutable) execute(args []*hBuffer, outputs int) ([]*hBuffer, *hEvent, error) {
+// execute runs the executable on args; keep lists the argument positions
+// the call says are not donatable.
+func (e *hExecutable) execute(args []*hBuffer, outputs int, keep ...int64) ([]*hBuffer, *hEvent, error) {
 	in := (**C.PJRT_Buffer)(C.calloc(C.size_t(max(len(args), 1)), C.size_t(unsafe.Sizeof(uintptr(0)))))
 	defer C.free(unsafe.Pointer(in))
 	for i, b := range args {
@@ -502,6 +504,13 @@ func (e *hExecutable) execute(args []*hBuffer, outputs int) ([]*hBuffer, *hEvent
 	defer C.free(unsafe.Pointer(out))
 	var opts C.PJRT_ExecuteOptions
 	opts.struct_size = C.PJRT_ExecuteOptions_STRUCT_SIZE
+	if len(keep) > 0 {
+		idx := (*C.int64_t)(C.calloc(C.size_t(len(keep)), 8))
+		defer C.free(unsafe.Pointer(idx))
+		copy(unsafe.Slice((*int64)(unsafe.Pointer(idx)), len(keep)), keep)
+		opts.non_donatable_input_indices = idx
+		opts.num_non_donatable_input_indices = C.size_t(len(keep))
+	}
 	var a C.PJRT_LoadedExecutable_Execute_Args
 	a.struct_size = C.PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE
 	a.executable = e.e

@@ -11,12 +11,13 @@ import (
 // UNIMPLEMENTED; a malformed artifact INVALID_ARGUMENT.
 func init() {
 	tr := stablehlo.SignedTranslator(ErrUnsupported)
-	Translate = func(code []byte, format string) (*ir.Program, Unsigned, error) {
+	Translate = func(code []byte, format string) (*ir.Program, Marks, error) {
 		p, sig, err := tr(code, format)
-		var u Unsigned
+		var u Marks
 		if sig != nil {
-			for _, a := range sig.Args {
+			for i, a := range sig.Args {
 				u.Params = append(u.Params, a.Unsigned)
+				u.Donated = append(u.Donated, sig.Donated(i))
 			}
 			for _, r := range sig.Results {
 				u.Results = append(u.Results, r.Unsigned)

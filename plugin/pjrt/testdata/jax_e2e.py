@@ -181,6 +181,30 @@ def _():
         raise AssertionError("an unknown compile option was accepted")
 
 
+@check("donated arguments (jit's donate_argnums) are consumed, with no warning from jax")
+def _():
+    import sys
+    import warnings
+
+    if "jax_plugins.metalplug" not in sys.modules:
+        print("     not this run: the library alone (PJRT_NAMES_AND_LIBRARY_PATHS) does not put metalplug in jax's donation list")
+        return
+    x = jax.device_put(np.arange(4, dtype=np.float32), dev)
+    keep = jax.device_put(np.ones(4, np.float32), dev)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Donation is not implemented for ('metalplug',)" would raise
+        y = jax.jit(lambda a, b: a * 2 + b, donate_argnums=0)(x, keep)
+    assert x.is_deleted() and not keep.is_deleted(), (x.is_deleted(), keep.is_deleted())
+    assert np.array_equal(np.asarray(y), np.arange(4) * 2 + 1), np.asarray(y)
+    try:
+        jax.jit(lambda a, b: a + b, donate_argnums=0)(keep, keep).block_until_ready()
+    except RuntimeError as e:
+        assert "donate the same buffer twice" in str(e), str(e)
+    else:
+        raise AssertionError("f(donate(a), a) ran")
+    assert not keep.is_deleted()
+
+
 @check("tridiagonal_solve with perturb_singular, which jax lowers only for cpu, cuda and rocm, is registered for metalplug")
 def _():
     import sys

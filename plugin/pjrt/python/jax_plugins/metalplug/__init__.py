@@ -257,9 +257,20 @@ def _register_lowerings():
       has no perturbation, so ours is Gaussian elimination with partial
       pivoting, as LAPACK's gtsv, whose pivots are kept off zero.
 
-    A jax whose internals differ gets neither (each is a debug line), and
-    what jax does for those primitives is unchanged.
+    And donation: jax sets up donated arguments (jit's donate_argnums) only
+    for the platforms of its list _platforms_with_donation, warning on any
+    other; the library consumes donated buffers as XLA's runtimes do.
+
+    A jax whose internals differ gets none of these (each is a debug line),
+    and what jax does there is unchanged.
     """
+    try:
+        from jax._src.interpreters import mlir
+
+        if PLATFORM not in mlir._platforms_with_donation:
+            mlir._platforms_with_donation.append(PLATFORM)
+    except Exception as e:  # noqa: BLE001
+        logger.debug("metalplug: jax does not set up donation for metalplug (%s)", e)
     try:
         from jax._src.interpreters import mlir
         from jax._src.lax import linalg

@@ -149,6 +149,8 @@ func handlerTable() map[string]handler {
 	add("vhlo.composite_v1", composite, "its decomposition, inlined")
 	add("vhlo.composite_v2", composite, "its decomposition, inlined")
 	add("vhlo.optimization_barrier_v1", identity, "identity")
+	add("vhlo.create_token_v1", newToken, "an empty bool tensor (a token carries no data; one device runs in order)")
+	add("vhlo.after_all_v1", newToken, "as create_token: the joined tokens order nothing more on one device")
 	add("vhlo.custom_call_v1", customCall, "the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity); ApproxTopK (the exact top k: a stable sort by its comparator, sliced)")
 	add("vhlo.custom_call_v2", customCall, "as custom_call_v1")
 	for _, name := range []string{"vhlo.all_reduce_v1", "vhlo.all_reduce_v2", "vhlo.all_gather_v1", "vhlo.all_gather_v2",

@@ -82,7 +82,11 @@ func tensorType(op *mlir.Operation, t mlir.Type, what string) (ir.TensorType, er
 		case *mlir.TupleType:
 			return ir.TensorType{}, unsupported(op, "%s is the tuple %s", what, t)
 		case *mlir.TokenType:
-			return ir.TensorType{}, unsupported(op, "%s is a token (side effects)", what)
+			// A token orders side effects; it carries no data. On one
+			// device with no effects the program runs in order anyway, so
+			// a token is an empty bool tensor, which is also what jax
+			// holds behind a core.Token.
+			return tokenType, nil
 		}
 		return ir.TensorType{}, unsupported(op, "%s is %s, not a tensor", what, t)
 	}
@@ -101,6 +105,20 @@ func tensorType(op *mlir.Operation, t mlir.Type, what string) (ir.TensorType, er
 		return ir.TensorType{}, err
 	}
 	return ir.TensorType{DType: d, Shape: shape}, nil
+}
+
+// tokenType is what a !stablehlo.token is in the IR: no data.
+var tokenType = ir.TensorType{DType: ir.Bool, Shape: ir.Shape{0}}
+
+// newToken is create_token and after_all: a token, whatever it joins.
+func newToken(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	if len(op.Results) != 1 {
+		return nil, invalid(op, "has %d results", len(op.Results))
+	}
+	if _, err := e.operands(op); err != nil {
+		return nil, err
+	}
+	return one(e.b.Constant(tokenType, nil)), nil
 }
 
 // resultType is the IR type of op's i-th result.

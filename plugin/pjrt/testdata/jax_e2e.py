@@ -181,6 +181,17 @@ def _():
         raise AssertionError("an unknown compile option was accepted")
 
 
+@check("tokens in and out of a program (jax.lax.create_token)")
+def _():
+    from jax._src import core
+
+    made = jax.jit(jax.lax.create_token)(1.0)
+    assert isinstance(made, core.Token), type(made)
+    arr, tok = jax.jit(lambda a, t: (a * 2, t))(jax.device_put(np.ones(3, np.float32), dev), jax.lax.create_token())
+    assert isinstance(tok, core.Token), type(tok)
+    assert np.array_equal(np.asarray(arr), [2, 2, 2]), np.asarray(arr)
+
+
 @check("donated arguments (jit's donate_argnums) are consumed, with no warning from jax")
 def _():
     import sys

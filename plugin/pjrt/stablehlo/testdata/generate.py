@@ -588,6 +588,15 @@ def _():
     return f, (x,)
 
 
+@program("tokens")
+def _():
+    # A token passed in, passed through, made, and joined (after_all).
+    def f(x, t):
+        t2 = lax.create_token()
+        return x + 1, t, t2, lax.after_all(t, t2)
+    return f, (np.arange(3, dtype=np.float32), lax.create_token())
+
+
 @program("indexing")
 def _():
     r = rng("indexing")
@@ -819,6 +828,8 @@ def leaves(tree):
     for leaf in jax.tree.leaves(tree):
         if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
             leaf = jax.random.key_data(leaf)
+        if isinstance(leaf, core.Token):  # no data: the IR's empty bool tensor
+            leaf = np.zeros((0,), np.bool_)
         out.append(np.asarray(leaf))
     return out
 
@@ -836,7 +847,9 @@ def build(name):
     module = lowered.compiler_ir("stablehlo")
     code = _jax.mlir.serialize_portable_artifact(jax_mlir.module_to_bytecode(module), TARGET, True)
     ins = leaves(args)
-    outs = leaves(jitted(*[jax.tree.map(jnp.asarray, a) for a in args]))
+    def on_device(a):
+        return a if isinstance(a, core.Token) else jax.tree.map(jnp.asarray, a)
+    outs = leaves(jitted(*[on_device(a) for a in args]))
     return code, ins, outs
 
 

@@ -114,6 +114,7 @@ func handlerTable() map[string]handler {
 
 	add("vhlo.constant_v1", constant, "IR constant (dense elements; a splat is broadcast)")
 	add("vhlo.iota_v1", iota, "IR iota (complex: of the real part)")
+	add("vhlo.rng_bit_generator_v1", rngBitGenerator, "IR Rng's Philox4x32-10 bits for every algorithm (the bits are the implementation's), the state's counter advanced by the blocks drawn")
 	add("vhlo.broadcast_in_dim_v1", broadcastInDim, "IR broadcast_in_dim (unsorted dims: a transpose first)")
 	add("vhlo.reshape_v1", reshape, "IR reshape")
 	add("vhlo.transpose_v1", transpose, "IR transpose")

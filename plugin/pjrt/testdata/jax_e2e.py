@@ -158,17 +158,27 @@ def _():
 
 @check("an op the translation does not support is a clear JaxRuntimeError, not an abort")
 def _():
-    x = jax.device_put(np.ones(4, np.float32), dev)
     try:
-        # rng_bit_generator: XLA's own generators, which nothing here implements
-        key = jax.device_put(np.zeros(4, np.uint32), dev)
-        jax.jit(lambda k: jax.lax.rng_bit_generator(k, (4,))[1])(key).block_until_ready()
+        # atan2 of float64: the device computes no float64 transcendentals
+        x = jax.device_put(np.ones(4, np.float64), dev)
+        jax.jit(lambda a: jax.numpy.arctan2(a, a))(x).block_until_ready()
     except jax.errors.JaxRuntimeError as e:
         msg = str(e)
-        assert "UNIMPLEMENTED" in msg and "rng_bit_generator" in msg, msg
+        assert "UNIMPLEMENTED" in msg and "atan2" in msg, msg
         print(f"     {msg.splitlines()[0][:200]}")
     else:
-        raise AssertionError("rng_bit_generator ran, but nothing translates it")
+        raise AssertionError("atan2 of float64 ran, but nothing translates it")
+
+
+@check("rng_bit_generator: the rbg PRNG draws on the device")
+def _():
+    key = jax.random.key(7, impl="rbg")
+    u = np.asarray(jax.jit(lambda k: jax.random.uniform(k, (2000,), dtype=np.float32))(key))
+    assert ((0 <= u) & (u < 1)).all() and abs(u.mean() - 0.5) < 0.03, u.mean()
+    again = np.asarray(jax.jit(lambda k: jax.random.uniform(k, (2000,), dtype=np.float32))(key))
+    assert np.array_equal(u, again), "the same key drew other numbers"
+    k1, k2 = jax.random.split(key)
+    assert not np.array_equal(np.asarray(jax.random.bits(k1, (8,))), np.asarray(jax.random.bits(k2, (8,))))
 
 
 @check("compiler options jax cannot know are refused in XLA's words")

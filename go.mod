@@ -12,6 +12,7 @@ require (
 	github.com/google/go-github/v62 v62.0.0
 	github.com/magefile/mage v1.17.2
 	github.com/progrium/darwinkit v0.5.0
+	gonum.org/v1/gonum v0.17.0
 	google.golang.org/protobuf v1.36.12
 )
 

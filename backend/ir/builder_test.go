@@ -86,6 +86,9 @@ func inferenceCases() []inferenceCase {
 func TestBuilderInference(t *testing.T) {
 	covered := map[Op]bool{OpWhile: true, OpCase: true, OpCall: true, OpGetResult: true, OpReduceRegion: true, OpSortRegion: true, // region_test.go
 		OpScatterRegion: true, OpReduceWindowRegion: true, OpSelectAndScatterRegion: true}
+	for _, c := range linalgInferenceCases() { // builder_linalg_test.go
+		covered[c.op] = true
+	}
 	for _, c := range inferenceCases() {
 		b := NewBuilder()
 		xs := make([]Value, len(c.params))

@@ -88,6 +88,63 @@ const (
 	OpRng              // Args key I64[1], counter I64[2]: Philox4x32-10 numbers, Instr.Rng
 	OpFFT              // Instr.FFT over the innermost dims
 
+	// Linear algebra, on float32 and float64 matrices in the two innermost
+	// dims, batched over the leading dims (every operand has the same
+	// batch dims). Attributes in Instr.Linalg. Qr, Eigh, Lu and Svd yield
+	// a tuple of results (no regions), which OpGetResult takes apart.
+
+	// OpCholesky factors a symmetric positive definite a[..., n, n] as
+	// L L^T (Linalg.Lower: L in the lower triangle, from a's lower
+	// triangle) or U^T U (upper, from the upper triangle); only that
+	// triangle of a is read, and the result's other triangle is zero
+	// (XLA leaves it unspecified; jax zeroes it itself). A matrix that is
+	// not positive definite gives NaN in every element of its result, as
+	// jax's CPU and GPU Cholesky do.
+	OpCholesky
+	// OpTriangularSolve solves op(a) x = b (Linalg.LeftSide) or
+	// x op(a) = b for x, with a[..., k, k] triangular (Linalg.Lower reads
+	// the lower triangle, else the upper; the other is not read) and
+	// b[..., m, n], k = m on the left and n on the right; op(a) is a,
+	// a^T or (for real types the same) a^H by Linalg.Transpose. With
+	// Linalg.UnitDiagonal a's diagonal is taken as ones and not read. The
+	// result has b's type. A zero on a's diagonal divides by zero
+	// (infinities and NaN), as StableHLO's triangular_solve does.
+	OpTriangularSolve
+	// OpQr is LAPACK's geqrf of a[..., m, n]: it yields the packed
+	// factorization [..., m, n] (R on and above the diagonal, the
+	// Householder vectors v_i below it, v_i's unit leading entry
+	// implied) and taus [..., min(m, n)], with Q = H_0 H_1 ... and
+	// H_i = I - tau_i v_i v_i^T; what jax's custom_call "Qr" returns.
+	OpQr
+	// OpHouseholderProduct is LAPACK's orgqr: from a[..., m, n] (m >= n)
+	// holding Householder vectors below its diagonal as OpQr packs them,
+	// and taus[..., k] (k <= n), the first n columns of H_0 H_1 ... H_{k-1}
+	// ([..., m, n], orthonormal columns); a's diagonal and upper triangle
+	// are not read. jax's custom_call "ProductOfElementaryHouseholderReflectors".
+	OpHouseholderProduct
+	// OpEigh decomposes a symmetric a[..., n, n], reading only its lower
+	// (Linalg.Lower) or upper triangle: it yields the eigenvectors
+	// [..., n, n] (column j is the unit vector of eigenvalue j; the sign of
+	// each is unspecified) and the eigenvalues [..., n], ascending. jax's
+	// custom_call "Eigh" (whose sort flag may leave the order unspecified:
+	// ascending is one order).
+	OpEigh
+	// OpLu is LU decomposition with partial pivoting of a[..., m, n]: it
+	// yields the packed factors [..., m, n] (unit-lower L below the
+	// diagonal, U on and above), the int32 pivots [..., min(m, n)] (row i
+	// was swapped with row pivots[i] >= i, zero-based, in turn) and the
+	// int32 permutation [..., m] they make (row i of P a is row
+	// permutation[i] of a), so that P a = L U, as jax's lu returns. A
+	// singular matrix is still factored: U has a zero on its diagonal.
+	OpLu
+	// OpSvd is the singular value decomposition a = U diag(s) V^T of
+	// a[..., m, n], k = min(m, n): it yields s [..., k] (descending, non
+	// negative), u [..., m, m] and vt [..., n, n] with
+	// Linalg.FullMatrices, else u [..., m, k] and vt [..., k, n] (each
+	// singular vector's sign is unspecified, and so are the vectors of
+	// repeated singular values).
+	OpSvd
+
 	// Control flow. Each holds sub-programs in Instr.Regions, which see
 	// only their own parameters (a frontend passes what a region uses as
 	// operands), and yields a tuple of results (Instr.Tuple) that
@@ -348,4 +405,27 @@ func (k FFTKind) String() string {
 type FFTAttrs struct {
 	Kind   FFTKind
 	Length []int
+}
+
+// TransposeKind is the op(a) of a triangular solve.
+type TransposeKind uint8
+
+const (
+	NoTranspose TransposeKind = iota // a
+	Transpose                        // a^T
+	Adjoint                          // a^H: a^T on real types
+)
+
+func (k TransposeKind) String() string {
+	return [...]string{"no_transpose", "transpose", "adjoint", "invalid"}[min(int(k), 3)]
+}
+
+// LinalgAttrs describe the linear algebra ops; each reads the fields its
+// doc names (OpQr, OpHouseholderProduct and OpLu read none, and need none).
+type LinalgAttrs struct {
+	Lower        bool          // OpCholesky, OpTriangularSolve, OpEigh: the lower triangle, else the upper
+	LeftSide     bool          // OpTriangularSolve: op(a) x = b, else x op(a) = b
+	UnitDiagonal bool          // OpTriangularSolve: a's diagonal is ones and is not read
+	Transpose    TransposeKind // OpTriangularSolve: op(a)
+	FullMatrices bool          // OpSvd: square u and vt
 }

@@ -30,9 +30,10 @@ type Instr struct {
 	Sort    *SortAttrs   // OpSort, OpArgSort
 	Rng     *RngAttrs    // OpRng
 	FFT     *FFTAttrs    // OpFFT
+	Linalg  *LinalgAttrs // OpCholesky, OpTriangularSolve, OpEigh, OpSvd
 
 	Regions []*Program   // OpWhile (cond, body), OpCase (branches), OpCall (callee)
-	Tuple   []TensorType // the results of OpWhile, OpCase, OpCall, whose own Type is unset
+	Tuple   []TensorType // the results of the region ops (OpWhile, OpCase, OpCall, ...) and of OpQr, OpEigh, OpLu, OpSvd, whose own Type is unset
 }
 
 // Program is a straight-line computation: parameters in, results out.
@@ -110,6 +111,9 @@ func (p *Program) String() string {
 		}
 		if in.FFT != nil {
 			fmt.Fprintf(&b, " fft=%+v", *in.FFT)
+		}
+		if in.Linalg != nil {
+			fmt.Fprintf(&b, " linalg=%+v", *in.Linalg)
 		}
 		if in.Tuple != nil {
 			fmt.Fprintf(&b, " : %v\n", in.Tuple)

@@ -25,6 +25,14 @@ func (o Op) HasRegions() bool {
 	return ok && slices.Contains(info.Attrs, "Regions")
 }
 
+// YieldsTuple reports whether o's instructions yield a tuple of results
+// (the region ops, and the decompositions with several results), which
+// OpGetResult takes apart.
+func (o Op) YieldsTuple() bool {
+	info, ok := o.Info()
+	return ok && slices.Contains(info.Attrs, "Tuple")
+}
+
 // Variadic is the Arity of an op that takes one or more operands.
 const Variadic = -1
 
@@ -259,6 +267,39 @@ func opEntries() [numOps]OpInfo {
 				return 0, fmt.Errorf("%d regions, want select and scatter, and a window", len(in.Regions))
 			}
 			return b.SelectAndScatterRegion(in.Regions[0], in.Regions[1], a[0], a[1], a[2], *in.Window), nil
+		}},
+		OpCholesky: {Name: "cholesky", Arity: 1, Attrs: []string{"Linalg"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Linalg == nil {
+				return 0, missing("linalg attributes (lower)")
+			}
+			return b.Cholesky(a[0], in.Linalg.Lower), nil
+		}},
+		OpTriangularSolve: {Name: "triangular_solve", Arity: 2, Attrs: []string{"Linalg"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Linalg == nil {
+				return 0, missing("linalg attributes (left_side, lower, unit_diagonal, transpose)")
+			}
+			return b.TriangularSolve(a[0], a[1], *in.Linalg), nil
+		}},
+		OpQr: {Name: "qr", Arity: 1, Attrs: []string{"Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Qr(a[0]), nil
+		}},
+		OpHouseholderProduct: {Name: "householder_product", Arity: 2, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.HouseholderProduct(a[0], a[1]), nil
+		}},
+		OpEigh: {Name: "eigh", Arity: 1, Attrs: []string{"Linalg", "Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Linalg == nil {
+				return 0, missing("linalg attributes (lower)")
+			}
+			return b.Eigh(a[0], in.Linalg.Lower), nil
+		}},
+		OpLu: {Name: "lu", Arity: 1, Attrs: []string{"Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Lu(a[0]), nil
+		}},
+		OpSvd: {Name: "svd", Arity: 1, Attrs: []string{"Linalg", "Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Linalg == nil {
+				return 0, missing("linalg attributes (full_matrices)")
+			}
+			return b.Svd(a[0], in.Linalg.FullMatrices), nil
 		}},
 		OpFFT: {Name: "fft", Arity: 1, Attrs: []string{"FFT"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			if in.FFT == nil {

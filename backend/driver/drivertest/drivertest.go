@@ -96,6 +96,13 @@ var opTests = map[ir.Op]func(t *testing.T, h *harness){
 	ir.OpSelectAndScatterRegion: testSelectAndScatterRegion,
 	ir.OpRng:                    testRng,
 	ir.OpFFT:                    testFFT,
+	ir.OpCholesky:               testCholesky,
+	ir.OpTriangularSolve:        testTriangularSolve,
+	ir.OpQr:                     testQr,
+	ir.OpHouseholderProduct:     testHouseholderProduct,
+	ir.OpEigh:                   testEigh,
+	ir.OpLu:                     testLu,
+	ir.OpSvd:                    testSvd,
 }
 
 func testOps(t *testing.T, d driver.Driver) {

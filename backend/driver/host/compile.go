@@ -16,6 +16,10 @@ import (
 // the operands' bytes, in the program's dtypes. Kernels never write to ins.
 type kernel func(out []byte, ins [][]byte)
 
+// multiKernel computes an instruction that yields a tuple without regions
+// (the decompositions with several results): outs has each result's bytes.
+type multiKernel func(outs [][]byte, ins [][]byte)
+
 type stepKind uint8
 
 const (
@@ -25,6 +29,7 @@ const (
 	stepAlias  // same bytes, new type (reshape): no copy unless bound to a result
 	stepRegion // while, case, call: runs sub-executables, yields a tuple
 	stepGet    // one result of a tuple: no copy unless bound to a result
+	stepMulti  // a kernel of several results (qr, eigh, lu, svd), yielding a tuple
 )
 
 type step struct {
@@ -36,8 +41,9 @@ type step struct {
 	param   int
 	literal []byte
 	k       kernel
+	mk      multiKernel     // stepMulti
 	regions []*executable   // stepRegion: the compiled regions
-	types   []ir.TensorType // stepRegion: the operand types, then the result types
+	types   []ir.TensorType // stepRegion: the operand types, then the result types; stepMulti: the result types
 	in      ir.Instr        // stepRegion: the instruction, for its attributes
 	result  int             // index of the program result this step writes in place, or -1
 	release []int           // values whose last use is this step
@@ -144,6 +150,16 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 				}
 				s.regions = append(s.regions, sub)
 			}
+		case op.YieldsTuple():
+			ok := opKernels[op]
+			if ok.makeMulti == nil {
+				return nil, fmt.Errorf("host: compile: instruction %%%d: %s: %w", origin[i], s.desc, errUnsupported(in, argTypes))
+			}
+			mk, err := ok.makeMulti(in, argTypes)
+			if err != nil {
+				return nil, fmt.Errorf("host: compile: instruction %%%d: %s: %w", origin[i], s.desc, err)
+			}
+			s.kind, s.mk, s.types = stepMulti, mk, slices.Clone(in.Tuple)
 		default:
 			k, err := kernelFor(in, argTypes)
 			if err != nil {
@@ -168,6 +184,8 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 type opKernel struct {
 	make func(in ir.Instr, argTypes []ir.TensorType) (kernel, error)
 	work func(in ir.Instr, argTypes []ir.TensorType) int
+	// makeMulti is make for the ops that yield a tuple without regions.
+	makeMulti func(in ir.Instr, argTypes []ir.TensorType) (multiKernel, error)
 }
 
 // opKernels holds every registered op. Parameters, constants and reshapes
@@ -217,6 +235,9 @@ func describe(in ir.Instr, argTypes []ir.TensorType) string {
 	for j, t := range argTypes {
 		parts[j] = t.String()
 	}
+	if in.Tuple != nil {
+		return fmt.Sprintf("%s(%s) -> %v", in.Op, strings.Join(parts, ", "), in.Tuple)
+	}
 	return fmt.Sprintf("%s(%s) -> %v", in.Op, strings.Join(parts, ", "), in.Type)
 }
 
@@ -231,7 +252,7 @@ func errUnsupported(in ir.Instr, argTypes []ir.TensorType) error {
 
 // kernelFor picks the kernel of one instruction.
 func kernelFor(in ir.Instr, argTypes []ir.TensorType) (kernel, error) {
-	if k, ok := opKernels[in.Op]; ok {
+	if k, ok := opKernels[in.Op]; ok && k.make != nil {
 		return k.make(in, argTypes)
 	}
 	return nil, errUnsupported(in, argTypes)
@@ -279,6 +300,15 @@ func (e *executable) run(args, results []unsafe.Pointer) (err error) {
 				return err
 			}
 			tuples[i] = rs
+		case stepMulti:
+			if tuples == nil {
+				tuples = map[int][][]byte{}
+			}
+			rs, err := e.runMulti(s, vals)
+			if err != nil {
+				return err
+			}
+			tuples[i] = rs
 		case stepGet:
 			vals[i] = tuples[s.args[0]][s.param]
 			if s.result >= 0 {
@@ -301,6 +331,28 @@ func (e *executable) run(args, results []unsafe.Pointer) (err error) {
 		}
 	}
 	return nil
+}
+
+// runMulti runs a kernel of several results into fresh buffers.
+func (e *executable) runMulti(s *step, vals [][]byte) (outs [][]byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("host: execute: instruction %%%d: %s: panic: %v", s.instr, s.desc, r)
+		}
+	}()
+	if h := testHookStep.Load(); h != nil {
+		(*h)(s.op)
+	}
+	outs = make([][]byte, len(s.types))
+	for j, t := range s.types {
+		outs[j] = newBuffer(t.Bytes())
+	}
+	ins := make([][]byte, len(s.args))
+	for j, a := range s.args {
+		ins[j] = vals[a]
+	}
+	s.mk(outs, ins)
+	return outs, nil
 }
 
 func (e *executable) runStep(s *step, i int, vals [][]byte, args []unsafe.Pointer, outs [][]byte) (err error) {

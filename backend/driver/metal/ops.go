@@ -52,6 +52,15 @@ var NotLowered = map[ir.Op]string{
 		"sum, max and min are reduce_window, which is",
 	ir.OpSelectAndScatterRegion: "select_and_scatter by arbitrary bodies is not lowered: the program runs on the CPU; " +
 		"max and min pooling's gradients are select_and_scatter, which is",
+	ir.OpCholesky: "MPSGraph has no matrix decompositions: the program runs on the CPU, through the host driver's gonum " +
+		"LAPACK in float64, which on unified memory reads the tensors in place, a fair first kernel " +
+		"(MPS's MPSMatrixDecompositionCholesky, which darwinkit binds, is a kernel outside the graph, not used yet)",
+	ir.OpTriangularSolve:    "as cholesky (MPSGraph has no triangular solve; MPS's MPSMatrixSolveTriangular is outside the graph)",
+	ir.OpQr:                 "as cholesky (neither MPSGraph nor MPS has a QR decomposition)",
+	ir.OpHouseholderProduct: "as qr",
+	ir.OpEigh:               "as cholesky (neither MPSGraph nor MPS has an eigendecomposition)",
+	ir.OpLu:                 "as cholesky (MPSGraph has no LU decomposition; MPS's MPSMatrixDecompositionLU is outside the graph)",
+	ir.OpSvd:                "as eigh",
 }
 
 // Fallbacks lists, per lowered op, the cases that still run on the CPU

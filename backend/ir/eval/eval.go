@@ -218,6 +218,22 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 	tuples := map[int][]Tensor{} // the results of region instructions
 	for n, in := range p.Instrs {
 		arg := func(j int) Tensor { return vals[in.Args[j]] }
+		if isLinalg(in.Op) {
+			ins := make([]Tensor, len(in.Args))
+			for j := range ins {
+				ins[j] = arg(j)
+			}
+			rs, err := linalg(in, ins)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", in.Op, err)
+			}
+			if in.Tuple != nil {
+				tuples[n] = rs
+			} else {
+				vals[n] = rs[0]
+			}
+			continue
+		}
 		if in.Tuple != nil {
 			ins := make([]Tensor, len(in.Args))
 			for j := range ins {

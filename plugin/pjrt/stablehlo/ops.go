@@ -131,6 +131,7 @@ func handlerTable() map[string]handler {
 	add("vhlo.scatter_v2", scatter, "ScatterWith (fixed kinds or the region form); several inputs: IR scatter_region; "+
 		"input_batching_dims become iota index components and inserted dims")
 
+	linalgHandlers(add)
 	add("vhlo.fft_v1", fft, "IR fft (complex64 and float32)")
 	add("vhlo.dot_general_v1", dotGeneral, "IR dot_general (precision ignored); complex: four of the parts; i1: a count of the pairs both true, != 0")
 	add("vhlo.dot_general_v2", dotGeneral, "IR dot_general (precision and algorithm ignored); a wider result type computes in it; complex: four of the parts; i1: a count of the pairs both true, != 0")
@@ -152,7 +153,7 @@ func handlerTable() map[string]handler {
 	add("vhlo.optimization_barrier_v1", identity, "identity")
 	add("vhlo.create_token_v1", newToken, "an empty bool tensor (a token carries no data; one device runs in order)")
 	add("vhlo.after_all_v1", newToken, "as create_token: the joined tokens order nothing more on one device")
-	add("vhlo.custom_call_v1", customCall, "the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity); ApproxTopK (the exact top k: a stable sort by its comparator, sliced)")
+	add("vhlo.custom_call_v1", customCall, "the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity); ApproxTopK (the exact top k: a stable sort by its comparator, sliced)"+linalgNote())
 	add("vhlo.custom_call_v2", customCall, "as custom_call_v1")
 	for _, name := range []string{"vhlo.all_reduce_v1", "vhlo.all_reduce_v2", "vhlo.all_gather_v1", "vhlo.all_gather_v2",
 		"vhlo.reduce_scatter_v1", "vhlo.all_to_all_v1", "vhlo.all_to_all_v2"} {

@@ -609,8 +609,11 @@ func customCall(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if translate, ok := customCalls[target]; ok {
 		return translate(e, op)
 	}
+	if la, ok := linalgCustomCalls[target]; ok {
+		return la.fn(e, op)
+	}
 	if !slices.Contains(noOpCustomCalls, target) {
-		return nil, unsupported(op, "custom_call target %q (only the one-device no-ops %v)", target, noOpCustomCalls)
+		return nil, unsupported(op, "custom_call target %q (only the one-device no-ops %v, ApproxTopK and jax's linear algebra calls)", target, noOpCustomCalls)
 	}
 	if len(op.Operands) != 1 || len(op.Results) != 1 || !mlir.Equal(op.Operands[0].Type, op.Results[0].Type) {
 		return nil, unsupported(op, "custom_call %q of %d operands to %d results of other types", target, len(op.Operands), len(op.Results))

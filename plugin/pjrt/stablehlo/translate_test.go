@@ -209,8 +209,8 @@ func TestMalformedModules(t *testing.T) {
 			}
 		}, []string{"builtin.module at", "the module has no function main", `"not_main"`}, false},
 		{"unsupported op", func(m *mlir.Module) {
-			firstOp(m, "vhlo.sine_v2").Name = "vhlo.cholesky_v1"
-		}, []string{"vhlo.cholesky_v1 at jit(f)/sin at generate.py:", "the op vhlo.cholesky_v1", "not supported by metalplug"}, true},
+			firstOp(m, "vhlo.sine_v2").Name = "vhlo.batch_norm_inference_v1"
+		}, []string{"vhlo.batch_norm_inference_v1 at jit(f)/sin at generate.py:", "the op vhlo.batch_norm_inference_v1", "not supported by metalplug"}, true},
 		{"unsupported dtype", func(m *mlir.Module) {
 			op := firstOp(m, "vhlo.sine_v2")
 			op.Results[0].Type = &mlir.TensorType{Shape: []int64{4, 5}, Elem: &mlir.FloatType{Kind: mlir.F8E4M3FN}}

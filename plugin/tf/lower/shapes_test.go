@@ -320,6 +320,7 @@ func shapeCases() []shapeCase {
 	add(shapeCase{op: "IRFFT2D", in: []ir.TensorType{c64(4, 8, 9), i32(2)}, host: h(1, v(8, 16)), out: []ir.TensorType{f32(4, 8, 16)}})
 	add(shapeCase{op: "RFFT3D", in: []ir.TensorType{f32(2, 4, 8, 16), i32(3)}, host: h(1, v(4, 8, 16)), out: []ir.TensorType{c64(2, 4, 8, 9)}})
 	add(shapeCase{op: "IRFFT3D", in: []ir.TensorType{c64(2, 4, 8, 9), i32(3)}, host: h(1, v(4, 8, 15)), out: []ir.TensorType{f32(2, 4, 8, 15)}})
+	cs = append(cs, linalgShapeCases()...) // linalg_test.go
 	return cs
 }
 
@@ -532,6 +533,8 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 				for i := range host[1] {
 					host[1][i] = 4
 				}
+			case "Lu":
+				in = []ir.TensorType{tt(combo["T"], 2, 4, 4)}
 			default:
 				t.Errorf("%s: no multi-constraint case", k.Op)
 				continue

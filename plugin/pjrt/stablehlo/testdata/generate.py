@@ -56,9 +56,14 @@ f32, f16, bf16, i32, u32 = jnp.float32, jnp.float16, jnp.bfloat16, jnp.int32, jn
 PROGRAMS = {}
 
 
-def program(name, x64=False):
+def program(name, x64=False, platform=None):
+    """Registers a program. With platform, the artifact is lowered for that
+    platform (jax's default lowerings of linear algebra, as a plugin
+    platform without LAPACK gets them: "tpu" has no LAPACK custom calls)
+    while the outputs still come from the CPU; such a program may return
+    (fn, args, cpu_fn) when the CPU needs another spelling of fn."""
     def deco(fn):
-        PROGRAMS[name] = (fn, x64)
+        PROGRAMS[name] = (fn, x64, platform)
         return fn
     return deco
 
@@ -817,6 +822,97 @@ def _():
     return f, (a, b)
 
 
+# Linear algebra, lowered for a platform without LAPACK (see program).
+
+
+def spd(r, *shape):
+    """m m^T + n I: symmetric positive definite and well conditioned."""
+    m = r.uniform(-1, 1, shape).astype(np.float32)
+    return (m @ np.swapaxes(m, -1, -2) + shape[-1] * np.eye(shape[-1], dtype=np.float32)).astype(np.float32)
+
+
+@program("linalg_cholesky", platform="tpu")
+def _():
+    r = rng("linalg_cholesky")
+    a, one, big = spd(r, 2, 5, 5), spd(r, 1, 1), spd(r, 16, 16)
+    indefinite = np.array([[1, 2], [2, 1]], np.float32)
+
+    def f(a, one, big, bad):
+        return (jnp.linalg.cholesky(a), jnp.linalg.cholesky(one), jnp.linalg.cholesky(big, upper=True),
+                jnp.linalg.cholesky(bad), lax.linalg.cholesky(a, symmetrize_input=False))
+    return f, (a, one, big, indefinite)
+
+
+@program("linalg_triangular", platform="tpu")
+def _():
+    r = rng("linalg_triangular")
+    a = (r.uniform(-1, 1, (2, 4, 4)) + 3 * np.eye(4)).astype(np.float32)
+    b = r.uniform(-2, 2, (2, 4, 3)).astype(np.float32)
+    c = r.uniform(-2, 2, (2, 3, 4)).astype(np.float32)
+
+    def f(a, b, c):
+        outs = []
+        for lower in (True, False):
+            for trans in (0, 1, 2):
+                for unit in (False, True):
+                    outs.append(jax.scipy.linalg.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit))
+        outs.append(lax.linalg.triangular_solve(a, c, left_side=False, lower=True, transpose_a=True))
+        outs.append(lax.linalg.triangular_solve(a, c, left_side=False, lower=False, unit_diagonal=True))
+        return outs
+    return f, (a, b, c)
+
+
+@program("linalg_qr", platform="tpu")
+def _():
+    r = rng("linalg_qr")
+    tall, wide = r.uniform(-1, 1, (5, 3)).astype(np.float32), r.uniform(-1, 1, (3, 5)).astype(np.float32)
+    batch, one = r.uniform(-1, 1, (2, 4, 4)).astype(np.float32), np.array([[-2.5]], np.float32)
+
+    def f(tall, wide, batch, one):
+        return (*jnp.linalg.qr(tall), *jnp.linalg.qr(tall, mode="complete"), *jnp.linalg.qr(wide),
+                *jnp.linalg.qr(batch), *jnp.linalg.qr(one), jnp.linalg.qr(wide, mode="r"))
+    return f, (tall, wide, batch, one)
+
+
+def _eigh_outputs(implementation):
+    def f(a, one, big):
+        outs = []
+        for x in (a, one, big):
+            for lower in (True, False):
+                v, w = lax.linalg.eigh(x, lower=lower, symmetrize_input=False, implementation=implementation)
+                # Eigenvectors' signs are unspecified: what defines them.
+                outs += [w, jnp.einsum("...ij,...j,...kj->...ik", v, w, v), jnp.einsum("...ji,...jk->...ik", v, v)]
+        return outs
+    return f
+
+
+@program("linalg_eigh", platform="tpu")
+def _():
+    r = rng("linalg_eigh")
+    # Not symmetric: each triangle names a different symmetric matrix.
+    a = r.uniform(-2, 2, (2, 5, 5)).astype(np.float32)
+    one = np.array([[3.0]], np.float32)
+    big = r.uniform(-1, 1, (12, 12)).astype(np.float32)
+    return _eigh_outputs(lax.linalg.EighImplementation.JACOBI), (a, one, big), _eigh_outputs(None)
+
+
+@program("linalg_svd", platform="tpu")
+def _():
+    r = rng("linalg_svd")
+    tall, wide = r.uniform(-1, 1, (5, 3)).astype(np.float32), r.uniform(-1, 1, (3, 5)).astype(np.float32)
+    batch = r.uniform(-1, 1, (2, 4, 4)).astype(np.float32)
+
+    def f(tall, wide, batch):
+        outs = []
+        for x in (tall, wide, batch):
+            u, s, vh = jnp.linalg.svd(x, full_matrices=False)
+            # Singular vectors' signs are unspecified: what defines them.
+            outs += [s, jnp.linalg.svd(x, compute_uv=False), jnp.einsum("...ij,...j,...jk->...ik", u, s, vh),
+                     jnp.einsum("...ji,...jk->...ik", u, u), jnp.einsum("...ij,...kj->...ik", vh, vh)]
+        return outs
+    return f, (tall, wide, batch)
+
+
 @program("error_f64_atan2", x64=True)
 def _():
     return (lambda x: jnp.arctan2(x, x + 1)), (np.arange(3, dtype=np.float64),)
@@ -847,13 +943,22 @@ def leaves(tree):
 def build(name):
     made = PROGRAMS[name][0]()
     donate = ()
+    cpu_fn = None
     if made[0] == "donate":
         _, fn, args = made
         donate = (0, 1)
+    elif len(made) == 3:
+        fn, args, cpu_fn = made
     else:
         fn, args = made
     jitted = jax.jit(fn, keep_unused=True, donate_argnums=donate)
-    lowered = jitted.lower(*args)
+    platform = PROGRAMS[name][2]
+    if platform:
+        lowered = jitted.trace(*args).lower(lowering_platforms=(platform,))
+    else:
+        lowered = jitted.lower(*args)
+    if cpu_fn is not None:
+        jitted = jax.jit(cpu_fn, keep_unused=True)
     module = lowered.compiler_ir("stablehlo")
     code = _jax.mlir.serialize_portable_artifact(jax_mlir.module_to_bytecode(module), TARGET, True)
     ins = leaves(args)

@@ -226,6 +226,36 @@ def _():
     assert not keep.is_deleted()
 
 
+@check("linear algebra (cholesky, triangular solves, qr, solve, inv, det, svd, eigh) against numpy")
+def _():
+    import sys
+
+    import jax.numpy as jnp
+    import jax.scipy.linalg as jsl
+
+    a = rng.normal(size=(5, 5)).astype(np.float32)
+    spd = (a @ a.T + 5 * np.eye(5)).astype(np.float32)
+    b = rng.normal(size=(5, 2)).astype(np.float32)
+    on = lambda f, *xs: np.asarray(jax.jit(f)(*(jax.device_put(x, dev) for x in xs)))
+    tol = dict(rtol=2e-4, atol=2e-4)
+    np.testing.assert_allclose(on(jnp.linalg.cholesky, spd), np.linalg.cholesky(spd), **tol)
+    low = np.tril(spd)
+    np.testing.assert_allclose(on(lambda l, y: jsl.solve_triangular(l, y, lower=True), low, b), np.linalg.solve(low, b), **tol)
+    q, r = on(lambda x: jnp.linalg.qr(x)[0], a), on(lambda x: jnp.linalg.qr(x)[1], a)
+    np.testing.assert_allclose(q @ r, a, **tol)
+    np.testing.assert_allclose(q.T @ q, np.eye(5), **tol)
+    np.testing.assert_allclose(on(jnp.linalg.solve, a, b), np.linalg.solve(a, b), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(on(jnp.linalg.inv, spd), np.linalg.inv(spd), **tol)
+    np.testing.assert_allclose(on(jnp.linalg.det, a), np.linalg.det(a), rtol=1e-4)
+    if "jax_plugins.metalplug" not in sys.modules:
+        print("     eigh and svd not this run: the library alone registers no lowerings")
+        return
+    np.testing.assert_allclose(on(lambda x: jnp.linalg.svd(x, compute_uv=False), a), np.linalg.svd(a, compute_uv=False), **tol)
+    w, v = on(lambda x: jnp.linalg.eigh(x)[0], spd), on(lambda x: jnp.linalg.eigh(x)[1], spd)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(spd), **tol)
+    np.testing.assert_allclose(v @ np.diag(w) @ v.T, spd, rtol=1e-3, atol=1e-3)
+
+
 @check("tridiagonal_solve with perturb_singular, which jax lowers only for cpu, cuda and rocm, is registered for metalplug")
 def _():
     import sys

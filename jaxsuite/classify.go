@@ -149,6 +149,13 @@ var Rules = []Rule{
 		Example: `RuntimeError: Unknown backend cpu. Available backends are ['metalplug']`,
 	},
 	{
+		Name: "jax's list of platforms with a compilation cache", Class: ClassJax,
+		Why:     "CompilationCacheTest skips every test in setUp on a platform outside its hard-coded list (tpu, gpu, cpu), after its base class's setUp has replaced jax's compilation cache; a skip in setUp runs no tearDown, so jax's own check that a test leaves the cache as it found it fails, on that test and the next",
+		Test:    regexp.MustCompile(`^tests/compilation_cache_test\.py::`),
+		Message: regexp.MustCompile(`Test changed the compilation cache object`),
+		Example: `failed on teardown with "AssertionError: Test changed the compilation cache object: before test it was None, now it is <tests.compilation_cache_test.InMemoryCache object at 0x7f4eee08c2c0>"`, ExampleID: "tests/compilation_cache_test.py::CompilationCacheTest::test_jit",
+	},
+	{
 		Name: "jax's list of platforms with donation", Class: ClassJax,
 		Why:     "jax warns that donation is not implemented for any platform missing from its hard-coded list (_platforms_with_donation in jax/_src/interpreters/mlir.py: cpu, cuda, rocm, tpu, neuron), and the suite turns warnings into errors; the plugin itself accepts donated buffers",
 		Message: regexp.MustCompile(`Donation is not implemented for \('metalplug',\)`),

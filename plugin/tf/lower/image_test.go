@@ -1,0 +1,50 @@
+package lower
+
+import (
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// Shape cases of the image, patch, pooling-extra and RNN families
+// (image.go, patches.go, pool2.go, rnn.go).
+
+func init() {
+	familyShapeCases = append(familyShapeCases, imageShapeCases)
+	pool := func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
+		a.Is("ksize", 1, 2, 2, 1).Is("strides", 1, 2, 2, 1).S("padding", "SAME")
+		return []ir.TensorType{tt(combo["T"], 2, 5, 4, 3)}, nil, nil
+	}
+	familyMultiCases["MaxPoolWithArgmax"] = pool
+	grad := func(out ...int) multiCase {
+		return func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
+			a.Is("ksize", 1, 2, 2, 1).Is("strides", 1, 2, 2, 1).S("padding", "SAME")
+			d := combo["T"]
+			return []ir.TensorType{tt(d, 2, 5, 4, 3), tt(d, out...), i64(2, 3, 2, 3)}, nil, nil
+		}
+	}
+	familyMultiCases["MaxPoolGradWithArgmax"] = grad(2, 3, 2, 3)
+	familyMultiCases["MaxPoolGradGradWithArgmax"] = grad(2, 5, 4, 3)
+	familyMultiCases["MirrorPadGrad"] = func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
+		a.S("mode", "REFLECT")
+		return []ir.TensorType{tt(combo["T"], 7, 5), tt(combo["Tpaddings"], 2, 2)}, h(1, v(1, 2, 0, 1)), nil
+	}
+}
+
+func imageShapeCases() []shapeCase {
+	var cs []shapeCase
+	add := func(c shapeCase) { cs = append(cs, c) }
+	win := func() attrs { return A().Is("ksize", 1, 3, 3, 1).Is("strides", 1, 2, 2, 1).S("padding", "SAME") }
+	add(shapeCase{op: "MaxPoolWithArgmax", attrs: win(), in: []ir.TensorType{f32(2, 7, 6, 3)}, out: []ir.TensorType{f32(2, 4, 3, 3), i64(2, 4, 3, 3)}})
+	add(shapeCase{op: "MaxPoolGradWithArgmax", attrs: win().B("include_batch_in_index", true),
+		in: []ir.TensorType{f32(2, 7, 6, 3), f32(2, 4, 3, 3), i64(2, 4, 3, 3)}, out: []ir.TensorType{f32(2, 7, 6, 3)}})
+	add(shapeCase{op: "MaxPoolGradGradWithArgmax", attrs: win(),
+		in: []ir.TensorType{f32(2, 7, 6, 3), f32(2, 7, 6, 3), i64(2, 4, 3, 3)}, out: []ir.TensorType{f32(2, 4, 3, 3)}})
+	add(shapeCase{op: "MaxPoolGradGrad", attrs: win(), in: []ir.TensorType{f32(2, 7, 6, 3), f32(2, 4, 3, 3), f32(2, 7, 6, 3)},
+		out: []ir.TensorType{f32(2, 4, 3, 3)}})
+	add(shapeCase{op: "MaxPoolGradGradV2", attrs: A().S("padding", "VALID"), in: []ir.TensorType{f32(2, 7, 6, 3), f32(2, 3, 3, 3), f32(2, 7, 6, 3), i32(4), i32(4)},
+		host: h(3, v(1, 2, 2, 1), 4, v(1, 2, 2, 1)), out: []ir.TensorType{f32(2, 3, 3, 3)}})
+	add(shapeCase{op: "MaxPool3DGradGrad", attrs: A().Is("ksize", 1, 2, 2, 2, 1).Is("strides", 1, 2, 2, 2, 1).S("padding", "VALID"),
+		in: []ir.TensorType{f32(2, 4, 5, 6, 3), f32(2, 2, 2, 3, 3), f32(2, 4, 5, 6, 3)}, out: []ir.TensorType{f32(2, 2, 2, 3, 3)}})
+	add(shapeCase{op: "MirrorPadGrad", attrs: A().S("mode", "SYMMETRIC"), in: []ir.TensorType{f32(9, 6), i32(2, 2)}, host: h(1, v(2, 3, 0, 1)),
+		out: []ir.TensorType{f32(4, 5)}})
+	return cs
+}

@@ -1,0 +1,137 @@
+"""Recipes of the image, patch, pooling-extra and RNN-cell families
+(plugin/tf/lower/image.go, patches.go, pool2.go, rnn.go)."""
+import numpy as np
+import tensorflow as tf
+
+from recipes import V, i32, i64, distinct, first, channels_first_ref, maxpool_out
+
+RECIPES = {}
+
+
+def _add(fn, *ops):
+    for op in ops:
+        RECIPES[op] = fn
+
+
+CPU = "/device:CPU:0"
+
+
+def ties(c, *shape, nan=False):
+    """Small integers as floats: many ties in every window, so the CPU's
+    choice among equal elements is what is compared; nan puts NaN in some."""
+    v = c.rng.integers(-2, 3, size=shape).astype(np.float64)
+    if nan:
+        v[c.rng.random(shape) < 0.15] = np.nan
+    return v.astype(c.T.as_numpy_dtype)
+
+
+# ---------------------------------------------------------------------------
+# Pooling extras (pool2.go)
+
+WINDOWS = (("SAME 3x3 stride 2", [1, 3, 3, 1], [1, 2, 2, 1], "SAME"),
+           ("VALID 2x2 stride 1", [1, 2, 2, 1], [1, 1, 1, 1], "VALID"),
+           ("SAME 2x3 stride 2x1", [1, 2, 3, 1], [1, 2, 1, 1], "SAME"))
+
+
+def cpu_argmax(x, ks, st, pad, batch):
+    with tf.device(CPU):
+        y, a = tf.raw_ops.MaxPoolWithArgmax(input=tf.constant(x.astype(np.float32)), ksize=ks, strides=st, padding=pad,
+                                            Targmax=tf.int64, include_batch_in_index=batch)
+    return y.numpy().astype(x.dtype), a.numpy()
+
+
+def maxpool_with_argmax(c):
+    vs = []
+    for name, ks, st, pad in WINDOWS:
+        vs.append(V(name, input=distinct(c, 2, 7, 6, 3), ksize=ks, strides=st, padding=pad))
+        vs.append(V(name + ", batch in index", input=distinct(c, 2, 7, 6, 3), ksize=ks, strides=st, padding=pad, include_batch_in_index=True))
+    vs += [
+        V("ties", input=ties(c, 2, 7, 6, 3), ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding="SAME", include_batch_in_index=True),
+        V("ties and NaN", input=ties(c, 2, 5, 6, 2, nan=True), ksize=[1, 2, 3, 1], strides=[1, 1, 2, 1], padding="SAME"),
+        V("infinities", input=c.of(np.array([[-np.inf, -np.inf, 1, np.inf], [-np.inf, -np.inf, np.inf, 2]]).reshape(1, 2, 4, 1)),
+          ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID"),
+        V("window of the whole image", input=distinct(c, 1, 4, 5, 2), ksize=[1, 4, 5, 1], strides=[1, 1, 1, 1], padding="VALID"),
+    ]
+    return vs  # the CPU rejects empty inputs
+
+
+def maxpool_grad_with_argmax(c):
+    vs = []
+    for name, ks, st, pad in WINDOWS[:2]:
+        for batch in (False, True):
+            x = ties(c, 2, 7, 6, 3) if batch else distinct(c, 2, 7, 6, 3)
+            y, a = cpu_argmax(x, ks, st, pad, batch)
+            g = c.x(*y.shape) if c.op == "MaxPoolGradWithArgmax" else c.x(*x.shape)
+            vs.append(V(name + (", batch in index, ties" if batch else ""), input=x, grad=g, argmax=a, ksize=ks, strides=st, padding=pad,
+                        include_batch_in_index=batch, **_gradgrad_ref(c.op, batch)))
+    return vs  # the CPU rejects empty inputs
+
+
+def _gradgrad_ref(op, batch):
+    """MaxPoolGradGradWithArgmax has no CPU kernel: each window's output is
+    the gradient at the input element its argmax names (the batch added where
+    the index leaves it out), read with numpy."""
+    if op != "MaxPoolGradGradWithArgmax":
+        return {}
+
+    def ref(kw):
+        g = np.asarray(kw["grad"].numpy())
+        a = np.asarray(kw["argmax"].numpy()).astype(np.int64)
+        if not batch:
+            per = int(np.prod(g.shape[1:]))
+            a = a + (np.arange(a.shape[0]) * per).reshape(-1, 1, 1, 1)
+        return [g.reshape(-1)[a.reshape(-1)].reshape(a.shape)]
+
+    return {"ref": ("the gradient at the argmax, by numpy", ref)}
+
+
+def maxpool_grad_grad(c):
+    """MaxPoolGradGrad(V2) and MaxPool3DGradGrad: orig_output from the CPU's
+    pooling; data with ties too, where the first element equal to the max
+    is the one the CPU routes."""
+    three = c.op == "MaxPool3DGradGrad"
+    if three:
+        wins = (("SAME 2x3x3 stride 2", [1, 2, 3, 3, 1], [1, 2, 2, 2, 1], "SAME"), ("VALID 2x2x2", [1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "VALID"))
+        shape = (2, 3, 5, 4, 2)
+    else:
+        wins = WINDOWS
+        shape = (2, 7, 6, 3)
+    pool = "MaxPool3D" if three else "MaxPool"
+    hosted = c.op == "MaxPoolGradGradV2"
+    vs = []
+    for name, ks, st, pad in wins:
+        for kind, x in (("", distinct(c, *shape)), (", ties", ties(c, *shape)), (", ties and NaN", ties(c, *shape, nan=True))):
+            y = maxpool_out(x, ks, st, pad, op=pool)
+            kw = dict(orig_input=x, orig_output=y, grad=c.x(*x.shape), padding=pad)
+            kw.update(ksize=i32(ks), strides=i32(st)) if hosted else kw.update(ksize=ks, strides=st)
+            vs.append(V(name + kind, **kw))
+    if not three:  # MaxPool3DGradGrad's CPU kernel rejects empty inputs
+        x = c.x(0, *shape[1:])
+        y = maxpool_out(x, wins[0][1], wins[0][2], "SAME", op=pool)
+        kw = dict(orig_input=x, orig_output=y, grad=c.x(*x.shape), padding="SAME")
+        kw.update(ksize=i32(wins[0][1]), strides=i32(wins[0][2])) if hosted else kw.update(ksize=wins[0][1], strides=wins[0][2])
+        vs.append(V("empty batch", **kw))
+    if not three and not hosted:
+        x = ties(c, *shape)
+        y = maxpool_out(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+        vs.append(V("NCHW, ties", orig_input=first(x), orig_output=first(y), grad=first(c.x(*x.shape)), ksize=[1, 1, 2, 2],
+                    strides=[1, 1, 2, 2], padding="SAME", data_format="NCHW",
+                    ref=channels_first_ref(c.op, ["orig_input", "orig_output", "grad"])))
+    return vs
+
+
+def mirror_pad_grad(c):
+    p = lambda v: np.array(v, dtype=c.dt("Tpaddings").as_numpy_dtype)
+    return [
+        V("REFLECT 2-D", input=c.x(7, 8), paddings=p([[1, 2], [3, 0]]), mode="REFLECT"),
+        V("SYMMETRIC 3-D", input=c.x(6, 7, 5), paddings=p([[0, 3], [2, 1], [1, 2]]), mode="SYMMETRIC"),
+        V("REFLECT widest", input=c.x(9, 4), paddings=p([[3, 2], [1, 1]]), mode="REFLECT"),
+        V("SYMMETRIC widest", input=c.x(8, 3), paddings=p([[4, 0], [1, 1]]), mode="SYMMETRIC"),
+        V("no padding", input=c.x(3, 4), paddings=p([[0, 0], [0, 0]]), mode="REFLECT"),
+    ]  # the CPU rejects empty inputs
+
+
+_add(maxpool_with_argmax, "MaxPoolWithArgmax")
+_add(maxpool_grad_with_argmax, "MaxPoolGradWithArgmax", "MaxPoolGradGradWithArgmax")
+_add(maxpool_grad_grad, "MaxPoolGradGrad", "MaxPoolGradGradV2", "MaxPool3DGradGrad")
+_add(mirror_pad_grad, "MirrorPadGrad")

@@ -135,3 +135,84 @@ _add(maxpool_with_argmax, "MaxPoolWithArgmax")
 _add(maxpool_grad_with_argmax, "MaxPoolGradWithArgmax", "MaxPoolGradGradWithArgmax")
 _add(maxpool_grad_grad, "MaxPoolGradGrad", "MaxPoolGradGradV2", "MaxPool3DGradGrad")
 _add(mirror_pad_grad, "MirrorPadGrad")
+
+
+# ---------------------------------------------------------------------------
+# Patches and morphology (patches.go)
+
+
+def bool_via_uint8(op):
+    """The CPU has no bool kernel of a data-movement op: the same call on
+    uint8, read back as bool."""
+
+    def ref(kw):
+        kw = dict(kw)
+        for k, x in kw.items():
+            if isinstance(x, tf.Tensor) and x.dtype == tf.bool:
+                kw[k] = tf.cast(x, tf.uint8)
+        return [tf.cast(getattr(tf.raw_ops, op)(**kw), tf.bool).numpy()]
+
+    return ("vs CPU on uint8", ref)
+
+
+def extract_image_patches(c):
+    vs = _extract_image_patches(c)
+    if c.T == tf.bool:
+        for v in vs:
+            v.ref = bool_via_uint8(c.op)
+    return vs
+
+
+def _extract_image_patches(c):
+    x = c.x(2, 7, 8, 3)
+    return [
+        V("VALID 3x3 stride 2", images=x, ksizes=[1, 3, 3, 1], strides=[1, 2, 2, 1], rates=[1, 1, 1, 1], padding="VALID"),
+        V("SAME 2x3 stride 1x2 rates 2x1", images=x, ksizes=[1, 2, 3, 1], strides=[1, 1, 2, 1], rates=[1, 2, 1, 1], padding="SAME"),
+        V("SAME 3x2 stride 3 rates 2", images=x, ksizes=[1, 3, 2, 1], strides=[1, 3, 3, 1], rates=[1, 2, 2, 1], padding="SAME"),
+        V("1x1 window", images=x, ksizes=[1, 1, 1, 1], strides=[1, 2, 3, 1], rates=[1, 1, 1, 1], padding="VALID"),
+        V("window larger than the image, VALID", images=c.x(1, 2, 3, 2), ksizes=[1, 3, 3, 1], strides=[1, 1, 1, 1], rates=[1, 1, 1, 1],
+          padding="VALID"),
+        V("empty batch", images=c.x(0, 4, 4, 2), ksizes=[1, 2, 2, 1], strides=[1, 1, 1, 1], rates=[1, 1, 1, 1], padding="SAME"),
+    ]
+
+
+def extract_volume_patches(c):
+    x = c.x(2, 4, 5, 6, 2)
+    return [
+        V("VALID 2x2x3 stride 1x2x2", input=x, ksizes=[1, 2, 2, 3, 1], strides=[1, 1, 2, 2, 1], padding="VALID"),
+        V("SAME 3x2x2 stride 2", input=x, ksizes=[1, 3, 2, 2, 1], strides=[1, 2, 2, 2, 1], padding="SAME"),
+        V("empty batch", input=c.x(0, 3, 3, 3, 2), ksizes=[1, 2, 2, 2, 1], strides=[1, 1, 1, 1, 1], padding="SAME"),
+    ]
+
+
+DILATIONS = (("SAME 3x2 stride 1", (3, 2), [1, 1, 1, 1], [1, 1, 1, 1], "SAME"),
+             ("VALID 2x3 stride 2x1 rates 1x2", (2, 3), [1, 2, 1, 1], [1, 1, 2, 1], "VALID"),
+             ("SAME 3x3 stride 2 rates 2", (3, 3), [1, 2, 2, 1], [1, 2, 2, 1], "SAME"))
+
+
+def dilation_out(x, f, st, rt, pad):
+    with tf.device(CPU):
+        return tf.raw_ops.Dilation2D(input=tf.constant(x.astype(np.float32)), filter=tf.constant(f.astype(np.float32)), strides=st,
+                                     rates=rt, padding=pad).numpy()
+
+
+def dilation(c):
+    vs = []
+    for name, (fh, fw), st, rt, pad in DILATIONS:
+        for kind, x, f in (("", c.x(2, 7, 8, 3), c.x(fh, fw, 3)), (", ties", ties(c, 2, 7, 8, 3), ties(c, fh, fw, 3))):
+            kw = dict(input=x, filter=f, strides=st, rates=rt, padding=pad)
+            if c.op != "Dilation2D":
+                kw["out_backprop"] = c.x(*dilation_out(x, f, st, rt, pad).shape)
+            vs.append(V(name + kind, tol=2, **kw))
+    x = c.of(np.array([-np.inf, np.inf, 1, np.nan, -np.inf, -np.inf, 2, 0, np.nan, -1, -np.inf, 3]).reshape(1, 3, 4, 1))
+    f = c.of(np.array([0, 1, -1, 0.5]).reshape(2, 2, 1))
+    kw = dict(input=x, filter=f, strides=[1, 1, 1, 1], rates=[1, 1, 1, 1], padding="SAME")
+    if c.op != "Dilation2D":
+        kw["out_backprop"] = c.x(1, 3, 4, 1)
+    vs.append(V("infinities and NaN", **kw))
+    return vs
+
+
+_add(extract_image_patches, "ExtractImagePatches")
+_add(extract_volume_patches, "ExtractVolumePatches")
+_add(dilation, "Dilation2D", "Dilation2DBackpropInput", "Dilation2DBackpropFilter")

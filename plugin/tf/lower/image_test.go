@@ -46,5 +46,15 @@ func imageShapeCases() []shapeCase {
 		in: []ir.TensorType{f32(2, 4, 5, 6, 3), f32(2, 2, 2, 3, 3), f32(2, 4, 5, 6, 3)}, out: []ir.TensorType{f32(2, 2, 2, 3, 3)}})
 	add(shapeCase{op: "MirrorPadGrad", attrs: A().S("mode", "SYMMETRIC"), in: []ir.TensorType{f32(9, 6), i32(2, 2)}, host: h(1, v(2, 3, 0, 1)),
 		out: []ir.TensorType{f32(4, 5)}})
+	add(shapeCase{op: "ExtractImagePatches", attrs: A().Is("ksizes", 1, 3, 2, 1).Is("strides", 1, 2, 2, 1).Is("rates", 1, 2, 1, 1).S("padding", "SAME"),
+		in: []ir.TensorType{f32(2, 7, 8, 3)}, out: []ir.TensorType{f32(2, 4, 4, 18)}})
+	add(shapeCase{op: "ExtractVolumePatches", attrs: A().Is("ksizes", 1, 2, 2, 3, 1).Is("strides", 1, 1, 2, 2, 1).S("padding", "VALID"),
+		in: []ir.TensorType{f32(2, 4, 5, 6, 2)}, out: []ir.TensorType{f32(2, 3, 2, 2, 24)}})
+	dil := func() attrs { return A().Is("strides", 1, 2, 1, 1).Is("rates", 1, 1, 2, 1).S("padding", "VALID") }
+	add(shapeCase{op: "Dilation2D", attrs: dil(), in: []ir.TensorType{f32(2, 7, 8, 3), f32(2, 3, 3)}, out: []ir.TensorType{f32(2, 3, 4, 3)}})
+	add(shapeCase{op: "Dilation2DBackpropInput", attrs: dil(), in: []ir.TensorType{f32(2, 7, 8, 3), f32(2, 3, 3), f32(2, 3, 4, 3)},
+		out: []ir.TensorType{f32(2, 7, 8, 3)}})
+	add(shapeCase{op: "Dilation2DBackpropFilter", attrs: dil(), in: []ir.TensorType{f32(2, 7, 8, 3), f32(2, 3, 3), f32(2, 3, 4, 3)},
+		out: []ir.TensorType{f32(2, 3, 3)}})
 	return cs
 }

@@ -216,3 +216,104 @@ def dilation(c):
 _add(extract_image_patches, "ExtractImagePatches")
 _add(extract_volume_patches, "ExtractVolumePatches")
 _add(dilation, "Dilation2D", "Dilation2DBackpropInput", "Dilation2DBackpropFilter")
+
+
+# ---------------------------------------------------------------------------
+# Colour and crops (image.go)
+
+
+def rgb_pixels(c, *shape):
+    """Colours in [0, 1], with grey pixels, ties between the largest
+    channels, black and white among them."""
+    x = c.rng.uniform(0, 1, size=shape + (3,))
+    flat = x.reshape(-1, 3)
+    special = np.array([[0, 0, 0], [1, 1, 1], [0.5, 0.5, 0.5], [0.8, 0.8, 0.2], [0.3, 0.9, 0.9], [0.9, 0.1, 0.9],
+                        [0.2, 0.2, 0.7], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.4, 0.1, 0.1]])
+    flat[:len(special)] = special[:len(flat)]
+    return x.astype(np.float64)
+
+
+def color(c):
+    if c.op == "RGBToHSV":
+        x = rgb_pixels(c, 4, 5)
+        y = c.rng.uniform(-0.5, 2, size=(7, 3))
+    else:
+        x = np.stack([c.rng.uniform(0, 1, (4, 5)), c.rng.uniform(0, 1, (4, 5)), c.rng.uniform(0, 1, (4, 5))], -1)
+        x[0, :5] = [[0, 0.5, 0.5], [1, 0.5, 0.5], [1 / 6, 1, 1], [0.5, 0, 0.7], [0.999, 1, 0.2]]
+        y = np.stack([c.rng.uniform(0, 1, 7), c.rng.uniform(0, 1, 7), c.rng.uniform(0, 2, 7)], -1)
+    return [
+        V("4x5 image", images=c.of(x)),
+        V("one pixel", images=c.of(x[0, 0])),
+        V("out of range", images=c.of(y)),
+        V("empty", images=c.x(0, 3)),
+    ]
+
+
+def adjust_contrast(c):
+    f = lambda v: np.float32(v)
+    return [
+        V("factor 1.7", tol=2, images=c.x(2, 5, 6, 3), contrast_factor=f(1.7)),
+        V("factor -0.5, one image", tol=2, images=c.x(7, 4, 2), contrast_factor=f(-0.5)),
+        V("factor 0", tol=2, images=c.x(1, 3, 3, 1), contrast_factor=f(0)),
+        V("5-D", tol=2, images=c.x(2, 2, 3, 4, 3), contrast_factor=f(2.5)),
+        V("empty batch", images=c.x(0, 4, 4, 3), contrast_factor=f(1.5)),
+    ]
+
+
+def adjust_color(c):
+    key = "delta" if c.op == "AdjustHue" else "scale"
+    vals = (0.3, -0.7, 1.0, -1.0, 0.0) if c.op == "AdjustHue" else (0.5, 2.0, 0.0, 10.0, 1.0)
+    x = c.of(rgb_pixels(c, 2, 5, 6))
+    vs = [V("%s %g" % (key, v), images=x, **{key: np.float32(v)}) for v in vals]
+    vs.append(V("one 3-D image", images=c.of(rgb_pixels(c, 4, 3)), **{key: np.float32(vals[0])}))
+    vs.append(V("empty", images=c.x(0, 2, 3), **{key: np.float32(vals[0])}))
+    return vs
+
+
+def crop_boxes(c, n, lo=-0.2, hi=1.2):
+    """Boxes partly outside the image, flipped ones (y1 > y2) and one
+    degenerate box among them."""
+    b = c.rng.uniform(lo, hi, size=(n, 4))
+    b[0] = [0.1, 0.2, 0.8, 0.9]
+    if n > 2:
+        b[2] = [0.7, 0.6, 0.2, 0.1]
+    if n > 3:
+        b[3] = [0.5, 0.5, 0.5, 0.5]
+    return b.astype(np.float32)
+
+
+CROPS = (("bilinear 5x4", "bilinear", (5, 4)), ("nearest 5x4", "nearest", (5, 4)), ("bilinear 1x1", "bilinear", (1, 1)),
+         ("nearest 1x6", "nearest", (1, 6)), ("bilinear 6x1", "bilinear", (6, 1)))
+
+
+def crop_and_resize(c):
+    img = c.x(2, 7, 9, 3)
+    vs = []
+    for name, method, size in CROPS:
+        kw = dict(boxes=crop_boxes(c, 6), box_ind=i32(c.rng.integers(0, 2, 6)), method=method)
+        if c.op == "CropAndResize":
+            kw.update(image=img, crop_size=i32(size))
+            vs.append(V(name, **kw))
+            vs.append(V(name + ", extrapolation -3.5", extrapolation_value=-3.5, **kw))
+        elif c.op == "CropAndResizeGradImage":
+            kw.update(grads=c.x(6, *size, 3, dtype=tf.float32), image_size=i32([2, 7, 9, 3]))
+            vs.append(V(name, tol=4, **kw))
+        elif method == "bilinear":
+            kw.pop("method")
+            kw.update(grads=c.x(6, *size, 3, dtype=tf.float32), image=img)
+            vs.append(V(name, tol=8, **kw))
+    n0 = dict(boxes=np.zeros((0, 4), np.float32), box_ind=i32(np.zeros(0)))
+    if c.op == "CropAndResize":
+        vs.append(V("no boxes", image=img, crop_size=i32([3, 3]), **n0))
+        vs.append(V("boxes inside", image=img, boxes=crop_boxes(c, 4, 0, 1), box_ind=i32([1, 0, 1, 1]), crop_size=i32([3, 5])))
+    elif c.op == "CropAndResizeGradImage":
+        vs.append(V("no boxes", grads=c.x(0, 3, 3, 3, dtype=tf.float32), image_size=i32([2, 7, 9, 3]), **n0))
+    else:
+        vs.append(V("no boxes", grads=c.x(0, 3, 3, 3, dtype=tf.float32), image=img, **n0))
+    return vs
+
+
+_add(color, "RGBToHSV", "HSVToRGB")
+_add(adjust_contrast, "AdjustContrastv2")
+_add(adjust_color, "AdjustHue", "AdjustSaturation")
+_add(crop_and_resize, "CropAndResize", "CropAndResizeGradImage", "CropAndResizeGradBoxes")

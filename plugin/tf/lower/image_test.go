@@ -56,5 +56,18 @@ func imageShapeCases() []shapeCase {
 		out: []ir.TensorType{f32(2, 7, 8, 3)}})
 	add(shapeCase{op: "Dilation2DBackpropFilter", attrs: dil(), in: []ir.TensorType{f32(2, 7, 8, 3), f32(2, 3, 3), f32(2, 3, 4, 3)},
 		out: []ir.TensorType{f32(2, 3, 3)}})
+	for _, op := range []string{"RGBToHSV", "HSVToRGB"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(2, 5, 3)}, out: []ir.TensorType{f32(2, 5, 3)}})
+	}
+	for _, op := range []string{"AdjustContrastv2", "AdjustHue", "AdjustSaturation"} {
+		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 2, 5, 4, 3), f32()}, out: []ir.TensorType{tt(ir.F16, 2, 5, 4, 3)}})
+	}
+	boxes := []ir.TensorType{f32(5, 4), i32(5)}
+	add(shapeCase{op: "CropAndResize", attrs: A().S("method", "nearest"), in: append([]ir.TensorType{tt(ir.F16, 2, 7, 9, 3)}, append(boxes, i32(2))...),
+		host: h(3, v(4, 6)), out: []ir.TensorType{f32(5, 4, 6, 3)}})
+	add(shapeCase{name: "CropAndResizeGradImage_half", op: "CropAndResizeGradImage", attrs: A().T("T", ir.F16), in: append([]ir.TensorType{f32(5, 4, 6, 3)}, append(boxes, i32(4))...),
+		host: h(3, v(2, 7, 9, 3)), out: []ir.TensorType{tt(ir.F16, 2, 7, 9, 3)}})
+	add(shapeCase{name: "CropAndResizeGradBoxes_float", op: "CropAndResizeGradBoxes", in: append([]ir.TensorType{f32(5, 4, 6, 3), f32(2, 7, 9, 3)}, boxes...),
+		out: []ir.TensorType{f32(5, 4)}})
 	return cs
 }

@@ -317,3 +317,64 @@ _add(color, "RGBToHSV", "HSVToRGB")
 _add(adjust_contrast, "AdjustContrastv2")
 _add(adjust_color, "AdjustHue", "AdjustSaturation")
 _add(crop_and_resize, "CropAndResize", "CropAndResizeGradImage", "CropAndResizeGradBoxes")
+
+
+# ---------------------------------------------------------------------------
+# The generic N-d convolution (convnd.go)
+
+
+def conv_channels_first_ref(kwargs):
+    """The CPU's Conv runs channels-last only: move the depth last in the
+    input and the per-dim attrs, run, move it back."""
+    kw = dict(kwargs)
+    x = kw["input"]
+    rank = len(x.shape)
+    bd = kw.get("batch_dims", 1)
+    to_last = list(range(bd)) + list(range(bd + 1, rank)) + [bd]
+    to_first = list(range(bd)) + [rank - 1] + list(range(bd, rank - 1))
+    n = rank - bd + 1  # entries of the per-dim attributes
+    attr_last = [0] + list(range(2, n)) + [1]
+    kw["input"] = tf.transpose(x, to_last)
+    kw["data_format"] = "CHANNELS_LAST"
+    for k in ("strides", "dilations"):
+        if kw.get(k):
+            kw[k] = [kw[k][i] for i in attr_last]
+    if kw.get("explicit_paddings"):
+        p = kw["explicit_paddings"]
+        kw["explicit_paddings"] = [v for i in attr_last for v in p[2 * i:2 * i + 2]]
+    return [tf.transpose(conv_groups_ref(kw)[0], to_first).numpy()]
+
+
+def conv_groups_ref(kwargs):
+    """The CPU's Conv has no groups: each group's channels convolved with
+    its filters, concatenated."""
+    kw = dict(kwargs)
+    g = kw.pop("groups", 1)
+    if g == 1:
+        return [tf.raw_ops.Conv(**kw).numpy()]
+    x, f = kw.pop("input"), kw.pop("filter")
+    xs = tf.split(x, g, axis=-1)
+    fs = tf.split(f, g, axis=-1)
+    return [tf.concat([tf.raw_ops.Conv(input=a, filter=b, **kw) for a, b in zip(xs, fs)], -1).numpy()]
+
+
+def conv_nd(c):
+    x = c.x(2, 9, 10, 3)
+    vs = [
+        V("2-D SAME 3x3", tol=10, input=x, filter=c.x(3, 3, 3, 4), strides=[1, 1, 1, 1], padding="SAME"),
+        V("2-D VALID strides 2x3 dilations 1x2", tol=10, input=x, filter=c.x(3, 2, 3, 4), strides=[1, 2, 3, 1], padding="VALID",
+          dilations=[1, 1, 2, 1]),
+        V("2-D EXPLICIT", tol=10, input=x, filter=c.x(2, 3, 3, 2), strides=[1, 1, 2, 1], padding="EXPLICIT",
+          explicit_paddings=[0, 0, 1, 2, 0, 1, 0, 0]),
+        V("3-D VALID", tol=10, input=c.x(2, 4, 5, 6, 2), filter=c.x(2, 2, 3, 2, 3), strides=[1, 1, 2, 1, 1], padding="VALID"),
+        V("batch_dims 2", tol=10, input=c.x(2, 3, 7, 8, 3), filter=c.x(3, 3, 3, 4), strides=[1, 2, 1, 1], padding="SAME", batch_dims=2),
+        V("groups 2", tol=10, input=c.x(2, 7, 8, 4), filter=c.x(3, 3, 2, 6), strides=[1, 1, 1, 1], padding="SAME", groups=2,
+          ref=("vs CPU group by group", conv_groups_ref)),
+        V("CHANNELS_FIRST 2-D", tol=10, input=first(x), filter=c.x(3, 3, 3, 4), strides=[1, 1, 2, 1], padding="EXPLICIT",
+          explicit_paddings=[0, 0, 0, 0, 1, 0, 2, 1], dilations=[1, 1, 1, 2], data_format="CHANNELS_FIRST", ref=("vs CPU via channels-last", conv_channels_first_ref)),
+        V("empty batch", input=c.x(0, 5, 5, 3), filter=c.x(3, 3, 3, 4), strides=[1, 1, 1, 1], padding="SAME"),
+    ]
+    return vs
+
+
+_add(conv_nd, "Conv")

@@ -69,5 +69,9 @@ func imageShapeCases() []shapeCase {
 		host: h(3, v(2, 7, 9, 3)), out: []ir.TensorType{tt(ir.F16, 2, 7, 9, 3)}})
 	add(shapeCase{name: "CropAndResizeGradBoxes_float", op: "CropAndResizeGradBoxes", in: append([]ir.TensorType{f32(5, 4, 6, 3), f32(2, 7, 9, 3)}, boxes...),
 		out: []ir.TensorType{f32(5, 4)}})
+	add(shapeCase{op: "Conv", attrs: A().Is("strides", 1, 2, 1, 1).S("padding", "SAME").I("batch_dims", 2),
+		in: []ir.TensorType{f32(2, 3, 7, 8, 3), f32(3, 3, 3, 4)}, out: []ir.TensorType{f32(2, 3, 4, 8, 4)}})
+	add(shapeCase{name: "Conv_channels_first", op: "Conv", attrs: A().Is("strides", 1, 1, 2, 1).S("padding", "VALID").S("data_format", "CHANNELS_FIRST"),
+		in: []ir.TensorType{f32(2, 3, 11, 6), f32(3, 3, 3, 5)}, out: []ir.TensorType{f32(2, 5, 5, 4)}})
 	return cs
 }

@@ -840,8 +840,6 @@ def maxpool_grad(c):
             vs.append(V(name, tol=2, orig_input=x, orig_output=y, grad=c.x(*y.shape), ksize=ks, strides=st, padding=pad))
         elif c.op == "MaxPoolGradV2":
             vs.append(V(name, tol=2, orig_input=x, orig_output=y, grad=c.x(*y.shape), ksize=i32(ks), strides=i32(st), padding=pad))
-        elif c.op == "MaxPoolGradGrad":
-            vs.append(V(name, tol=2, orig_input=x, orig_output=y, grad=c.x(*x.shape), ksize=ks, strides=st, padding=pad))
     if c.op == "MaxPoolGrad":
         x = distinct(c, 2, 7, 6, 3)
         y = maxpool_out(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
@@ -1853,7 +1851,7 @@ _add(pool3d_grad, "MaxPool3DGrad", "AvgPool3DGrad")
 _add(fused_conv2d, "_FusedConv2D")
 _add(pool, "MaxPool", "AvgPool")
 _add(pool_v2, "MaxPoolV2")
-_add(maxpool_grad, "MaxPoolGrad", "MaxPoolGradV2", "MaxPoolGradGrad")
+_add(maxpool_grad, "MaxPoolGrad", "MaxPoolGradV2")
 _add(avgpool_grad, "AvgPoolGrad")
 _add(bias_add, "BiasAdd", "BiasAddV1")
 _add(bias_add_grad, "BiasAddGrad")

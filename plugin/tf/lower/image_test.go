@@ -1,0 +1,77 @@
+package lower
+
+import (
+	"github.com/metalplug/metalplug/backend/ir"
+)
+
+// Shape cases of the image, patch, pooling-extra and RNN families
+// (image.go, patches.go, pool2.go, rnn.go).
+
+func init() {
+	familyShapeCases = append(familyShapeCases, imageShapeCases)
+	pool := func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
+		a.Is("ksize", 1, 2, 2, 1).Is("strides", 1, 2, 2, 1).S("padding", "SAME")
+		return []ir.TensorType{tt(combo["T"], 2, 5, 4, 3)}, nil, nil
+	}
+	familyMultiCases["MaxPoolWithArgmax"] = pool
+	grad := func(out ...int) multiCase {
+		return func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
+			a.Is("ksize", 1, 2, 2, 1).Is("strides", 1, 2, 2, 1).S("padding", "SAME")
+			d := combo["T"]
+			return []ir.TensorType{tt(d, 2, 5, 4, 3), tt(d, out...), i64(2, 3, 2, 3)}, nil, nil
+		}
+	}
+	familyMultiCases["MaxPoolGradWithArgmax"] = grad(2, 3, 2, 3)
+	familyMultiCases["MaxPoolGradGradWithArgmax"] = grad(2, 5, 4, 3)
+	familyMultiCases["MirrorPadGrad"] = func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
+		a.S("mode", "REFLECT")
+		return []ir.TensorType{tt(combo["T"], 7, 5), tt(combo["Tpaddings"], 2, 2)}, h(1, v(1, 2, 0, 1)), nil
+	}
+}
+
+func imageShapeCases() []shapeCase {
+	var cs []shapeCase
+	add := func(c shapeCase) { cs = append(cs, c) }
+	win := func() attrs { return A().Is("ksize", 1, 3, 3, 1).Is("strides", 1, 2, 2, 1).S("padding", "SAME") }
+	add(shapeCase{op: "MaxPoolWithArgmax", attrs: win(), in: []ir.TensorType{f32(2, 7, 6, 3)}, out: []ir.TensorType{f32(2, 4, 3, 3), i64(2, 4, 3, 3)}})
+	add(shapeCase{op: "MaxPoolGradWithArgmax", attrs: win().B("include_batch_in_index", true),
+		in: []ir.TensorType{f32(2, 7, 6, 3), f32(2, 4, 3, 3), i64(2, 4, 3, 3)}, out: []ir.TensorType{f32(2, 7, 6, 3)}})
+	add(shapeCase{op: "MaxPoolGradGradWithArgmax", attrs: win(),
+		in: []ir.TensorType{f32(2, 7, 6, 3), f32(2, 7, 6, 3), i64(2, 4, 3, 3)}, out: []ir.TensorType{f32(2, 4, 3, 3)}})
+	add(shapeCase{op: "MaxPoolGradGrad", attrs: win(), in: []ir.TensorType{f32(2, 7, 6, 3), f32(2, 4, 3, 3), f32(2, 7, 6, 3)},
+		out: []ir.TensorType{f32(2, 4, 3, 3)}})
+	add(shapeCase{op: "MaxPoolGradGradV2", attrs: A().S("padding", "VALID"), in: []ir.TensorType{f32(2, 7, 6, 3), f32(2, 3, 3, 3), f32(2, 7, 6, 3), i32(4), i32(4)},
+		host: h(3, v(1, 2, 2, 1), 4, v(1, 2, 2, 1)), out: []ir.TensorType{f32(2, 3, 3, 3)}})
+	add(shapeCase{op: "MaxPool3DGradGrad", attrs: A().Is("ksize", 1, 2, 2, 2, 1).Is("strides", 1, 2, 2, 2, 1).S("padding", "VALID"),
+		in: []ir.TensorType{f32(2, 4, 5, 6, 3), f32(2, 2, 2, 3, 3), f32(2, 4, 5, 6, 3)}, out: []ir.TensorType{f32(2, 2, 2, 3, 3)}})
+	add(shapeCase{op: "MirrorPadGrad", attrs: A().S("mode", "SYMMETRIC"), in: []ir.TensorType{f32(9, 6), i32(2, 2)}, host: h(1, v(2, 3, 0, 1)),
+		out: []ir.TensorType{f32(4, 5)}})
+	add(shapeCase{op: "ExtractImagePatches", attrs: A().Is("ksizes", 1, 3, 2, 1).Is("strides", 1, 2, 2, 1).Is("rates", 1, 2, 1, 1).S("padding", "SAME"),
+		in: []ir.TensorType{f32(2, 7, 8, 3)}, out: []ir.TensorType{f32(2, 4, 4, 18)}})
+	add(shapeCase{op: "ExtractVolumePatches", attrs: A().Is("ksizes", 1, 2, 2, 3, 1).Is("strides", 1, 1, 2, 2, 1).S("padding", "VALID"),
+		in: []ir.TensorType{f32(2, 4, 5, 6, 2)}, out: []ir.TensorType{f32(2, 3, 2, 2, 24)}})
+	dil := func() attrs { return A().Is("strides", 1, 2, 1, 1).Is("rates", 1, 1, 2, 1).S("padding", "VALID") }
+	add(shapeCase{op: "Dilation2D", attrs: dil(), in: []ir.TensorType{f32(2, 7, 8, 3), f32(2, 3, 3)}, out: []ir.TensorType{f32(2, 3, 4, 3)}})
+	add(shapeCase{op: "Dilation2DBackpropInput", attrs: dil(), in: []ir.TensorType{f32(2, 7, 8, 3), f32(2, 3, 3), f32(2, 3, 4, 3)},
+		out: []ir.TensorType{f32(2, 7, 8, 3)}})
+	add(shapeCase{op: "Dilation2DBackpropFilter", attrs: dil(), in: []ir.TensorType{f32(2, 7, 8, 3), f32(2, 3, 3), f32(2, 3, 4, 3)},
+		out: []ir.TensorType{f32(2, 3, 3)}})
+	for _, op := range []string{"RGBToHSV", "HSVToRGB"} {
+		add(shapeCase{op: op, in: []ir.TensorType{f32(2, 5, 3)}, out: []ir.TensorType{f32(2, 5, 3)}})
+	}
+	for _, op := range []string{"AdjustContrastv2", "AdjustHue", "AdjustSaturation"} {
+		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 2, 5, 4, 3), f32()}, out: []ir.TensorType{tt(ir.F16, 2, 5, 4, 3)}})
+	}
+	boxes := []ir.TensorType{f32(5, 4), i32(5)}
+	add(shapeCase{op: "CropAndResize", attrs: A().S("method", "nearest"), in: append([]ir.TensorType{tt(ir.F16, 2, 7, 9, 3)}, append(boxes, i32(2))...),
+		host: h(3, v(4, 6)), out: []ir.TensorType{f32(5, 4, 6, 3)}})
+	add(shapeCase{name: "CropAndResizeGradImage_half", op: "CropAndResizeGradImage", attrs: A().T("T", ir.F16), in: append([]ir.TensorType{f32(5, 4, 6, 3)}, append(boxes, i32(4))...),
+		host: h(3, v(2, 7, 9, 3)), out: []ir.TensorType{tt(ir.F16, 2, 7, 9, 3)}})
+	add(shapeCase{name: "CropAndResizeGradBoxes_float", op: "CropAndResizeGradBoxes", in: append([]ir.TensorType{f32(5, 4, 6, 3), f32(2, 7, 9, 3)}, boxes...),
+		out: []ir.TensorType{f32(5, 4)}})
+	add(shapeCase{op: "Conv", attrs: A().Is("strides", 1, 2, 1, 1).S("padding", "SAME").I("batch_dims", 2),
+		in: []ir.TensorType{f32(2, 3, 7, 8, 3), f32(3, 3, 3, 4)}, out: []ir.TensorType{f32(2, 3, 4, 8, 4)}})
+	add(shapeCase{name: "Conv_channels_first", op: "Conv", attrs: A().Is("strides", 1, 1, 2, 1).S("padding", "VALID").S("data_format", "CHANNELS_FIRST"),
+		in: []ir.TensorType{f32(2, 3, 11, 6), f32(3, 3, 3, 5)}, out: []ir.TensorType{f32(2, 5, 5, 4)}})
+	return cs
+}

@@ -320,8 +320,22 @@ func shapeCases() []shapeCase {
 	add(shapeCase{op: "IRFFT2D", in: []ir.TensorType{c64(4, 8, 9), i32(2)}, host: h(1, v(8, 16)), out: []ir.TensorType{f32(4, 8, 16)}})
 	add(shapeCase{op: "RFFT3D", in: []ir.TensorType{f32(2, 4, 8, 16), i32(3)}, host: h(1, v(4, 8, 16)), out: []ir.TensorType{c64(2, 4, 8, 9)}})
 	add(shapeCase{op: "IRFFT3D", in: []ir.TensorType{c64(2, 4, 8, 9), i32(3)}, host: h(1, v(4, 8, 15)), out: []ir.TensorType{f32(2, 4, 8, 15)}})
+	for _, f := range familyShapeCases {
+		cs = append(cs, f()...)
+	}
 	return cs
 }
+
+// familyShapeCases and familyMultiConstraint hold the cases an op family
+// keeps in its own test file (complex_test.go, ...), which adds them from an
+// init function, so that families grow without editing this file.
+var (
+	familyShapeCases []func() []shapeCase
+	// familyMultiConstraint gives the inputs of one registration of a
+	// kernel with several type attributes, for
+	// TestMultiConstraintCombinationsBuild.
+	familyMultiConstraint = map[string]func(combo map[string]ir.DType) ([]ir.TensorType, map[int][]int64){}
+)
 
 func TestShapesOfLoweredOps(t *testing.T) {
 	covered := map[string]bool{}
@@ -533,8 +547,12 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 					host[1][i] = 4
 				}
 			default:
-				t.Errorf("%s: no multi-constraint case", k.Op)
-				continue
+				f, ok := familyMultiConstraint[k.Op]
+				if !ok {
+					t.Errorf("%s: no multi-constraint case", k.Op)
+					continue
+				}
+				in, host = f(combo)
 			}
 			if _, err := buildRaw(t, k.Op, a.Attrs, in, host, raw); err != nil {
 				t.Errorf("%s %v: %v", k.Op, combo, err)

@@ -77,8 +77,8 @@ var Rules = []Rule{
 	},
 	{
 		Name: "dtype the device lacks", Class: ClassOurs,
-		Why:     "a program argument or result of an element type the plugin has no dtype for (the packed int4 and uint4, the float8 types): a missing feature of ours",
-		Message: regexp.MustCompile(`has element type \w+, which metalplug has no dtype`),
+		Why:     "a program argument or result, or a buffer, of an element type the plugin has no dtype for (int4 and uint4, the float8, float6 and float4 types): a missing feature of ours",
+		Message: regexp.MustCompile(`has element type \w+, which metalplug has no dtype|element type \w+ is not supported by metalplug buffers`),
 		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: argument 0 has element type f8E4M3FN, which metalplug has no dtype for`,
 	},
 	{

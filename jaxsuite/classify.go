@@ -156,6 +156,13 @@ var Rules = []Rule{
 		Example: `failed on teardown with "AssertionError: Test changed the compilation cache object: before test it was None, now it is <tests.compilation_cache_test.InMemoryCache object at 0x7f4eee08c2c0>"`, ExampleID: "tests/compilation_cache_test.py::CompilationCacheTest::test_jit",
 	},
 	{
+		Name: "exported for a hard-coded list of platforms", Class: ClassJax,
+		Why:     "the test exports a function for a fixed list of platforms (cpu, tpu, cuda, rocm) and then calls it on the default device, or looks the device's platform up in a table of those (a KeyError); jax refuses an export for other platforms by design",
+		Test:    regexp.MustCompile(`^tests/export_test\.py::JaxExportTest::test_(multi_platform|ordered_effects_multi_platform)`),
+		Message: regexp.MustCompile(`was exported for platforms '\(.*\)' but it is used on '\('metalplug',\)'|KeyError: 'metalplug'`),
+		Example: `ValueError: Function 'f_jax' was exported for platforms '('cpu', 'tpu')' but it is used on '('metalplug',)'.`, ExampleID: "tests/export_test.py::JaxExportTest::test_ordered_effects_multi_platform_and_poly_v_9",
+	},
+	{
 		Name: "jax's list of platforms with donation", Class: ClassJax,
 		Why:     "jax warns that donation is not implemented for any platform missing from its hard-coded list (_platforms_with_donation in jax/_src/interpreters/mlir.py: cpu, cuda, rocm, tpu, neuron), and the suite turns warnings into errors; the plugin itself accepts donated buffers",
 		Message: regexp.MustCompile(`Donation is not implemented for \('metalplug',\)`),

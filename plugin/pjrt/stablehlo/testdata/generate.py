@@ -348,6 +348,14 @@ def _():
     return f, (x,)
 
 
+@program("fft_empty")
+def _():
+    # Transforms of nothing: an empty batch and an empty axis.
+    def f(x, y):
+        return jnp.fft.fft(x), jnp.fft.fft(y), jnp.fft.ifft(y)
+    return f, (np.zeros((0, 4), np.complex64), np.zeros((3, 0), np.complex64))
+
+
 @program("matmul")
 def _():
     r = rng("matmul")

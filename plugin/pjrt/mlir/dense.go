@@ -231,7 +231,9 @@ func newDense(t Type, data []byte, at int, vhlo bool) (*DenseAttr, error) {
 		}
 	}
 	switch {
-	case n != 0 && len(data) == w:
+	case len(data) == w:
+		// A splat, also of an empty tensor (jax's decompositions splat
+		// their constants over whatever shape they are given, 0 included).
 		return &DenseAttr{Type: t, Data: data, Splat: true}, nil
 	case n <= int64(len(data)) && int64(len(data)) == n*int64(w):
 		return &DenseAttr{Type: t, Data: data}, nil

@@ -356,6 +356,15 @@ def _():
     return f, (np.zeros((0, 4), np.complex64), np.zeros((3, 0), np.complex64))
 
 
+@program("empty_splat")
+def _():
+    # jax's decompositions (chlo.sinh here) splat their constants over the
+    # shape they are given: a splat of an empty tensor.
+    def f(x, y):
+        return jnp.sinh(x), jnp.arcsin(y), jnp.cosh(x.astype(jnp.float32) * 2)
+    return f, (np.zeros((0,), np.int8), np.zeros((2, 0), np.int32))
+
+
 @program("matmul")
 def _():
     r = rng("matmul")

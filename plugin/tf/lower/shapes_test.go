@@ -36,6 +36,18 @@ func h(kv ...any) map[int][]int64 {
 
 func v(xs ...int64) []int64 { return xs }
 
+// familyShapeCases are the shape cases an op family keeps in its own test
+// file (its init appends to it), so that families grow without editing
+// this one.
+var familyShapeCases []func() []shapeCase
+
+// multiCase is one registration's inputs for TestMultiConstraintCombinationsBuild.
+type multiCase func(combo map[string]ir.DType, a attrs) (in []ir.TensorType, host map[int][]int64, raw map[int][]byte)
+
+// familyMultiCases are the multi-constraint cases op families keep in
+// their own test files, by op.
+var familyMultiCases = map[string]multiCase{}
+
 func shapeCases() []shapeCase {
 	var cs []shapeCase
 	add := func(c shapeCase) { cs = append(cs, c) }
@@ -320,6 +332,9 @@ func shapeCases() []shapeCase {
 	add(shapeCase{op: "IRFFT2D", in: []ir.TensorType{c64(4, 8, 9), i32(2)}, host: h(1, v(8, 16)), out: []ir.TensorType{f32(4, 8, 16)}})
 	add(shapeCase{op: "RFFT3D", in: []ir.TensorType{f32(2, 4, 8, 16), i32(3)}, host: h(1, v(4, 8, 16)), out: []ir.TensorType{c64(2, 4, 8, 9)}})
 	add(shapeCase{op: "IRFFT3D", in: []ir.TensorType{c64(2, 4, 8, 9), i32(3)}, host: h(1, v(4, 8, 15)), out: []ir.TensorType{f32(2, 4, 8, 15)}})
+	for _, f := range familyShapeCases {
+		cs = append(cs, f()...)
+	}
 	return cs
 }
 
@@ -533,8 +548,12 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 					host[1][i] = 4
 				}
 			default:
-				t.Errorf("%s: no multi-constraint case", k.Op)
-				continue
+				f, ok := familyMultiCases[k.Op]
+				if !ok {
+					t.Errorf("%s: no multi-constraint case", k.Op)
+					continue
+				}
+				in, host, raw = f(combo, a)
 			}
 			if _, err := buildRaw(t, k.Op, a.Attrs, in, host, raw); err != nil {
 				t.Errorf("%s %v: %v", k.Op, combo, err)

@@ -49,11 +49,9 @@ func init() {
 		ReadInputs: []int{1, 2, 3}, Lower: lowerSparseSliceGrad, File: fileSparseTensor})
 	register(Kernel{Op: "SparseReorder", Constraints: T(sparseTypes), Inputs: []string{"input_indices", "input_values", "input_shape"},
 		Lower: lowerSparseReorder, File: fileSparseTensor})
-	// TensorFlow's GPU kernel keeps shapes in host memory; here they are
-	// device inputs, since a kernel names its host inputs by position and
-	// shapes is a list of any length: the device computes the offsets and
-	// the output shape from them.
+	// shapes is a list of N host inputs, the last N of the 3N.
 	register(Kernel{Op: "SparseConcat", Constraints: T(sparseTypes), Inputs: []string{"indices", "values", "shapes"},
+		HostInputs: []string{"shapes"}, HostInputIndex: []int{-1}, HostInputsOf: func(n int) []int { return rangeInts(n-n/3, n) },
 		Attrs: []AttrSpec{{Name: "concat_dim", Kind: AttrInt}}, Lower: lowerSparseConcat, File: fileSparseTensor})
 	register(Kernel{Op: "SparseSplit", Constraints: T(sparseTypes), Inputs: []string{"split_dim", "indices", "values", "shape"},
 		HostInputs: []string{"split_dim", "shape"}, HostInputIndex: []int{0, 3}, ReadInputs: []int{1},
@@ -840,42 +838,58 @@ func lowerFillEmptyRowsGrad(c *Call) error {
 
 // lowerSparseConcat concatenates N sparse tensors along concat_dim: each
 // input's indices shifted by the sizes of the inputs before it along that
-// dimension, then all entries sorted into row-major order, as
-// SparseTensor::Concat and Reorder leave them. The shapes are device
-// inputs, so the shifts and the output shape are computed on the device.
+// dimension, then all entries sorted into row-major order on the device, as
+// SparseTensor::Concat and Reorder leave them.
 func lowerSparseConcat(c *Call) error {
 	if len(c.In) == 0 || len(c.In)%3 != 0 {
 		return c.Errorf("takes N indices, N values and N shapes, got %d inputs (%s)", len(c.In), c.Inputs())
 	}
 	n := len(c.In) / 3
-	ts0 := c.Type(2 * n)
-	if ts0.Shape.Rank() != 1 {
-		return c.Errorf("input shapes should be a vector but received shape %v at position 0", ts0)
+	shapes := make([][]int64, n)
+	for i := range n {
+		s, err := c.hostVector(2*n+i, fmt.Sprintf("shapes[%d]", i))
+		if err != nil {
+			return err
+		}
+		shapes[i] = s
 	}
-	r := ts0.Shape[0]
+	r := len(shapes[0])
 	a := c.Attrs.Int("concat_dim", 0)
-	cd := a
+	cd := int(a)
 	if cd < 0 {
-		cd += int64(r)
+		cd += r
 	}
-	if cd < 0 || cd >= int64(r) {
+	if cd < 0 || cd >= r {
 		return c.Errorf("concat dimension must be in range [%d, %d), got %d", -r, r, a)
+	}
+	outShape := slices.Clone(shapes[0])
+	offsets := make([]int64, n)
+	for i := range n {
+		if err := c.denseShape(shapes[i], fmt.Sprintf("shapes[%d]", i)); err != nil {
+			return err
+		}
+		if len(shapes[i]) != r {
+			return c.Errorf("ranks of all input tensors must match: expected %d but got %d at position %d", r, len(shapes[i]), i)
+		}
+		for j := range r {
+			if j != cd && shapes[i][j] != shapes[0][j] {
+				return c.Errorf("input shapes must match: expected %d for dimension %d but got %d at position %d", shapes[0][j], j, shapes[i][j], i)
+			}
+		}
+		if i > 0 {
+			offsets[i] = offsets[i-1] + shapes[i-1][cd]
+			outShape[cd] += shapes[i][cd]
+		}
 	}
 	total := 0
 	vt := c.Type(n).DType
 	for i := range n {
-		ti, tv, ts := c.Type(i), c.Type(n+i), c.Type(2*n+i)
+		ti, tv := c.Type(i), c.Type(n+i)
 		if ti.Shape.Rank() != 2 || ti.DType != ir.I64 {
 			return c.Errorf("input indices should be an int64 matrix but received %v at position %d", ti, i)
 		}
 		if tv.Shape.Rank() != 1 || tv.DType != vt {
 			return c.Errorf("input values should be a vector of %v but received %v at position %d", vt, tv, i)
-		}
-		if ts.Shape.Rank() != 1 || ts.DType != ir.I64 {
-			return c.Errorf("input shapes should be an int64 vector but received %v at position %d", ts, i)
-		}
-		if ts.Shape[0] != r {
-			return c.Errorf("ranks of all input tensors must match: expected %d but got %d at position %d", r, ts.Shape[0], i)
 		}
 		if ti.Shape[0] != tv.Shape[0] {
 			return c.Errorf("indices and values rows (indexing dimension) must match. (indices = %d, values = %d) at position %d", ti.Shape[0], tv.Shape[0], i)
@@ -886,30 +900,23 @@ func lowerSparseConcat(c *Call) error {
 		total += ti.Shape[0]
 	}
 	b := c.B
-	vec := ir.TensorType{DType: ir.I64, Shape: ir.Shape{r}}
-	onehot := make([]int64, r)
-	onehot[cd] = 1
-	hot := i64Constant(b, ir.Shape{r}, onehot)
-	sizeAlong := func(i int) ir.Value { // shapes[i][cd] broadcast to [r], zero elsewhere
-		return b.Binary(ir.OpMul, c.In[2*n+i], hot)
+	if total == 0 {
+		c.Out = []ir.Value{b.Full(ir.TensorType{DType: ir.I64, Shape: ir.Shape{0, r}}, 0), zeros(b, ir.TensorType{DType: vt, Shape: ir.Shape{0}}), shapeVector(b, outShape)}
+		return nil
 	}
-	offset := b.Full(vec, 0)
 	var inds, vals []ir.Value
 	for i := range n {
-		if k := c.Type(i).Shape[0]; k > 0 {
-			inds = append(inds, b.Binary(ir.OpAdd, c.In[i], b.BroadcastInDim(offset, ir.Shape{k, r}, []int{1})))
-			vals = append(vals, c.In[n+i])
+		k := c.Type(i).Shape[0]
+		if k == 0 {
+			continue
 		}
-		offset = b.Binary(ir.OpAdd, offset, sizeAlong(i))
-	}
-	notHot := b.Binary(ir.OpSub, b.Full(vec, 1), hot)
-	outShape := b.Binary(ir.OpAdd, b.Binary(ir.OpMul, c.In[2*n], notHot), offset)
-	if total == 0 {
-		c.Out = []ir.Value{b.Full(ir.TensorType{DType: ir.I64, Shape: ir.Shape{0, r}}, 0), zeros(b, ir.TensorType{DType: vt, Shape: ir.Shape{0}}), outShape}
-		return nil
+		shift := make([]int64, r)
+		shift[cd] = offsets[i]
+		inds = append(inds, b.Binary(ir.OpAdd, c.In[i], b.BroadcastInDim(i64Constant(b, ir.Shape{r}, shift), ir.Shape{k, r}, []int{1})))
+		vals = append(vals, c.In[n+i])
 	}
 	ind, val := b.Concat(0, inds...), b.Concat(0, vals...)
 	perm := lexOrder(b, ind)
-	c.Out = []ir.Value{gatherRows(b, ind, perm), gatherRows(b, val, perm), outShape}
+	c.Out = []ir.Value{gatherRows(b, ind, perm), gatherRows(b, val, perm), shapeVector(b, outShape)}
 	return nil
 }

@@ -88,7 +88,7 @@ func sparseTensorShapeCases() []shapeCase {
 		raw: rawOf(1, ind, 2, i64v(ir.Shape{2}, 1, 1), 3, i64v(ir.Shape{1, 2}, 1, 2)), out: []ir.TensorType{f32(3)}})
 	add(shapeCase{op: "SparseReorder", in: []ir.TensorType{i64(3, 2), f32(3), i64(2)}, out: []ir.TensorType{i64(3, 2), f32(3)}})
 	add(shapeCase{op: "SparseConcat", attrs: A().I("concat_dim", 1), in: []ir.TensorType{i64(3, 2), i64(1, 2), f32(3), f32(1), i64(2), i64(2)},
-		out: []ir.TensorType{i64(4, 2), f32(4), i64(2)}})
+		host: h(4, v(3, 4), 5, v(3, 1)), out: []ir.TensorType{i64(4, 2), f32(4), i64(2)}})
 	add(shapeCase{op: "SparseSplit", attrs: A().I("num_split", 2), in: []ir.TensorType{i64(), i64(3, 2), f32(3), i64(2)}, host: h(0, 0, 3, v(3, 4)),
 		raw: rawOf(1, ind), out: []ir.TensorType{i64(2, 2), i64(1, 2), f32(2), f32(1), i64(2), i64(2)}})
 	add(shapeCase{op: "SparseFillEmptyRows", in: []ir.TensorType{i64(3, 2), f32(3), i64(2), f32()}, host: h(2, v(5, 4)), raw: rawOf(0, ind),
@@ -121,6 +121,7 @@ func TestSparseTensorErrors(t *testing.T) {
 		{"SparseReorder", A(), []eval.Tensor{i64v(ir.Shape{1, 2}, 1, 1), f(1), i64v(ir.Shape{3}, 2, 3, 4)}, []string{"index rank (2)", "shape rank (3)"}},
 		{"SparseConcat", A().I("concat_dim", 2), []eval.Tensor{i64v(ir.Shape{1, 2}, 1, 1), i64v(ir.Shape{1, 2}, 0, 1), f(1), f(3), i64v(ir.Shape{2}, 2, 3), i64v(ir.Shape{2}, 2, 2)}, []string{"range [-2, 2)", "got 2"}},
 		{"SparseConcat", A().I("concat_dim", 1), []eval.Tensor{i64v(ir.Shape{1, 2}, 1, 1), i64v(ir.Shape{1, 2}, 0, 1), f(1, 3), f(3), i64v(ir.Shape{2}, 2, 3), i64v(ir.Shape{2}, 2, 2)}, []string{"indices = 1, values = 2"}},
+		{"SparseConcat", A().I("concat_dim", 1), []eval.Tensor{i64v(ir.Shape{1, 2}, 1, 1), i64v(ir.Shape{1, 2}, 0, 1), f(1), f(3), i64v(ir.Shape{2}, 2, 3), i64v(ir.Shape{2}, 3, 2)}, []string{"shapes must match", "expected 2 for dimension 0 but got 3 at position 1"}},
 		{"SparseSplit", A().I("num_split", 2), []eval.Tensor{i64v(nil, 1), i64v(ir.Shape{2, 2}, 7, 1, 1, 1), f(1, 2), i64v(ir.Shape{2}, 2, 4)}, []string{"indices[0, :] = [7, 1]", "out of bounds"}},
 		{"SparseSplit", A().I("num_split", 3), []eval.Tensor{i64v(nil, 0), i64v(ir.Shape{1, 2}, 1, 1), f(1), i64v(ir.Shape{2}, 2, 4)}, []string{"num_split", "(2), got 3"}},
 		{"SparseFillEmptyRows", A(), []eval.Tensor{i64v(ir.Shape{1, 2}, 5, 1), f(1), i64v(ir.Shape{2}, 5, 3), fv(nil, 9)}, []string{"indices(0, 0) is invalid: 5 >= 5"}},

@@ -19,11 +19,11 @@ import (
 // kernels copy them back too), checks them as the CPU kernel does, and
 // builds the result's indices on the host; the values always move on the
 // device, gathered at the positions the host worked out. SparseReshape,
-// SparseReorder and SparseConcat, whose layout the shapes alone fix, run
-// wholly on the device: the new indices by integer arithmetic, the order
-// by stable sorts of the index columns (last column first), so entries
-// with equal indices keep their order, as the CPU's sort does at the sizes
-// its insertion sort handles.
+// SparseReorder and SparseConcat, whose layout the (host) shapes alone fix,
+// compute their indices on the device: by integer arithmetic, and the
+// order by stable sorts of the index columns (last column first), so
+// entries with equal indices keep their order, as the CPU's sort does at
+// the sizes its insertion sort handles.
 //
 // The SparseMatrix* and CSR* ops are not here: a CSRSparseMatrix is a
 // DT_VARIANT tensor, which the C API TensorFlow 2.21 exports gives a

@@ -6,6 +6,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,6 +36,11 @@ type Kernel struct {
 	// negative position counts from the end (-1 is the last input), for ops
 	// with a variable number of inputs such as ConcatV2.
 	HostInputIndex []int
+	// HostInputsOf, for an op whose host input is a list of any length
+	// (SparseConcat's shapes), gives the positions of all its elements in a
+	// call of n inputs; HostInputs names the list and HostInputIndex holds
+	// the position of its last element.
+	HostInputsOf func(n int) []int
 	// ReadInputs are device inputs whose contents decide the output shape
 	// (Where): the frontend waits for the stream, then hands their bytes to
 	// Lower in Call.Raw. They remain program parameters too.
@@ -135,7 +141,7 @@ func (k *Kernel) IsHostInput(i, n int) bool {
 			return true
 		}
 	}
-	return false
+	return k.HostInputsOf != nil && slices.Contains(k.HostInputsOf(n), i)
 }
 
 // IsReadInput reports whether the lowering needs input i's contents.

@@ -57,6 +57,24 @@ func (c *Call) matrixInput(i int, name string, square bool) (r, m, n int, err er
 	return r, m, n, nil
 }
 
+// squareSystem checks the inputs of a solve: input 0 a batch of square
+// matrices, input 1 the right-hand sides with as many rows; it gives their
+// ranks.
+func (c *Call) squareSystem() (ra, rb int, err error) {
+	ra, m, _, err := c.matrixInput(0, "matrix", true)
+	if err != nil {
+		return 0, 0, err
+	}
+	rb, k, _, err := c.matrixInput(1, "rhs", false)
+	if err != nil {
+		return 0, 0, err
+	}
+	if k != m {
+		return 0, 0, c.Errorf("rhs %v must have as many rows as matrix %v", c.Type(1), c.Type(0))
+	}
+	return ra, rb, nil
+}
+
 // matmul is x y over the two innermost dims, batched over the leading ones
 // (equal in x and y).
 func matmul(b *ir.Builder, x, y ir.Value) ir.Value {
@@ -145,18 +163,11 @@ func lowerMatrixTriangularSolve(c *Call) error {
 	if err := c.arity(2); err != nil {
 		return err
 	}
-	ra, m, _, err := c.matrixInput(0, "matrix", true)
-	if err != nil {
-		return err
-	}
-	rb, k, _, err := c.matrixInput(1, "rhs", false)
+	ra, rb, err := c.squareSystem()
 	if err != nil {
 		return err
 	}
 	ta, tb := c.Type(0), c.Type(1)
-	if k != m {
-		return c.Errorf("rhs %v must have as many rows as matrix %v", tb, ta)
-	}
 	// The batch dims broadcast (matrix_triangular_solve_op_impl.h).
 	batch, ok := ir.BroadcastShapes(ta.Shape[:ra-2], tb.Shape[:rb-2])
 	if !ok {
@@ -329,16 +340,12 @@ func lowerMatrixSolve(c *Call) error {
 	if err := c.arity(2); err != nil {
 		return err
 	}
-	ra, m, _, err := c.matrixInput(0, "matrix", true)
-	if err != nil {
-		return err
-	}
-	rb, k, _, err := c.matrixInput(1, "rhs", false)
+	ra, rb, err := c.squareSystem()
 	if err != nil {
 		return err
 	}
 	ta, tb := c.Type(0), c.Type(1)
-	if k != m || ra != rb || !ta.Shape[:ra-2].Equal(tb.Shape[:rb-2]) {
+	if ra != rb || !ta.Shape[:ra-2].Equal(tb.Shape[:rb-2]) {
 		return c.Errorf("rhs %v must have matrix %v's batch dims and as many rows", tb, ta)
 	}
 	rs, err := c.lu()

@@ -159,6 +159,7 @@ func handlerTable() map[string]handler {
 		"vhlo.reduce_scatter_v1", "vhlo.all_to_all_v1", "vhlo.all_to_all_v2"} {
 		add(name, oneParticipant, "one device: each result is its operand (a collective of one participant)")
 	}
+	add("vhlo.collective_permute_v1", collectivePermute, "one device: the operand where the device sends to itself (the pair (0, 0)), else zeros")
 	add("vhlo.partition_id_v1", zeroID, "0 (one device)")
 	add("vhlo.replica_id_v1", zeroID, "0 (one device)")
 	add("sdy.sharding_group", nothing, "ignored (one device)")

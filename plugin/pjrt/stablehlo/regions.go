@@ -582,6 +582,34 @@ func oneParticipant(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	return vs, nil
 }
 
+// collectivePermute on one device (ppermute in a pmap or shard_map of
+// one): the only pair there can be is (0, 0), the device sending to
+// itself, and the result is the operand; with no pair into it the result
+// is zeros, as StableHLO says for a process no one sends to.
+func collectivePermute(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	x, err := oneOperand(e, op)
+	if err != nil {
+		return nil, err
+	}
+	pairs, err := ints(op, "source_target_pairs")
+	if err != nil {
+		return nil, err
+	}
+	if len(pairs)%2 != 0 {
+		return nil, invalid(op, "source_target_pairs holds %d numbers, not pairs", len(pairs))
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		if pairs[i] != 0 || pairs[i+1] != 0 {
+			return nil, invalid(op, "the pair (%d, %d) names a device other than the one this program runs on", pairs[i], pairs[i+1])
+		}
+	}
+	if len(pairs) > 0 {
+		return one(x), nil
+	}
+	t := e.b.Type(x)
+	return one(e.b.Constant(t, make([]byte, t.Shape.Size()*t.DType.Size()))), nil
+}
+
 // zeroID is partition_id and replica_id on one device: 0.
 func zeroID(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	rt, err := resultType(op, 0)

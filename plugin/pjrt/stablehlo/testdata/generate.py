@@ -796,6 +796,20 @@ def _():
     return f, (x,)
 
 
+@program("ppermute")
+def _():
+    # ppermute on a mesh of one device: to itself, and to no one.
+    x = np.array([1.0, -2.0, 3.0, 4.0], np.float32)
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("i",))
+
+    def on_mesh(perm):
+        return jax.shard_map(lambda v: lax.ppermute(v, "i", perm=perm), mesh=mesh, in_specs=jax.P("i"), out_specs=jax.P("i"))
+
+    def f(x):
+        return on_mesh([(0, 0)])(x), on_mesh([])(x)
+    return f, (x,)
+
+
 @program("window_dilation")
 def _():
     # reduce_window with window_dilation, as jax's lax_test testReduceWindow*

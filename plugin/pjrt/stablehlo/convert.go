@@ -187,32 +187,3 @@ func bitcastSplit(b *ir.Builder, x ir.Value, to ir.DType) ir.Value {
 	}
 	return b.BitcastConvert(out, to)
 }
-
-// reducePrecision supports the cases that are a round trip through a dtype
-// the IR has: f16 and bf16 (and a no-op at the operand's own precision).
-func reducePrecision(e *env, op *mlir.Operation) ([]ir.Value, error) {
-	x, err := oneOperand(e, op)
-	if err != nil {
-		return nil, err
-	}
-	eb, err := intAttr(op, "exponent_bits")
-	if err != nil {
-		return nil, err
-	}
-	mb, err := intAttr(op, "mantissa_bits")
-	if err != nil {
-		return nil, err
-	}
-	b := e.b
-	d := b.Type(x).DType
-	own := map[ir.DType][2]int64{ir.F32: {8, 23}, ir.F16: {5, 10}, ir.BF16: {8, 7}, ir.F64: {11, 52}}
-	if p, ok := own[d]; ok && p == [2]int64{eb, mb} {
-		return one(x), nil
-	}
-	for _, via := range []ir.DType{ir.F16, ir.BF16} {
-		if own[via] == [2]int64{eb, mb} && (d == ir.F32 || d == ir.F64) {
-			return one(b.Convert(b.Convert(x, via), d)), nil
-		}
-	}
-	return nil, unsupported(op, "reduce_precision to %d exponent and %d mantissa bits of %v (only to f16's or bf16's)", eb, mb, d)
-}

@@ -96,6 +96,7 @@ var accumulated = tolerance{Rtol: 4e-6, Atol: 4e-7}
 // of 1e-5 (about 40 ulp of the typical magnitude of 2 to 8).
 var programTolerance = map[string]tolerance{
 	"converts":          {Exact: true},
+	"reduce_precision":  {Exact: true},
 	"random":            {Exact: true},
 	"random_typed_key":  {Exact: true},
 	"total_order":       {Exact: true},

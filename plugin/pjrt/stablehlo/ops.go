@@ -110,7 +110,6 @@ func handlerTable() map[string]handler {
 	add("vhlo.clamp_v1", clamp, "max then min (scalar bounds broadcast)")
 	add("vhlo.convert_v1", convert, "IR convert (float to int truncates and saturates, NaN to 0, as XLA's CPU); to complex sets the real part; from complex is an error")
 	add("vhlo.bitcast_convert_v1", bitcastConvert, "IR bitcast_convert; between widths, the last dim joined or split with shifts (little-endian), as XLA")
-	add("vhlo.reduce_precision_v1", reducePrecision, "a round trip through f16 or bf16 (other widths are an error)")
 
 	add("vhlo.constant_v1", constant, "IR constant (dense elements; a splat is broadcast)")
 	add("vhlo.iota_v1", iota, "IR iota (complex: of the real part)")
@@ -159,6 +158,7 @@ func handlerTable() map[string]handler {
 		"vhlo.reduce_scatter_v1", "vhlo.all_to_all_v1", "vhlo.all_to_all_v2"} {
 		add(name, oneParticipant, "one device: each result is its operand (a collective of one participant)")
 	}
+	add("vhlo.reduce_precision_v1", reducePrecision, "on the float32 bits, as XLA: round to nearest even at the mantissa width, the signed infinity and zero past the exponent's range, NaN kept (float64 through float32 when the widths fit it)")
 	add("vhlo.collective_permute_v1", collectivePermute, "one device: the operand where the device sends to itself (the pair (0, 0)), else zeros")
 	add("vhlo.partition_id_v1", zeroID, "0 (one device)")
 	add("vhlo.replica_id_v1", zeroID, "0 (one device)")

@@ -810,6 +810,22 @@ def _():
     return f, (x,)
 
 
+@program("reduce_precision")
+def _():
+    # Ties at each width, values past the narrower exponent's range both
+    # ways, subnormals of the narrower format, NaN and infinities.
+    r = rng("reduce_precision")
+    x = np.concatenate([r.uniform(-3, 3, 24), SPECIAL, [1 + 2**-11, 1 + 3 * 2**-11, 1 + 2**-8, 65520.0, 70000.0, 6e-8, 3e-5,
+                                                           2**-14, 2**-15, 1e-38, 2**-126, 1.5 * 2**-20, -1 - 2**-4]]).astype(np.float32)
+
+    def f(x):
+        outs = [lax.reduce_precision(x, e, m) for e, m in [(5, 10), (8, 7), (4, 3), (5, 2), (8, 0), (2, 1), (8, 23), (11, 23)]]
+        h, bf = x.astype(jnp.float16), x.astype(jnp.bfloat16)
+        outs += [lax.reduce_precision(h, 5, 3), lax.reduce_precision(h, 4, 2), lax.reduce_precision(bf, 8, 3), lax.reduce_precision(bf, 5, 2)]
+        return tuple(outs)
+    return f, (x,)
+
+
 @program("window_dilation")
 def _():
     # reduce_window with window_dilation, as jax's lax_test testReduceWindow*

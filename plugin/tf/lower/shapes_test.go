@@ -17,7 +17,16 @@ type shapeCase struct {
 	host  map[int][]int64
 	raw   map[int][]byte
 	out   []ir.TensorType
+	rng   bool // the op draws with the frontend's random state (Call.RngState)
 }
+
+// familyShapeCases are the shape cases of op families whose tests live in
+// their own files (array_test.go, ...); each appends its function in init.
+var familyShapeCases []func() []shapeCase
+
+// familyCombos gives, for an op of such a family with several type
+// attributes, the inputs of one registration (TestMultiConstraintCombinationsBuild).
+var familyCombos = map[string]func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte){}
 
 func h(kv ...any) map[int][]int64 {
 	m := map[int][]int64{}
@@ -320,6 +329,9 @@ func shapeCases() []shapeCase {
 	add(shapeCase{op: "IRFFT2D", in: []ir.TensorType{c64(4, 8, 9), i32(2)}, host: h(1, v(8, 16)), out: []ir.TensorType{f32(4, 8, 16)}})
 	add(shapeCase{op: "RFFT3D", in: []ir.TensorType{f32(2, 4, 8, 16), i32(3)}, host: h(1, v(4, 8, 16)), out: []ir.TensorType{c64(2, 4, 8, 9)}})
 	add(shapeCase{op: "IRFFT3D", in: []ir.TensorType{c64(2, 4, 8, 9), i32(3)}, host: h(1, v(4, 8, 15)), out: []ir.TensorType{f32(2, 4, 8, 15)}})
+	for _, f := range familyShapeCases {
+		cs = append(cs, f()...)
+	}
 	return cs
 }
 
@@ -351,7 +363,7 @@ func TestShapesOfLoweredOps(t *testing.T) {
 			}
 		}
 		k, _ := Lookup(c.op)
-		wantRng := c.op == "RandomUniform" || c.op == "RandomStandardNormal" || c.op == "TruncatedNormal" || c.op == "RandomUniformInt"
+		wantRng := c.rng || c.op == "RandomUniform" || c.op == "RandomStandardNormal" || c.op == "TruncatedNormal" || c.op == "RandomUniformInt"
 		if l.Rng != wantRng {
 			t.Errorf("%s: Rng = %v", name, l.Rng)
 		}
@@ -533,8 +545,12 @@ func TestMultiConstraintCombinationsBuild(t *testing.T) {
 					host[1][i] = 4
 				}
 			default:
-				t.Errorf("%s: no multi-constraint case", k.Op)
-				continue
+				f, ok := familyCombos[k.Op]
+				if !ok {
+					t.Errorf("%s: no multi-constraint case", k.Op)
+					continue
+				}
+				in, host, raw = f(combo, a)
 			}
 			if _, err := buildRaw(t, k.Op, a.Attrs, in, host, raw); err != nil {
 				t.Errorf("%s %v: %v", k.Op, combo, err)

@@ -3,7 +3,9 @@ counting and searching, the ops whose output sizes come from their data,
 the numerics checks, the data-format maps, Bitcast, Empty, the in-place row
 updates, TensorStridedSliceUpdate, the V1 forms of Reverse
 and Gather, and the N-dimensional FFTs (which TensorFlow's CPU lacks: their
-reference is numpy's fftn family)."""
+reference is numpy's fftn family); and the sparse segment reductions, their
+gradients and SparseToDense of plugin/tf/lower/sparse.go. The random ops
+of random2.go keep their recipes in recipes.py (stateless, multinomial)."""
 import re
 
 import numpy as np
@@ -109,7 +111,6 @@ def bucketize(c):
 
 
 def histogram(c):
-    t = c.T
     vals = c.x(3, 7, lo=-1.5, hi=6.5)
     return [
         V("3x7 over [0, 5), 7 bins", values=vals, value_range=c.of([0.0, 5.0]), nbins=i32(7)),
@@ -333,3 +334,67 @@ _add(strided_slice_update, "TensorStridedSliceUpdate")
 _add(reverse_v1, "Reverse")
 _add(gather_v1, "Gather")
 _add(fftnd, "FFTND", "IFFTND", "RFFTND", "IRFFTND")
+
+
+def sparse_segment(c):
+    """Sorted segment ids with an empty segment and a leading empty one,
+    repeated indices, 1-D and 3-D data; num_segments past the last id."""
+    it, st = c.dt("Tidx").as_numpy_dtype, c.dt("Tsegmentids").as_numpy_dtype
+    with_num = c.op.endswith("WithNumSegments")
+
+    def v(name, data, idx, seg, num=None, tol=2):
+        kw = dict(data=data, indices=np.array(idx, it), segment_ids=np.array(seg, st))
+        if with_num:
+            kw["num_segments"] = i32(max(seg, default=-1) + 1 if num is None else num)
+        return V(name, tol=tol, **kw)
+
+    vs = [
+        v("6 picks of 5 rows, a gap", c.x(5, 3), [0, 4, 4, 1, 2, 0], [0, 0, 1, 3, 3, 3]),
+        v("leading empty segments, 3-D data", c.x(4, 2, 3), [3, 3, 0], [2, 2, 4]),
+        v("1-D data, one pick per segment", c.x(6), [5, 1, 2], [0, 1, 2]),
+        v("no picks", c.x(3, 2), [], []),
+    ]
+    if with_num:
+        vs.append(v("num_segments past the last id", c.x(4, 2), [1, 2, 3], [0, 1, 1], num=5))
+    return vs
+
+
+def sparse_segment_grad(c):
+    """The gradient at segments of one and of several rows, an empty one,
+    indices repeated across segments; GradV2 lists the distinct indices."""
+    it, st = c.dt("Tidx").as_numpy_dtype, c.dt("Tsegmentids").as_numpy_dtype
+    out = "dense_output_dim0" if c.op.endswith("V2") else "output_dim0"
+
+    def v(name, grad, idx, seg, dim0):
+        return V(name, tol=2, **{"grad": grad, "indices": np.array(idx, it), "segment_ids": np.array(seg, st), out: i32(dim0)})
+
+    vs = [
+        v("4 segments, repeated indices", c.x(4, 3), [0, 4, 4, 1, 2, 0], [0, 0, 1, 3, 3, 3], 6),
+        v("3-D gradient", c.x(3, 2, 2), [2, 0, 2], [0, 2, 2], 3),
+        v("1-D gradient", c.x(3), [5, 1, 2], [0, 1, 2], 7),
+    ]
+    if out == "dense_output_dim0":
+        # The V1 Grad's CPU kernel leaves its output uninitialised when
+        # nothing is picked (measured on 2.21: stray denormals), so only
+        # GradV2 is compared there.
+        vs.append(v("no picks", c.x(2, 3), [], [], 4))
+    return vs
+
+
+def sparse_to_dense(c):
+    it = c.dt("Tindices").as_numpy_dtype
+    dv = c.of(True) if c.is_bool else c.of(7)
+    return [
+        V("3 of a 4x5", sparse_indices=np.array([[0, 1], [2, 4], [3, 0]], it), output_shape=np.array([4, 5], it), sparse_values=c.x(3), default_value=dv),
+        V("1-D indices, a scalar value", sparse_indices=np.array([1, 3], it), output_shape=np.array([6], it), sparse_values=c.x(), default_value=dv),
+        V("scalar index", sparse_indices=np.array(2, it), output_shape=np.array([4], it), sparse_values=c.x(1), default_value=dv),
+        V("3-D output", sparse_indices=np.array([[0, 0, 1], [1, 2, 0]], it), output_shape=np.array([2, 3, 2], it), sparse_values=c.x(2), default_value=dv),
+        V("no values", sparse_indices=np.zeros((0, 2), it), output_shape=np.array([2, 3], it), sparse_values=c.x(0), default_value=dv),
+    ]
+
+
+_add(sparse_segment, "SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments",
+     "SparseSegmentMeanWithNumSegments", "SparseSegmentSqrtNWithNumSegments")
+_add(sparse_segment_grad, "SparseSegmentSumGrad", "SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad", "SparseSegmentSumGradV2",
+     "SparseSegmentMeanGradV2", "SparseSegmentSqrtNGradV2")
+_add(sparse_to_dense, "SparseToDense")

@@ -691,6 +691,15 @@ func bitsType(d ir.DType) ir.DType {
 	return ir.I64
 }
 
+// bitcastTo is x's bits as dtype d, with no instruction where x already is
+// d (integers that need no reinterpreting run where bitcasts cannot).
+func bitcastTo(b *ir.Builder, x ir.Value, d ir.DType) ir.Value {
+	if b.Type(x).DType == d {
+		return x
+	}
+	return b.BitcastConvert(x, d)
+}
+
 // lowerBitcast reinterprets the input's bytes as type: same width keeps
 // the shape; a wider input gains a last dim of the width ratio, a narrower
 // one loses its last dim, which must be that ratio. The parts of a wider
@@ -722,11 +731,11 @@ func lowerBitcast(c *Call) error {
 			c.Out = []ir.Value{zeros(b, ir.TensorType{DType: to, Shape: shape})}
 			return nil
 		}
-		w := b.Convert(b.BitcastConvert(x, bitsType(t.DType)), ir.I64)
+		w := b.Convert(bitcastTo(b, x, bitsType(t.DType)), ir.I64)
 		w = b.BroadcastInDim(w, shape, seq(t.Shape.Rank()))
 		shift := b.Binary(ir.OpMul, b.Iota(ir.TensorType{DType: ir.I64, Shape: shape}, len(t.Shape)), b.Full(ir.TensorType{DType: ir.I64, Shape: shape}, float64(8*out)))
 		part := b.Binary(ir.OpShiftRightLogical, w, shift)
-		c.Out = []ir.Value{b.BitcastConvert(b.Convert(part, bitsType(to)), to)}
+		c.Out = []ir.Value{bitcastTo(b, b.Convert(part, bitsType(to)), to)}
 	default:
 		k := out / in
 		r := t.Shape.Rank()
@@ -739,10 +748,10 @@ func lowerBitcast(c *Call) error {
 			return nil
 		}
 		mask := b.Full(ir.TensorType{DType: ir.I64, Shape: t.Shape}, float64(uint64(1)<<(8*in)-1))
-		w := b.Binary(ir.OpAnd, b.Convert(b.BitcastConvert(x, bitsType(t.DType)), ir.I64), mask)
+		w := b.Binary(ir.OpAnd, b.Convert(bitcastTo(b, x, bitsType(t.DType)), ir.I64), mask)
 		shift := b.Binary(ir.OpMul, b.Iota(ir.TensorType{DType: ir.I64, Shape: t.Shape}, r-1), b.Full(ir.TensorType{DType: ir.I64, Shape: t.Shape}, float64(8*in)))
 		joined := b.Reduce(b.Binary(ir.OpShiftLeft, w, shift), ir.ReduceSum, []int{r - 1})
-		c.Out = []ir.Value{b.BitcastConvert(b.Convert(joined, bitsType(to)), to)}
+		c.Out = []ir.Value{bitcastTo(b, b.Convert(joined, bitsType(to)), to)}
 	}
 	return nil
 }

@@ -246,6 +246,23 @@ func readAttr(ctx *C.TF_OpKernelConstruction, a *lower.Attrs, spec lower.AttrSpe
 			return err
 		}
 		a.Strings[spec.Name] = string(buf[:total])
+	case lower.AttrFloats:
+		var n, total C.int32_t
+		C.TF_OpKernelConstruction_GetAttrSize(ctx, name, &n, &total, st)
+		if err := check(); err != nil {
+			return err
+		}
+		if n < 0 {
+			return fmt.Errorf("attribute %s is not a list", spec.Name)
+		}
+		vals := make([]float32, max(int(n), 1))
+		if n > 0 {
+			C.TF_OpKernelConstruction_GetAttrFloatList(ctx, name, (*C.float)(unsafe.Pointer(&vals[0])), n, st)
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		a.FloatLists[spec.Name] = vals[:n]
 	case lower.AttrStrings:
 		var n, total C.int32_t
 		C.TF_OpKernelConstruction_GetAttrSize(ctx, name, &n, &total, st)
@@ -416,14 +433,14 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 	}
 	s := streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))
 	var data map[int][]byte
-	if len(k.ReadInputs) > 0 {
+	if read := k.ReadPositions(n); len(read) > 0 {
 		// The output shape depends on these inputs' values: wait for the
 		// work that writes them, then read them (memory is unified).
 		if err := s.Synchronize(); err != nil {
 			return fmt.Errorf("%s: %v", k.Op, err)
 		}
 		data = map[int][]byte{}
-		for _, i := range k.ReadInputs {
+		for _, i := range read {
 			in := (*ins)[i]
 			b := make([]byte, in.typ.Bytes())
 			if len(b) > 0 {
@@ -555,8 +572,8 @@ func deviceInputIndex(k *lower.Kernel, n, p int) int {
 	return -1
 }
 
-// hostValues reads an integer host-memory input (axes, shapes, permutations,
-// paddings), row-major.
+// hostValues reads an integer or bool host-memory input (axes, shapes,
+// permutations, paddings, Reverse's dims), row-major.
 func hostValues(in input) ([]int64, error) {
 	n := in.typ.Shape.Size()
 	out := make([]int64, n)
@@ -567,8 +584,13 @@ func hostValues(in input) ([]int64, error) {
 		}
 	case ir.I64:
 		copy(out, unsafe.Slice((*int64)(in.data), n))
+	case ir.Bool:
+		// Reverse's dims: one byte each, 0 or 1.
+		for i, v := range unsafe.Slice((*byte)(in.data), n) {
+			out[i] = int64(v)
+		}
 	default:
-		return nil, fmt.Errorf("must be int32 or int64, got %v", in.typ)
+		return nil, fmt.Errorf("must be int32, int64 or bool, got %v", in.typ)
 	}
 	return out, nil
 }

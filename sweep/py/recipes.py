@@ -416,15 +416,6 @@ def cast(c):
     return vs
 
 
-def bitcast(c):
-    """Same-size types keep the shape; a wider source gains a last dim; a
-    narrower one must end in the size ratio, which it loses."""
-    to = c.dt("type", c.T)
-    s, t = c.T.size, to.size
-    shape = (3, t // s) if s < t else (3, 4)
-    return [V("3x%d to %s" % (shape[1], to.name), input=c.x(*shape, lo=-50, hi=50) if c.is_int else c.x(*shape), type=to)]
-
-
 # ---------------------------------------------------------------------------
 # Matrix products
 
@@ -1070,10 +1061,6 @@ def identity_like(c):
     return [V("2x3x4", **{key: c.x(2, 3, 4)}), V("scalar", **{key: c.x()}), V("empty", **{key: c.x(0, 2)})]
 
 
-def check_numerics(c):
-    return [V("finite 2x3x4", tensor=c.x(2, 3, 4), message="sweep"), V("empty", tensor=c.x(0, 2), message="sweep")]
-
-
 def identity_n(c):
     return [V("two tensors", input=[c.x(2, 3), c.x(4)])]
 
@@ -1199,8 +1186,6 @@ def squeeze(c):
 
 
 def reverse(c):
-    if c.op == "Reverse":
-        return [V("dims F,T,T", tensor=c.x(2, 3, 4), dims=np.array([False, True, True]))]
     return [
         V("axis 1", tensor=c.x(3, 4, 2), axis=i32([1])),
         V("axes 0,-1, int64", tensor=c.x(3, 4, 2), axis=i64([0, -1])),
@@ -1527,11 +1512,6 @@ def unique(c):
     return [V("repeats", x=c.of([3, 1, 3, 2, 1, 5, 3]) if not c.is_bool else np.array([True, False, True]))]
 
 
-def bincount(c):
-    return [V("5 bins, weights", arr=i32([0, 1, 1, 3, 4, 4, 4]), size=i32(5), weights=c.x(7)),
-            V("no weights", arr=i32([0, 1, 1, 3]), size=i32(5), weights=c.x(0))]
-
-
 def broadcast_args(c):
     nd = c.T.as_numpy_dtype
     return [V("4x1x3 with 5x1", s0=np.array([4, 1, 3], nd), s1=np.array([5, 1], nd))]
@@ -1809,7 +1789,6 @@ _add(select, "Select", "SelectV2")
 _add(add_n, "AddN")
 _add(clip, "ClipByValue")
 _add(cast, "Cast")
-_add(bitcast, "Bitcast")
 
 # Activation gradients.
 _add(grad_pair("gradients", "features"), "ReluGrad", "Relu6Grad", "SoftplusGrad", "SoftsignGrad")
@@ -1864,7 +1843,6 @@ _add(segment, "SegmentSum", "SegmentMax", "SegmentMin", "SegmentMean", "SegmentP
 _add(reshape, "Reshape")
 _add(transpose, "Transpose", "ConjugateTranspose")
 _add(identity_like, "Identity", "Snapshot", "StopGradient", "PreventGradient", "DeepCopy")
-_add(check_numerics, "CheckNumerics", "CheckNumericsV2")
 _add(identity_n, "IdentityN")
 _add(concat, "ConcatV2", "Concat")
 _add(pack, "Pack")
@@ -1879,7 +1857,7 @@ _add(tile, "Tile")
 _add(broadcast_to, "BroadcastTo")
 _add(expand_dims, "ExpandDims")
 _add(squeeze, "Squeeze")
-_add(reverse, "Reverse", "ReverseV2")
+_add(reverse, "ReverseV2")
 _add(roll, "Roll")
 _add(reverse_sequence, "ReverseSequence")
 _add(space_batch, "SpaceToBatchND", "BatchToSpaceND", "SpaceToBatch", "BatchToSpace")
@@ -1905,7 +1883,6 @@ _add(diag_ops, "Diag", "DiagPart", "MatrixDiag", "MatrixDiagPart", "MatrixSetDia
      "MatrixDiagPartV2", "MatrixDiagPartV3", "MatrixSetDiagV2", "MatrixSetDiagV3")
 _add(invert_permutation, "InvertPermutation")
 _add(unique, "Unique")
-_add(bincount, "Bincount")
 _add(broadcast_args, "BroadcastArgs", "BroadcastGradientArgs")
 
 # FFT.

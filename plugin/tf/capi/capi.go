@@ -22,6 +22,7 @@ var LinkedKernels = []string{
 	"TF_OpKernelConstruction_Failure",
 	"TF_OpKernelConstruction_GetAttrBool",
 	"TF_OpKernelConstruction_GetAttrFloat",
+	"TF_OpKernelConstruction_GetAttrFloatList",
 	"TF_OpKernelConstruction_GetAttrInt64",
 	"TF_OpKernelConstruction_GetAttrInt64List",
 	"TF_OpKernelConstruction_GetAttrSize",

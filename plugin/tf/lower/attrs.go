@@ -17,6 +17,7 @@ const (
 	AttrBool
 	AttrFloat
 	AttrStrings // list(string), such as the fused ops' fused_ops
+	AttrFloats  // list(float), such as Bucketize's boundaries
 )
 
 // AttrSpec names one attribute a kernel reads; an optional one may be absent
@@ -36,12 +37,15 @@ type Attrs struct {
 	Floats  map[string]float32
 	// StringLists holds the list(string) attributes (AttrStrings).
 	StringLists map[string][]string
+	// FloatLists holds the list(float) attributes (AttrFloats).
+	FloatLists map[string][]float32
 }
 
 // NewAttrs makes an empty attribute set.
 func NewAttrs() *Attrs {
 	return &Attrs{Types: map[string]ir.DType{}, Ints: map[string][]int64{}, Strings: map[string]string{},
-		Bools: map[string]bool{}, Floats: map[string]float32{}, StringLists: map[string][]string{}}
+		Bools: map[string]bool{}, Floats: map[string]float32{}, StringLists: map[string][]string{},
+		FloatLists: map[string][]float32{}}
 }
 
 // String returns attribute name, or def if it was not set.
@@ -70,6 +74,9 @@ func (a *Attrs) IntList(name string, def []int) []int {
 
 // StringList returns the list(string) attribute name, or nil if it was not set.
 func (a *Attrs) StringList(name string) []string { return a.StringLists[name] }
+
+// FloatList returns the list(float) attribute name, or nil if it was not set.
+func (a *Attrs) FloatList(name string) []float32 { return a.FloatLists[name] }
 
 // Int returns the single-int attribute name (AttrInt), or def.
 func (a *Attrs) Int(name string, def int64) int64 {
@@ -105,7 +112,7 @@ func (a *Attrs) Type(name string, def ir.DType) ir.DType {
 
 // Key is a canonical text of the attributes, for cache keys.
 func (a *Attrs) Key() string {
-	return fmt.Sprint(a.Types, a.Ints, a.Strings, a.Bools, a.Floats, a.StringLists)
+	return fmt.Sprint(a.Types, a.Ints, a.Strings, a.Bools, a.Floats, a.StringLists, a.FloatLists)
 }
 
 // TensorFlow's TF_DataType numbers, from tensorflow/c/tf_datatype.h.

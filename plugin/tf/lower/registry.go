@@ -45,6 +45,10 @@ type Kernel struct {
 	// (Where): the frontend waits for the stream, then hands their bytes to
 	// Lower in Call.Raw. They remain program parameters too.
 	ReadInputs []int
+	// ReadInputsOf is ReadInputs for a list input, whose positions depend
+	// on the call's number of inputs n (DynamicStitch's indices are the
+	// first n/2); it overrides ReadInputs.
+	ReadInputsOf func(n int) []int
 	// Attrs are read when TensorFlow constructs the kernel.
 	Attrs []AttrSpec
 	// Variables is set for ops whose leading inputs are resource variables
@@ -78,7 +82,7 @@ func register(k Kernel) {
 // checkInputs verifies that each host input's name is the op input at its
 // index, and that read inputs are device inputs.
 func (k *Kernel) checkInputs() error {
-	if len(k.Inputs) == 0 {
+	if k.Inputs == nil { // an op without inputs (StatelessRandomGetAlg) lists none: []string{}
 		return fmt.Errorf("%s: Inputs is empty", k.Op)
 	}
 	for j, name := range k.HostInputs {
@@ -152,6 +156,15 @@ func (k *Kernel) IsReadInput(i int) bool {
 		}
 	}
 	return false
+}
+
+// ReadPositions lists the inputs, of a call with n inputs, whose contents
+// the lowering needs (Call.Raw).
+func (k *Kernel) ReadPositions(n int) []int {
+	if k.ReadInputsOf != nil {
+		return k.ReadInputsOf(n)
+	}
+	return k.ReadInputs
 }
 
 // Call is one invocation of a kernel: its attributes, its device inputs as

@@ -991,6 +991,16 @@ def _():
     return f, (a, one, rot)
 
 
+@program("error_linalg_dgeev", x64=True, platform="cpu")
+def _():
+    return jnp.linalg.eigvals, (np.eye(3),)
+
+
+@program("error_linalg_cgeev", platform="cpu")
+def _():
+    return jnp.linalg.eigvals, (np.eye(3, dtype=np.complex64),)
+
+
 @program("error_f64_atan2", x64=True)
 def _():
     return (lambda x: jnp.arctan2(x, x + 1)), (np.arange(3, dtype=np.float64),)

@@ -52,6 +52,13 @@ func init() {
 			}{lapackCall(routine, letter, dtype, r.complex, r.fn), r.note}
 		}
 	}
+	// sytrd's complex counterpart, refused by name as the other complex routines.
+	for _, letter := range "cz" {
+		linalgCustomCalls[fmt.Sprintf("lapack_%chetrd_ffi", letter)] = struct {
+			fn   func(*env, *mlir.Operation) ([]ir.Value, error)
+			note string
+		}{lapackCall("hetrd", letter, 0, false, nil), "refused (complex)"}
+	}
 }
 
 // lapackNote is custom_call's note on the LAPACK targets.
@@ -61,7 +68,7 @@ func lapackNote() string {
 		names = append(names, fmt.Sprintf("lapack_{s,d}%s_ffi (%s)", routine, r.note))
 	}
 	sort.Strings(names)
-	return "; jax's CPU LAPACK calls " + strings.Join(names, ", ") + "; the complex routines (c, z) and lapack_dgeev_ffi (complex128 results) are refused"
+	return "; jax's CPU LAPACK calls " + strings.Join(names, ", ") + "; the complex routines (c, z; hetrd too) and lapack_dgeev_ffi (complex128 results) are refused"
 }
 
 // lapackCall checks the operands of a routine's call for the dtype its

@@ -169,3 +169,94 @@ func (b *Builder) Svd(a Value, fullMatrices bool) Value {
 		{t.DType, matrixShape(batch, vn, n)},
 	}})
 }
+
+// Eig is LAPACK's geev of the general matrices of a: it yields the
+// eigenvalues' real and imaginary parts, then the left eigenvectors' and
+// the right eigenvectors' (columns), each as two real tensors of a's dtype.
+func (b *Builder) Eig(a Value) Value {
+	if b.err != nil {
+		return 0
+	}
+	t, batch, n, ok := b.squareOperand(OpEig, a)
+	if !ok {
+		return 0
+	}
+	w := func() TensorType { return TensorType{t.DType, matrixShape(batch, n)} }
+	v := func() TensorType { return TensorType{t.DType, t.Shape.Clone()} }
+	return b.emitTuple(Instr{Op: OpEig, Args: []Value{a}, Tuple: []TensorType{w(), w(), v(), v(), v(), v()}})
+}
+
+// Hessenberg is LAPACK's gehrd of a: it yields the packed Hessenberg form
+// and the taus.
+func (b *Builder) Hessenberg(a Value) Value {
+	if b.err != nil {
+		return 0
+	}
+	t, batch, n, ok := b.squareOperand(OpHessenberg, a)
+	if !ok {
+		return 0
+	}
+	return b.emitTuple(Instr{Op: OpHessenberg, Args: []Value{a}, Tuple: []TensorType{
+		{t.DType, t.Shape.Clone()},
+		{t.DType, matrixShape(batch, max(n-1, 0))},
+	}})
+}
+
+// Tridiagonal is LAPACK's sytrd of the symmetric matrices of a (read from
+// the lower triangle, or the upper): it yields the packed reflectors, the
+// diagonal, the off-diagonal and the taus.
+func (b *Builder) Tridiagonal(a Value, lower bool) Value {
+	if b.err != nil {
+		return 0
+	}
+	t, batch, n, ok := b.squareOperand(OpTridiagonal, a)
+	if !ok {
+		return 0
+	}
+	return b.emitTuple(Instr{Op: OpTridiagonal, Args: []Value{a}, Linalg: &LinalgAttrs{Lower: lower}, Tuple: []TensorType{
+		{t.DType, t.Shape.Clone()},
+		{t.DType, matrixShape(batch, n)},
+		{t.DType, matrixShape(batch, max(n-1, 0))},
+		{t.DType, matrixShape(batch, max(n-1, 0))},
+	}})
+}
+
+// QrPivoted is LAPACK's geqp3 of a with the int32 leading-column flags
+// jpvt: it yields the packed factorization of a P, the zero-based int32
+// column permutation and the taus.
+func (b *Builder) QrPivoted(a, jpvt Value) Value {
+	if b.err != nil {
+		return 0
+	}
+	t, tp := b.Type(a), b.Type(jpvt)
+	batch, m, n, ok := b.matrixType(OpQrPivoted, "operand", t)
+	if !ok {
+		return 0
+	}
+	if tp.DType != I32 || !tp.Shape.Equal(matrixShape(batch, n)) {
+		return b.fail(OpQrPivoted, "jpvt %v must be an int32 vector of a column flag per column of a %v", tp, t)
+	}
+	return b.emitTuple(Instr{Op: OpQrPivoted, Args: []Value{a, jpvt}, Tuple: []TensorType{
+		{t.DType, t.Shape.Clone()},
+		{I32, matrixShape(batch, n)},
+		{t.DType, matrixShape(batch, min(m, n))},
+	}})
+}
+
+// Schur is the real Schur decomposition of a: it yields T, Z and the
+// eigenvalues' real and imaginary parts.
+func (b *Builder) Schur(a Value) Value {
+	if b.err != nil {
+		return 0
+	}
+	t, batch, n, ok := b.squareOperand(OpSchur, a)
+	if !ok {
+		return 0
+	}
+	return b.emitTuple(Instr{Op: OpSchur, Args: []Value{a}, Tuple: []TensorType{
+		{t.DType, t.Shape.Clone()},
+		{t.DType, t.Shape.Clone()},
+		{t.DType, matrixShape(batch, n)},
+		{t.DType, matrixShape(batch, n)},
+	}})
+}

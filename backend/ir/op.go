@@ -90,7 +90,8 @@ const (
 
 	// Linear algebra, on float32 and float64 matrices in the two innermost
 	// dims, batched over the leading dims (every operand has the same
-	// batch dims). Attributes in Instr.Linalg. Qr, Eigh, Lu and Svd yield
+	// batch dims). Attributes in Instr.Linalg. Qr, Eigh, Lu, Svd, Eig,
+	// Hessenberg, Tridiagonal, QrPivoted and Schur yield
 	// a tuple of results (no regions), which OpGetResult takes apart.
 
 	// OpCholesky factors a symmetric positive definite a[..., n, n] as
@@ -144,6 +145,55 @@ const (
 	// singular vector's sign is unspecified, and so are the vectors of
 	// repeated singular values).
 	OpSvd
+	// OpEig is the eigendecomposition of a general a[..., n, n] (LAPACK's
+	// geev): it yields the eigenvalues' real and imaginary parts
+	// [..., n] each (complex conjugate pairs adjacent, the one of positive
+	// imaginary part first; otherwise in no specified order), then the
+	// left eigenvectors' real and imaginary parts [..., n, n] each, then
+	// the right eigenvectors' (column j belongs to eigenvalue j: right
+	// A v_j = w_j v_j, left u_j^H A = w_j u_j^H), each of unit Euclidean
+	// norm with its largest component real, as LAPACK normalizes them. A
+	// matrix holding NaN or infinities, or one the QR iteration does not
+	// converge on, gives NaN in every result. The parts are real tensors
+	// of a's dtype: a frontend makes complex values of them. jax's CPU
+	// custom_call lapack_sgeev_ffi.
+	OpEig
+	// OpHessenberg is the reduction of a[..., n, n] to upper Hessenberg
+	// form H = Q^T a Q (LAPACK's gehrd over the whole matrix): it yields
+	// the packed [..., n, n] (H on and above the first subdiagonal, the
+	// Householder vectors v_i below it, column i's entries from row i+2,
+	// v_i's unit entry at row i+1 implied) and taus [..., max(n-1, 0)],
+	// Q = H_0 H_1 ... H_{n-2}, H_i = I - tau_i v_i v_i^T.
+	OpHessenberg
+	// OpTridiagonal is the reduction of a symmetric a[..., n, n] to
+	// tridiagonal form T = Q^T a Q (LAPACK's sytrd), reading only a's lower
+	// (Linalg.Lower) or upper triangle: it yields a [..., n, n] with the
+	// Householder vectors in that triangle beyond the first off-diagonal
+	// (the other triangle as a had it), the diagonal d [..., n], the
+	// off-diagonal e [..., max(n-1, 0)] and taus [..., max(n-1, 0)], as
+	// sytrd packs them: lower, Q = H_0 ... H_{n-2} with v_i's unit entry
+	// at row i+1 and the rest below it in column i; upper,
+	// Q = H_{n-2} ... H_0 with v_i's unit entry at row i and the rest above
+	// it in column i+1.
+	OpTridiagonal
+	// OpQrPivoted is QR decomposition with column pivoting (LAPACK's
+	// geqp3) of a[..., m, n], given int32 jpvt [..., n] (a nonzero entry
+	// makes its column a leading one, moved to the front in order; the
+	// free columns are pivoted by norm): it yields the packed
+	// factorization of a P [..., m, n] as OpQr packs it, the int32
+	// permutation [..., n] (column j of a P is column perm[j] of a,
+	// zero-based) and taus [..., min(m, n)].
+	OpQrPivoted
+	// OpSchur is the real Schur decomposition a = Z T Z^T of a[..., n, n]:
+	// it yields T [..., n, n] (upper quasi-triangular: 1 x 1 blocks for
+	// real eigenvalues and standardized 2 x 2 blocks, equal diagonal and
+	// off-diagonal entries of opposite signs, for conjugate pairs), the
+	// orthogonal Z [..., n, n] and the eigenvalues' real and imaginary
+	// parts [..., n] each, in T's diagonal order (LAPACK's gees without
+	// sorting; unlike gees there is no balancing, which leaves every
+	// property above). A matrix holding NaN or infinities, or one the QR
+	// iteration does not converge on, gives NaN in every result.
+	OpSchur
 
 	// Control flow. Each holds sub-programs in Instr.Regions, which see
 	// only their own parameters (a frontend passes what a region uses as
@@ -421,9 +471,10 @@ func (k TransposeKind) String() string {
 }
 
 // LinalgAttrs describe the linear algebra ops; each reads the fields its
-// doc names (OpQr, OpHouseholderProduct and OpLu read none, and need none).
+// doc names (OpQr, OpHouseholderProduct, OpLu, OpEig, OpHessenberg,
+// OpQrPivoted and OpSchur read none, and need none).
 type LinalgAttrs struct {
-	Lower        bool          // OpCholesky, OpTriangularSolve, OpEigh: the lower triangle, else the upper
+	Lower        bool          // OpCholesky, OpTriangularSolve, OpEigh, OpTridiagonal: the lower triangle, else the upper
 	LeftSide     bool          // OpTriangularSolve: op(a) x = b, else x op(a) = b
 	UnitDiagonal bool          // OpTriangularSolve: a's diagonal is ones and is not read
 	Transpose    TransposeKind // OpTriangularSolve: op(a)

@@ -30,10 +30,10 @@ type Instr struct {
 	Sort    *SortAttrs   // OpSort, OpArgSort
 	Rng     *RngAttrs    // OpRng
 	FFT     *FFTAttrs    // OpFFT
-	Linalg  *LinalgAttrs // OpCholesky, OpTriangularSolve, OpEigh, OpSvd
+	Linalg  *LinalgAttrs // OpCholesky, OpTriangularSolve, OpEigh, OpSvd, OpTridiagonal
 
 	Regions []*Program   // OpWhile (cond, body), OpCase (branches), OpCall (callee)
-	Tuple   []TensorType // the results of the region ops (OpWhile, OpCase, OpCall, ...) and of OpQr, OpEigh, OpLu, OpSvd, whose own Type is unset
+	Tuple   []TensorType // the results of the region ops (OpWhile, OpCase, OpCall, ...) and of OpQr, OpEigh, OpLu, OpSvd, OpEig, OpHessenberg, OpTridiagonal, OpQrPivoted, OpSchur, whose own Type is unset
 }
 
 // Program is a straight-line computation: parameters in, results out.

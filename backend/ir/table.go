@@ -301,6 +301,24 @@ func opEntries() [numOps]OpInfo {
 			}
 			return b.Svd(a[0], in.Linalg.FullMatrices), nil
 		}},
+		OpEig: {Name: "eig", Arity: 1, Attrs: []string{"Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Eig(a[0]), nil
+		}},
+		OpHessenberg: {Name: "hessenberg", Arity: 1, Attrs: []string{"Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Hessenberg(a[0]), nil
+		}},
+		OpTridiagonal: {Name: "tridiagonal", Arity: 1, Attrs: []string{"Linalg", "Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Linalg == nil {
+				return 0, missing("linalg attributes (lower)")
+			}
+			return b.Tridiagonal(a[0], in.Linalg.Lower), nil
+		}},
+		OpQrPivoted: {Name: "qr_pivoted", Arity: 2, Attrs: []string{"Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.QrPivoted(a[0], a[1]), nil
+		}},
+		OpSchur: {Name: "schur", Arity: 1, Attrs: []string{"Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			return b.Schur(a[0]), nil
+		}},
 		OpFFT: {Name: "fft", Arity: 1, Attrs: []string{"FFT"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			if in.FFT == nil {
 				return 0, missing("fft attributes")

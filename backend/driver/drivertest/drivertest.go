@@ -103,6 +103,11 @@ var opTests = map[ir.Op]func(t *testing.T, h *harness){
 	ir.OpEigh:                   testEigh,
 	ir.OpLu:                     testLu,
 	ir.OpSvd:                    testSvd,
+	ir.OpEig:                    testEig,
+	ir.OpHessenberg:             testHessenberg,
+	ir.OpTridiagonal:            testTridiagonal,
+	ir.OpQrPivoted:              testQrPivoted,
+	ir.OpSchur:                  testSchur,
 }
 
 func testOps(t *testing.T, d driver.Driver) {

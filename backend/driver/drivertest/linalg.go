@@ -3,6 +3,8 @@ package drivertest
 import (
 	"fmt"
 	"math"
+	"math/cmplx"
+	"slices"
 	"sort"
 	"testing"
 
@@ -528,6 +530,321 @@ func testSvd(t *testing.T, h *harness) {
 					}
 				}
 				near(t, name+": U diag(s) V^T", mul(us, rows(vt, k)), am, tol)
+			}
+		}
+	}
+}
+
+// reflectorQ is the product H_0 H_1 ... H_{k-1} (m x m) of the
+// Householder reflectors packed below row i+off of column i (v_i's unit
+// entry at row i+off implied, zeros above it): off 0 is geqrf's packing,
+// off 1 gehrd's and sytrd's lower one.
+func reflectorQ(packed, taus mat, off int) mat {
+	m := packed.r
+	q := eye(packed.batch, m, m)
+	for b := range packed.batch {
+		for i := taus.c - 1; i >= 0; i-- {
+			v := make([]float64, m)
+			v[i+off] = 1
+			for r := i + off + 1; r < m; r++ {
+				v[r] = packed.at(b, r, i)
+			}
+			reflect(q, b, v, taus.v[b*taus.c+i])
+		}
+	}
+	return q
+}
+
+// reflect overwrites batch b of the square q with (I - tau v v^T) q.
+func reflect(q mat, b int, v []float64, tau float64) {
+	m := q.r
+	for j := range q.c {
+		var s float64
+		for r := range m {
+			s += v[r] * q.at(b, r, j)
+		}
+		for r := range m {
+			q.v[(b*m+r)*q.c+j] -= tau * v[r] * s
+		}
+	}
+}
+
+// zeroBelow checks that x is zero below its k-th subdiagonal.
+func zeroBelow(t *testing.T, name string, x mat, k int) {
+	t.Helper()
+	for b := range x.batch {
+		for i := range x.r {
+			for j := range min(max(i-k, 0), x.c) {
+				if x.at(b, i, j) != 0 {
+					t.Errorf("%s: batch %d element (%d, %d) = %v, want 0", name, b, i, j, x.at(b, i, j))
+					return
+				}
+			}
+		}
+	}
+}
+
+// generalCases are the nonsymmetric matrices of eig and schur: random
+// ones, a rotation (a conjugate pair), a triangular one with a repeated
+// eigenvalue and a permutation cycle (roots of unity).
+func (h *harness) generalCases(d ir.DType) []tensor {
+	cases := []tensor{}
+	for _, shape := range linalgSquareShapes {
+		cases = append(cases, h.randMat(d, shape...))
+	}
+	return append(cases,
+		tensor{T: tt(d, 2, 2), V: []float64{0, -1, 1, 0}},
+		tensor{T: tt(d, 3, 3), V: []float64{2, 1, 0, 0, 2, 1, 0, 0, 3}},
+		tensor{T: tt(d, 4, 4), V: []float64{0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}},
+	)
+}
+
+func testEig(t *testing.T, h *harness) {
+	for _, d := range linalgDTypes(h) {
+		for _, a := range h.generalCases(d) {
+			name := fmt.Sprintf("%v %v", d, a.T.Shape)
+			got := h.runLinalg(t, name, []tensor{a}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return b.Results(b.Eig(xs[0]))
+			})
+			checkEig(t, name, d, matOf(a), got)
+		}
+		nan := tensor{T: tt(d, 2, 2), V: []float64{1, math.NaN(), 0, 1}}
+		got := h.runLinalg(t, fmt.Sprintf("%v with NaN", d), []tensor{nan}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			return b.Results(b.Eig(xs[0]))
+		})
+		for i, r := range got {
+			for _, v := range r.V {
+				if !math.IsNaN(v) {
+					t.Errorf("%v eig of a matrix holding NaN: result %d holds %v, want NaN everywhere", d, i, r.V)
+					break
+				}
+			}
+		}
+	}
+}
+
+// checkEig checks eig's results (wr, wi, vl re and im, vr re and im)
+// against what defines them: A v_j = w_j v_j, u_j^H A = w_j u_j^H, unit
+// vectors, conjugate pairs adjacent with the positive imaginary part
+// first.
+func checkEig(t *testing.T, name string, d ir.DType, a mat, got []tensor) {
+	t.Helper()
+	n := a.r
+	tol := linalgTol(d, n) * 2
+	for b := range a.batch {
+		w := make([]complex128, n)
+		for j := range n {
+			w[j] = complex(got[0].V[b*n+j], got[1].V[b*n+j])
+		}
+		for j := 0; j < n; j++ {
+			if imag(w[j]) == 0 {
+				continue
+			}
+			if j+1 >= n || imag(w[j]) < 0 || w[j+1] != complex(real(w[j]), -imag(w[j])) {
+				t.Errorf("%s: batch %d eigenvalues %v: conjugate pairs must be adjacent, the positive imaginary part first", name, b, w)
+				return
+			}
+			j++
+		}
+		vec := func(k, j int) []complex128 { // column j of vl (k 2) or vr (k 4)
+			v := make([]complex128, n)
+			for i := range n {
+				v[i] = complex(got[k].V[(b*n+i)*n+j], got[k+1].V[(b*n+i)*n+j])
+			}
+			return v
+		}
+		scale := 1.0
+		for _, x := range a.v[b*n*n : (b+1)*n*n] {
+			scale = math.Max(scale, math.Abs(x))
+		}
+		for j := range n {
+			for k, side := range map[int]string{2: "left", 4: "right"} {
+				v := vec(k, j)
+				var norm float64
+				for _, x := range v {
+					norm += real(x)*real(x) + imag(x)*imag(x)
+				}
+				if math.Abs(norm-1) > tol {
+					t.Errorf("%s: batch %d %s eigenvector %d has norm^2 %v, want 1", name, b, side, j, norm)
+				}
+				for i := range n {
+					var r complex128 // (A v)_i - w v_i, or (u^H A)_i - w u^H_i
+					for l := range n {
+						if side == "right" {
+							r += complex(a.at(b, i, l), 0) * v[l]
+						} else {
+							r += cmplx.Conj(v[l]) * complex(a.at(b, l, i), 0)
+						}
+					}
+					if side == "right" {
+						r -= w[j] * v[i]
+					} else {
+						r -= w[j] * cmplx.Conj(v[i])
+					}
+					if cmplx.Abs(r) > tol*scale*float64(n) {
+						t.Errorf("%s: batch %d %s eigenvector %d of %v: residual %v at %d", name, b, side, j, w[j], r, i)
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+func testHessenberg(t *testing.T, h *harness) {
+	for _, d := range linalgDTypes(h) {
+		for _, a := range h.generalCases(d) {
+			name := fmt.Sprintf("%v %v", d, a.T.Shape)
+			got := h.runLinalg(t, name, []tensor{a}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return b.Results(b.Hessenberg(xs[0]))
+			})
+			packed := matOf(got[0])
+			n := packed.r
+			taus := mat{batch: packed.batch, r: 1, c: max(n-1, 0), v: got[1].V}
+			q := reflectorQ(packed, taus, 1)
+			hm := triangle(packed, false, false)
+			for b := range packed.batch { // and the first subdiagonal
+				for i := 1; i < n; i++ {
+					hm.v[(b*n+i)*n+i-1] = packed.at(b, i, i-1)
+				}
+			}
+			tol := linalgTol(d, n)
+			near(t, name+": Q^T Q", mul(tr(q), q), eye(packed.batch, n, n), tol)
+			near(t, name+": Q H Q^T", mul(mul(q, hm), tr(q)), matOf(a), tol)
+		}
+	}
+}
+
+func testTridiagonal(t *testing.T, h *harness) {
+	for _, d := range linalgDTypes(h) {
+		for _, shape := range linalgSquareShapes {
+			for _, lower := range []bool{true, false} {
+				name := fmt.Sprintf("%v%v lower=%v", d, shape, lower)
+				a := h.symmetric(d, shape...)
+				got := h.runLinalg(t, name, []tensor{withGarbage(a, lower)}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+					return b.Results(b.Tridiagonal(xs[0], lower))
+				})
+				packed := matOf(got[0])
+				n, batch := packed.r, packed.batch
+				k := max(n-1, 0)
+				taus := mat{batch: batch, r: 1, c: k, v: got[3].V}
+				var q mat
+				if lower {
+					q = reflectorQ(packed, taus, 1)
+				} else { // Q = H_{n-2} ... H_0, v_i's unit entry at row i, the rest above it in column i+1
+					q = eye(batch, n, n)
+					for b := range batch {
+						for i := range k {
+							v := make([]float64, n)
+							v[i] = 1
+							for r := range i {
+								v[r] = packed.at(b, r, i+1)
+							}
+							reflect(q, b, v, taus.v[b*k+i])
+						}
+					}
+				}
+				tm := mat{batch: batch, r: n, c: n, v: make([]float64, batch*n*n)}
+				for b := range batch {
+					for i := range n {
+						tm.v[(b*n+i)*n+i] = got[1].V[b*n+i]
+						if i+1 < n {
+							e := got[2].V[b*k+i]
+							tm.v[(b*n+i)*n+i+1], tm.v[(b*n+i+1)*n+i] = e, e
+						}
+					}
+				}
+				tol := linalgTol(d, n)
+				near(t, name+": Q^T Q", mul(tr(q), q), eye(batch, n, n), tol)
+				near(t, name+": Q T Q^T", mul(mul(q, tm), tr(q)), matOf(a), tol)
+			}
+		}
+	}
+}
+
+func testQrPivoted(t *testing.T, h *harness) {
+	for _, d := range linalgDTypes(h) {
+		for _, shape := range linalgShapes {
+			n := shape[len(shape)-1]
+			flags := tensor{T: tt(ir.I32, append(slices.Clone(shape[:len(shape)-2]), n)...)}
+			flags.V = make([]float64, flags.T.Shape.Size())
+			if n > 2 { // the last column leads, the rest are free
+				for k := n - 1; k < len(flags.V); k += n {
+					flags.V[k] = 1
+				}
+			}
+			name := fmt.Sprintf("%v%v", d, shape)
+			a := h.randMat(d, shape...)
+			got := h.runLinalg(t, name, []tensor{a, flags}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return b.Results(b.QrPivoted(xs[0], xs[1]))
+			})
+			packed, am := matOf(got[0]), matOf(a)
+			m, k := packed.r, min(packed.r, packed.c)
+			taus := mat{batch: packed.batch, r: 1, c: k, v: got[2].V}
+			ap := mat{batch: am.batch, r: m, c: n, v: make([]float64, len(am.v))}
+			for b := range am.batch {
+				perm := got[1].V[b*n : (b+1)*n]
+				seen := make([]bool, n)
+				for j, p := range perm {
+					if p < 0 || int(p) >= n || seen[int(p)] {
+						t.Errorf("%s: batch %d permutation %v", name, b, perm)
+						return
+					}
+					seen[int(p)] = true
+					for i := range m {
+						ap.v[(b*m+i)*n+j] = am.at(b, i, int(p))
+					}
+				}
+				if n > 2 && perm[0] != float64(n-1) {
+					t.Errorf("%s: batch %d permutation %v does not lead with the flagged column %d", name, b, perm, n-1)
+				}
+				for i := 2; i < k; i++ { // the free columns by decreasing norm
+					if math.Abs(packed.at(b, i, i)) > math.Abs(packed.at(b, i-1, i-1))*(1+1e-6) {
+						t.Errorf("%s: batch %d |R| diagonal rises at %d", name, b, i)
+					}
+				}
+			}
+			q := householderQ(packed, taus)
+			tol := linalgTol(d, max(m, n))
+			near(t, name+": Q^T Q", mul(tr(q), q), eye(packed.batch, m, m), tol)
+			near(t, name+": Q R = A P", mul(q, triangle(packed, false, false)), ap, tol)
+		}
+	}
+}
+
+func testSchur(t *testing.T, h *harness) {
+	for _, d := range linalgDTypes(h) {
+		for _, a := range h.generalCases(d) {
+			name := fmt.Sprintf("%v %v", d, a.T.Shape)
+			got := h.runLinalg(t, name, []tensor{a}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return b.Results(b.Schur(xs[0]))
+			})
+			tm, z := matOf(got[0]), matOf(got[1])
+			n := tm.r
+			tol := linalgTol(d, n)
+			near(t, name+": Z^T Z", mul(tr(z), z), eye(z.batch, n, n), tol)
+			near(t, name+": Z T Z^T", mul(mul(z, tm), tr(z)), matOf(a), tol*2)
+			zeroBelow(t, name+": T", tm, 1)
+			for b := range tm.batch {
+				wr, wi := got[2].V[b*n:(b+1)*n], got[3].V[b*n:(b+1)*n]
+				for i := 0; i < n; i++ {
+					if i+1 == n || tm.at(b, i+1, i) == 0 {
+						if wr[i] != tm.at(b, i, i) || wi[i] != 0 {
+							t.Errorf("%s: batch %d eigenvalue %d is %v%+vi, T's diagonal %v", name, b, i, wr[i], wi[i], tm.at(b, i, i))
+						}
+						continue
+					}
+					// A standardized 2 x 2 block [p q; r p], q r < 0: p +- sqrt(-q r) i.
+					p, q, r := tm.at(b, i, i), tm.at(b, i, i+1), tm.at(b, i+1, i)
+					if tm.at(b, i+1, i+1) != p || q*r >= 0 || (i+2 < n && tm.at(b, i+2, i+1) != 0) {
+						t.Errorf("%s: batch %d block at %d [%v %v; %v %v] is not standardized", name, b, i, p, q, r, tm.at(b, i+1, i+1))
+					}
+					want := math.Sqrt(-q * r)
+					if wr[i] != p || wr[i+1] != p || math.Abs(wi[i]-want) > tol*want || wi[i+1] != -wi[i] {
+						t.Errorf("%s: batch %d eigenvalues %v%+vi, %v%+vi of block [%v %v; %v %v]", name, b, wr[i], wi[i], wr[i+1], wi[i+1], p, q, r, p)
+					}
+					i++
+				}
 			}
 		}
 	}

@@ -23,11 +23,12 @@ func init() {
 		return func(out []byte, ins [][]byte) { mk([][]byte{out}, ins) }, nil
 	}, work: linalgWork}
 	register(single, ir.OpCholesky, ir.OpTriangularSolve, ir.OpHouseholderProduct)
-	register(opKernel{makeMulti: linalgKernel, work: linalgWork}, ir.OpQr, ir.OpEigh, ir.OpLu, ir.OpSvd)
+	register(opKernel{makeMulti: linalgKernel, work: linalgWork}, ir.OpQr, ir.OpEigh, ir.OpLu, ir.OpSvd,
+		ir.OpEig, ir.OpHessenberg, ir.OpTridiagonal, ir.OpQrPivoted, ir.OpSchur)
 }
 
 // linalgWork is about n^3 per matrix: the decompositions' flop counts,
-// with the iterative ones (eigh, svd) weighed ten times over.
+// with the iterative ones (eigh, svd, eig, schur) weighed ten times over.
 func linalgWork(in ir.Instr, at []ir.TensorType) int {
 	s := at[0].Shape
 	r := s.Rank()
@@ -39,17 +40,18 @@ func linalgWork(in ir.Instr, at []ir.TensorType) int {
 	if len(at) > 1 && in.Op == ir.OpTriangularSolve {
 		w = at[1].Shape.Size() * n
 	}
-	if in.Op == ir.OpEigh || in.Op == ir.OpSvd {
+	if in.Op == ir.OpEigh || in.Op == ir.OpSvd || in.Op == ir.OpEig || in.Op == ir.OpSchur {
 		w *= 10
 	}
 	return w
 }
 
 // linalgKernel reads the operands as float64, runs lapack.Apply and writes
-// each result in its dtype (int32 for lu's pivots and permutation).
+// each result in its dtype (int32 for lu's pivots and permutation and
+// qr_pivoted's flags and permutation).
 func linalgKernel(in ir.Instr, at []ir.TensorType) (multiKernel, error) {
-	for _, t := range at {
-		if t.DType != ir.F32 && t.DType != ir.F64 {
+	for i, t := range at {
+		if t.DType != ir.F32 && t.DType != ir.F64 && (in.Op != ir.OpQrPivoted || i != 1 || t.DType != ir.I32) {
 			return nil, errUnsupported(in, at)
 		}
 	}
@@ -83,6 +85,13 @@ func toFloat64(d ir.DType, b []byte) []float64 {
 		return out
 	case ir.F64:
 		return append([]float64(nil), view[float64](b)...)
+	case ir.I32:
+		src := view[int32](b)
+		out := make([]float64, len(src))
+		for i, v := range src {
+			out[i] = float64(v)
+		}
+		return out
 	}
 	panic(fmt.Sprintf("host: linear algebra on %v", d))
 }

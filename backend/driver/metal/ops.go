@@ -61,6 +61,11 @@ var NotLowered = map[ir.Op]string{
 	ir.OpEigh:               "as cholesky (neither MPSGraph nor MPS has an eigendecomposition)",
 	ir.OpLu:                 "as cholesky (MPSGraph has no LU decomposition; MPS's MPSMatrixDecompositionLU is outside the graph)",
 	ir.OpSvd:                "as eigh",
+	ir.OpEig:                "as eigh (neither MPSGraph nor MPS has a nonsymmetric eigendecomposition)",
+	ir.OpHessenberg:         "as qr (neither MPSGraph nor MPS has a Hessenberg reduction)",
+	ir.OpTridiagonal:        "as qr (neither MPSGraph nor MPS has a tridiagonal reduction)",
+	ir.OpQrPivoted:          "as qr",
+	ir.OpSchur:              "as eig",
 }
 
 // Fallbacks lists, per lowered op, the cases that still run on the CPU

@@ -9,7 +9,7 @@ import (
 // Apply computes the linear algebra instruction in on its operands, given
 // as float64 elements of the operand types argTypes, batch by batch; it
 // returns the results (in.Type's, or in.Tuple's in order) as float64
-// elements too (the int32 pivots and permutation as whole numbers), for
+// elements too (the int32 pivots and permutations as whole numbers), for
 // the caller to round to the result dtypes.
 func Apply(in ir.Instr, argTypes []ir.TensorType, args [][]float64) ([][]float64, error) {
 	types := in.Tuple
@@ -82,6 +82,32 @@ func Apply(in ir.Instr, argTypes []ir.TensorType, args [][]float64) ([][]float64
 		case ir.OpSvd:
 			a := append([]float64(nil), part(args[0], b)...)
 			Svd(a, m, n, attrs.FullMatrices, part(outs[0], b), part(outs[1], b), part(outs[2], b))
+		case ir.OpEig:
+			a := append([]float64(nil), part(args[0], b)...)
+			Eig(a, n, part(outs[0], b), part(outs[1], b), part(outs[2], b), part(outs[3], b), part(outs[4], b), part(outs[5], b))
+		case ir.OpHessenberg:
+			h := part(outs[0], b)
+			copy(h, part(args[0], b))
+			Hessenberg(h, n, part(outs[1], b))
+		case ir.OpTridiagonal:
+			t := part(outs[0], b)
+			copy(t, part(args[0], b))
+			Tridiagonal(t, n, attrs.Lower, part(outs[1], b), part(outs[2], b), part(outs[3], b))
+		case ir.OpQrPivoted:
+			qr := part(outs[0], b)
+			copy(qr, part(args[0], b))
+			jpvt := make([]int, n)
+			for j, p := range part(args[1], b) {
+				jpvt[j] = int(p)
+			}
+			QrPivoted(qr, m, n, jpvt, part(outs[2], b))
+			for j, p := range jpvt {
+				part(outs[1], b)[j] = float64(p)
+			}
+		case ir.OpSchur:
+			t := part(outs[0], b)
+			copy(t, part(args[0], b))
+			Schur(t, n, part(outs[1], b), part(outs[2], b), part(outs[3], b))
 		default:
 			return nil, fmt.Errorf("lapack: %s is not a linear algebra op", in.Op)
 		}
@@ -91,5 +117,6 @@ func Apply(in ir.Instr, argTypes []ir.TensorType, args [][]float64) ([][]float64
 
 // Ops are the IR ops Apply computes.
 func Ops() []ir.Op {
-	return []ir.Op{ir.OpCholesky, ir.OpTriangularSolve, ir.OpQr, ir.OpHouseholderProduct, ir.OpEigh, ir.OpLu, ir.OpSvd}
+	return []ir.Op{ir.OpCholesky, ir.OpTriangularSolve, ir.OpQr, ir.OpHouseholderProduct, ir.OpEigh, ir.OpLu, ir.OpSvd,
+		ir.OpEig, ir.OpHessenberg, ir.OpTridiagonal, ir.OpQrPivoted, ir.OpSchur}
 }

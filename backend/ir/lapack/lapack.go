@@ -1,6 +1,7 @@
 // Package lapack computes the IR's linear algebra ops (ir.OpCholesky,
 // ir.OpTriangularSolve, ir.OpQr, ir.OpHouseholderProduct, ir.OpEigh,
-// ir.OpLu, ir.OpSvd) on one row-major float64 matrix at a time, through
+// ir.OpLu, ir.OpSvd, and in nonsymmetric.go ir.OpEig, ir.OpHessenberg,
+// ir.OpTridiagonal, ir.OpQrPivoted, ir.OpSchur) on one row-major float64 matrix at a time, through
 // gonum's pure-Go LAPACK. The host driver and the IR's evaluator both call
 // it, rounding to their dtypes after, so the two cannot disagree on what a
 // decomposition's unspecified parts (signs of eigenvectors, the other

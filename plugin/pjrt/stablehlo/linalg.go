@@ -16,7 +16,7 @@ import (
 // go through float32. jnp.linalg.svd needs no call of its own: jax lowers
 // it through QDWH, which is Qr, the Householder product, Eigh and ordinary
 // ops, and lu (solve, inv, det) is ordinary ops on every platform but the
-// CPU's and GPUs'.
+// CPU's and GPUs'. lapack.go adds jax's CPU LAPACK calls.
 
 // linalgHandlers adds the ops (ops.go's table calls it).
 func linalgHandlers(add func(string, func(*env, *mlir.Operation) ([]ir.Value, error), string)) {
@@ -41,7 +41,7 @@ func linalgNote() string {
 	for _, n := range []string{"Qr", "ProductOfElementaryHouseholderReflectors", "Eigh"} {
 		names = append(names, n+" ("+linalgCustomCalls[n].note+")")
 	}
-	return "; linear algebra: " + strings.Join(names, ", ")
+	return "; linear algebra: " + strings.Join(names, ", ") + lapackNote()
 }
 
 // linalgOperand checks that x is a float matrix batch the IR decomposes,

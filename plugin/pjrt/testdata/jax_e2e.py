@@ -288,4 +288,42 @@ def _():
     np.testing.assert_allclose(x2, np.linalg.solve(a, b2), rtol=1e-5, atol=1e-5)
 
 
+@check("eig, eigvals, roots, hessenberg, schur and qr with pivoting, which jax lowers only for cpu (LAPACK) and gpus, are registered for metalplug, against numpy")
+def _():
+    import sys
+
+    import jax.numpy as jnp
+    import jax.scipy.linalg as jsl
+
+    if "jax_plugins.metalplug" not in sys.modules:
+        print("     not this run: the library alone (PJRT_NAMES_AND_LIBRARY_PATHS) registers no lowerings")
+        return
+    on = lambda f, *xs: jax.device_get(jax.jit(f)(*(jax.device_put(x, dev) for x in xs)))
+    tol = dict(rtol=2e-4, atol=2e-4)
+    a = rng.normal(size=(6, 6)).astype(np.float32)
+    w, v = on(jnp.linalg.eig, a)
+    assert w.dtype == np.complex64 and v.dtype == np.complex64, (w.dtype, v.dtype)
+    order = lambda z: np.sort_complex(np.round(z, 4))
+    np.testing.assert_allclose(order(w), order(np.linalg.eigvals(a)), **tol)
+    np.testing.assert_allclose(a @ v, v * w, **tol)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=0), np.ones(6), **tol)
+    np.testing.assert_allclose(order(on(jnp.linalg.eigvals, a)), order(np.linalg.eigvals(a)), **tol)
+    coeffs = np.array([1, -6, 11, -6, 2.5], np.float32)
+    with jax.enable_x64(False):  # this file's x64 would make roots complex128, which the device has not
+        roots = on(lambda c: jnp.roots(c, strip_zeros=False), coeffs)
+    np.testing.assert_allclose(order(roots), order(np.roots(coeffs)), **tol)
+    h, q = on(lambda x: jsl.hessenberg(x, calc_q=True), a)
+    np.testing.assert_allclose(np.tril(h, -2), 0, atol=1e-6)
+    np.testing.assert_allclose(q @ h @ q.T, a, **tol)
+    t, z = on(jsl.schur, a)
+    np.testing.assert_allclose(np.tril(t, -2), 0, atol=1e-6)
+    np.testing.assert_allclose(z @ t @ z.T, a, **tol)
+    np.testing.assert_allclose(z.T @ z, np.eye(6), **tol)
+    tall = rng.normal(size=(7, 4)).astype(np.float32)
+    q, r, p = on(lambda x: jsl.qr(x, pivoting=True, mode="economic"), tall)
+    assert sorted(p) == list(range(4)), p
+    np.testing.assert_allclose(q @ r, tall[:, p], **tol)
+    assert np.all(np.abs(np.diag(r))[:-1] >= np.abs(np.diag(r))[1:]), np.diag(r)
+
+
 finish()

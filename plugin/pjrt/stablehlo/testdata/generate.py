@@ -960,6 +960,94 @@ def _():
     return f, (tall, wide, batch)
 
 
+# jax's CPU lowerings through LAPACK's FFI custom calls (lapack_sgeev_ffi,
+# sgehrd, ssytrd, sgeqp3, sorgqr, sgees), which jax_plugins.metalplug
+# registers for its platform too: lowered for "cpu".
+
+
+def general(r, *shape):
+    return r.uniform(-1, 1, shape).astype(np.float32)
+
+
+@program("linalg_eig", platform="cpu")
+def _():
+    r = rng("linalg_eig")
+    a, big = general(r, 2, 4, 4), general(r, 7, 7)
+    rot = np.array([[0, -1], [1, 0]], np.float32)
+    one = np.array([[-1.5]], np.float32)
+    bad = np.array([[1, np.nan], [0, 1]], np.float32)
+    coeffs = np.array([1, -6, 11, -6, 2.5], np.float32)
+
+    def f(a, big, rot, one, bad, coeffs):
+        w, vl, vr = lax.linalg.eig(a, compute_left_eigenvectors=True)
+        # LAPACK's normalization (unit norm, largest component real) leaves
+        # a sign per vector: what defines them, and their moduli.
+        right = jnp.einsum("...ij,...jk->...ik", a, vr) - vr * w[..., None, :]
+        left = jnp.einsum("...ji,...jk->...ik", vl.conj(), a) - vl.conj().swapaxes(-1, -2) * w[..., :, None]
+        return (w, jnp.abs(vl), jnp.abs(vr), right, left, *jnp.linalg.eig(rot), *jnp.linalg.eig(one), jnp.linalg.eigvals(big),
+                jnp.linalg.eigvals(bad), jnp.roots(coeffs, strip_zeros=False), jnp.poly(rot))
+    return f, (a, big, rot, one, bad, coeffs)
+
+
+@program("linalg_hessenberg", platform="cpu")
+def _():
+    r = rng("linalg_hessenberg")
+    a, big, one = general(r, 2, 5, 5), general(r, 9, 9), np.array([[2.0]], np.float32)
+
+    def f(a, big, one):
+        h, q = jax.scipy.linalg.hessenberg(big, calc_q=True)
+        return (*lax.linalg.hessenberg(a), *lax.linalg.hessenberg(one), h, q, q @ h @ q.T)
+    return f, (a, big, one)
+
+
+@program("linalg_tridiagonal", platform="cpu")
+def _():
+    r = rng("linalg_tridiagonal")
+    # Not symmetric: each triangle names a different symmetric matrix.
+    a, one = general(r, 2, 6, 6), np.array([[4.0]], np.float32)
+
+    def f(a, one):
+        return (*lax.linalg.tridiagonal(a, lower=True), *lax.linalg.tridiagonal(a, lower=False),
+                *lax.linalg.tridiagonal(one, lower=True))
+    return f, (a, one)
+
+
+@program("linalg_qr_pivoted", platform="cpu")
+def _():
+    r = rng("linalg_qr_pivoted")
+    tall, wide, sq = general(r, 6, 4), general(r, 3, 5), general(r, 4, 4)
+    rank1 = np.outer(np.arange(1, 5), np.arange(1, 4)).astype(np.float32)
+
+    def f(tall, wide, sq, rank1):
+        return (*jax.scipy.linalg.qr(tall, pivoting=True), *jax.scipy.linalg.qr(wide, pivoting=True),
+                *jax.scipy.linalg.qr(sq, pivoting=True, mode="economic"), *jax.scipy.linalg.qr(rank1, mode="r", pivoting=True))
+    return f, (tall, wide, sq, rank1)
+
+
+@program("linalg_schur", platform="cpu")
+def _():
+    r = rng("linalg_schur")
+    a, one = general(r, 6, 6), np.array([[3.0]], np.float32)
+    rot = np.array([[1, -2, 0], [2, 1, 0], [0, 0, 3]], np.float32)
+
+    def f(a, one, rot):
+        t, z = jax.scipy.linalg.schur(a)
+        # Z's columns have signs of the algorithm's choosing (T's entries
+        # follow): what defines them, and the moduli.
+        return (jnp.abs(t), jnp.abs(z), z @ t @ z.T, z.T @ z, *jax.scipy.linalg.schur(one), jax.scipy.linalg.schur(rot)[0])
+    return f, (a, one, rot)
+
+
+@program("error_linalg_dgeev", x64=True, platform="cpu")
+def _():
+    return jnp.linalg.eigvals, (np.eye(3),)
+
+
+@program("error_linalg_cgeev", platform="cpu")
+def _():
+    return jnp.linalg.eigvals, (np.eye(3, dtype=np.complex64),)
+
+
 @program("error_f64_atan2", x64=True)
 def _():
     return (lambda x: jnp.arctan2(x, x + 1)), (np.arange(3, dtype=np.float64),)

@@ -257,6 +257,14 @@ def _register_lowerings():
       has no perturbation, so ours is Gaussian elimination with partial
       pivoting, as LAPACK's gtsv, whose pivots are kept off zero.
 
+    - eig, hessenberg, tridiagonal, geqp3 (qr with pivoting) and schur:
+      jax's own CPU lowerings, LAPACK's typed FFI custom calls
+      (lapack_sgeev_ffi and so on, column-major layouts), which the library
+      translates into its own decompositions (gonum's LAPACK in float64 on
+      the host); so jnp.linalg.eig and eigvals, jnp.roots,
+      jax.scipy.linalg.hessenberg and schur, and qr with pivoting run on the
+      device.
+
     And donation: jax sets up donated arguments (jit's donate_argnums) only
     for the platforms of its list _platforms_with_donation, warning on any
     other; the library consumes donated buffers as XLA's runtimes do.
@@ -287,6 +295,21 @@ def _register_lowerings():
                                platform=PLATFORM)
     except Exception as e:  # noqa: BLE001
         logger.debug("metalplug: tridiagonal_solve keeps jax's own lowerings (%s)", e)
+    for prim, rule, cpu_gpu in (("eig_p", "_eig_cpu_lowering", False), ("hessenberg_p", "_hessenberg_cpu_lowering", False),
+                                ("tridiagonal_p", "_tridiagonal_cpu_gpu_lowering", True),
+                                ("geqp3_p", "_geqp3_cpu_gpu_lowering", True), ("schur_p", "_schur_cpu_lowering", False)):
+        try:
+            import functools
+
+            from jax._src.interpreters import mlir
+            from jax._src.lax import linalg
+
+            lowering = getattr(linalg, rule)
+            if cpu_gpu:  # the CPU's and GPUs' rule, told which by its target prefix
+                lowering = functools.partial(lowering, target_name_prefix="cpu")
+            mlir.register_lowering(getattr(linalg, prim), lowering, platform=PLATFORM)
+        except Exception as e:  # noqa: BLE001
+            logger.debug("metalplug: %s keeps jax's own lowerings (%s)", prim, e)
 
 
 def _tridiagonal_solve(dl, d, du, b, *, perturb_singular):

@@ -1,0 +1,265 @@
+package stablehlo
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/plugin/pjrt/mlir"
+)
+
+// jax's CPU lowerings of the linear algebra primitives it lowers only for
+// the CPU and GPUs (eig, hessenberg, tridiagonal, geqp3, schur), which
+// jax_plugins.metalplug registers for its platform too: LAPACK's routines
+// as typed FFI custom calls, lapack_<letter><routine>_ffi, their
+// arguments in the dictionary mhlo.backend_config (characters as ui8),
+// the matrices in column-major layouts (operand_layouts, result_layouts:
+// where the callee reads and writes them; the values are the same, so the
+// IR's row-major ops compute them unchanged), and an int32 info per
+// matrix that jax turns into NaN when nonzero (the IR's ops give NaN
+// themselves, so info is zero). Each is one IR op, in the operand's
+// dtype: s (float32) and d (float64) where the results are real; geev's
+// complex eigenvectors are complex64 made of the IR's float32 parts, so
+// dgeev (complex128) is refused, and so are the complex routines (c, z),
+// as the IR decomposes real matrices only. jax's CPU lowering of
+// householder_product (orgqr, which qr with pivoting and hessenberg's Q
+// reach) is the IR's householder_product.
+
+// lapackRoutines are the routines translated, with what each becomes and
+// whether its results are real for real operands (geev's are complex).
+var lapackRoutines = map[string]struct {
+	fn      func(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error)
+	note    string
+	complex bool
+}{
+	"geev":  {geevCall, "IR eig, its parts made complex64; the info zero", true},
+	"gehrd": {gehrdCall, "IR hessenberg (low 1, high n only)", false},
+	"sytrd": {sytrdCall, "IR tridiagonal (uplo L or U)", false},
+	"geqp3": {geqp3Call, "IR qr_pivoted, the permutation one-based", false},
+	"gees":  {geesCall, "IR schur (without sorting; sdim and info zero)", false},
+	"orgqr": {orgqrCall, "IR householder_product", false},
+}
+
+func init() {
+	for routine, r := range lapackRoutines {
+		for _, letter := range "sdcz" {
+			target := fmt.Sprintf("lapack_%c%s_ffi", letter, routine)
+			dtype := map[rune]ir.DType{'s': ir.F32, 'd': ir.F64}[letter]
+			linalgCustomCalls[target] = struct {
+				fn   func(*env, *mlir.Operation) ([]ir.Value, error)
+				note string
+			}{lapackCall(routine, letter, dtype, r.complex, r.fn), r.note}
+		}
+	}
+	// sytrd's complex counterpart, refused by name as the other complex routines.
+	for _, letter := range "cz" {
+		linalgCustomCalls[fmt.Sprintf("lapack_%chetrd_ffi", letter)] = struct {
+			fn   func(*env, *mlir.Operation) ([]ir.Value, error)
+			note string
+		}{lapackCall("hetrd", letter, 0, false, nil), "refused (complex)"}
+	}
+}
+
+// lapackNote is custom_call's note on the LAPACK targets.
+func lapackNote() string {
+	names := make([]string, 0, len(lapackRoutines))
+	for routine, r := range lapackRoutines {
+		names = append(names, fmt.Sprintf("lapack_{s,d}%s_ffi (%s)", routine, r.note))
+	}
+	sort.Strings(names)
+	return "; jax's CPU LAPACK calls " + strings.Join(names, ", ") + "; the complex routines (c, z; hetrd too) and lapack_dgeev_ffi (complex128 results) are refused"
+}
+
+// lapackCall checks the operands of a routine's call for the dtype its
+// letter names and hands them to fn.
+func lapackCall(routine string, letter rune, dtype ir.DType, complexResults bool,
+	fn func(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error)) func(*env, *mlir.Operation) ([]ir.Value, error) {
+	return func(e *env, op *mlir.Operation) ([]ir.Value, error) {
+		switch {
+		case letter == 'c' || letter == 'z':
+			return nil, unsupported(op, "lapack_%c%s_ffi: complex matrices (the IR decomposes float32 and float64 ones)", letter, routine)
+		case complexResults && dtype == ir.F64:
+			return nil, unsupported(op, "lapack_%c%s_ffi: its complex128 results (the IR's complex type is complex64; float32 matrices only)", letter, routine)
+		}
+		xs := make([]ir.Value, len(op.Operands))
+		for i, o := range op.Operands {
+			v, err := e.value(op, o)
+			if err != nil {
+				return nil, err
+			}
+			xs[i] = v
+		}
+		if len(xs) == 0 {
+			return nil, invalid(op, "lapack_%c%s_ffi without operands", letter, routine)
+		}
+		if t := e.b.Type(xs[0]); t.DType != dtype {
+			return nil, invalid(op, "lapack_%c%s_ffi of a %v operand, want %v", letter, routine, t, dtype)
+		}
+		return fn(e, op, xs)
+	}
+}
+
+// ffiChar reads a character argument of mhlo.backend_config (a ui8) and
+// checks it is one of allowed.
+func ffiChar(op *mlir.Operation, name, allowed string) (byte, error) {
+	v, err := ffiInt(op, name)
+	if err != nil {
+		return 0, err
+	}
+	if v < 0 || v > 255 || !strings.ContainsRune(allowed, rune(v)) {
+		return 0, unsupported(op, "mhlo.backend_config %s = %d (want one of %q)", name, v, allowed)
+	}
+	return byte(v), nil
+}
+
+// ffiInt reads an integer argument of mhlo.backend_config.
+func ffiInt(op *mlir.Operation, name string) (int64, error) {
+	a, ok := op.Attr("mhlo.backend_config")
+	if !ok {
+		return 0, invalid(op, "no mhlo.backend_config (the FFI call's arguments, %s among them)", name)
+	}
+	d, ok := a.(*mlir.DictAttr)
+	if !ok {
+		return 0, invalid(op, "mhlo.backend_config %v is not a dictionary", a)
+	}
+	for _, en := range d.Entries {
+		if en.Name == name {
+			if i, ok := en.Value.(*mlir.IntegerAttr); ok && i.Big == nil {
+				return i.Value, nil
+			}
+			return 0, invalid(op, "mhlo.backend_config %s = %v is not an integer", name, en.Value)
+		}
+	}
+	return 0, invalid(op, "mhlo.backend_config %v has no %s", a, name)
+}
+
+// wantResults checks the call's result count.
+func wantResults(op *mlir.Operation, n int) error {
+	if len(op.Results) != n {
+		return invalid(op, "has %d results, want %d", len(op.Results), n)
+	}
+	return nil
+}
+
+// infos are the zero int32 infos of a's matrices: the IR's ops answer a
+// failure with NaN, which is what jax makes of a nonzero info.
+func infos(e *env, a ir.Value) ir.Value {
+	s := e.b.Type(a).Shape
+	return intConst(e.b, ir.I32, s[:s.Rank()-2].Clone(), 0)
+}
+
+// geevCall: (a) -> (wr, wi, vl, vr, info), vl and vr complex64.
+func geevCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
+	if len(x) != 1 {
+		return nil, invalid(op, "has %d operands, want 1", len(x))
+	}
+	if err := wantResults(op, 5); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"compute_left", "compute_right"} {
+		if _, err := ffiChar(op, name, "NV"); err != nil {
+			return nil, err
+		}
+	}
+	rs := e.b.Results(e.b.Eig(x[0]))
+	if len(rs) != 6 {
+		return nil, nil // the builder recorded why
+	}
+	return []ir.Value{rs[0], rs[1], complexOf(e.b, rs[2], rs[3]), complexOf(e.b, rs[4], rs[5]), infos(e, x[0])}, nil
+}
+
+// gehrdCall: (a) -> (a, taus, info), with low 1 and high n (the whole
+// matrix, as jax's hessenberg asks).
+func gehrdCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
+	if len(x) != 1 {
+		return nil, invalid(op, "has %d operands, want 1", len(x))
+	}
+	if err := wantResults(op, 3); err != nil {
+		return nil, err
+	}
+	low, err := ffiInt(op, "low")
+	if err != nil {
+		return nil, err
+	}
+	high, err := ffiInt(op, "high")
+	if err != nil {
+		return nil, err
+	}
+	s := e.b.Type(x[0]).Shape
+	if n := s[s.Rank()-1]; low != 1 || high != int64(n) {
+		return nil, unsupported(op, "gehrd of rows and columns %d to %d of %d (only the whole matrix, 1 to n)", low, high, n)
+	}
+	rs := e.b.Results(e.b.Hessenberg(x[0]))
+	if len(rs) != 2 {
+		return nil, nil
+	}
+	return []ir.Value{rs[0], rs[1], infos(e, x[0])}, nil
+}
+
+// sytrdCall: (a) -> (a, d, e, taus, info).
+func sytrdCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
+	if len(x) != 1 {
+		return nil, invalid(op, "has %d operands, want 1", len(x))
+	}
+	if err := wantResults(op, 5); err != nil {
+		return nil, err
+	}
+	uplo, err := ffiChar(op, "uplo", "LU")
+	if err != nil {
+		return nil, err
+	}
+	rs := e.b.Results(e.b.Tridiagonal(x[0], uplo == 'L'))
+	if len(rs) != 4 {
+		return nil, nil
+	}
+	return append(rs, infos(e, x[0])), nil
+}
+
+// geqp3Call: (a, jpvt) -> (a, jpvt, taus), jpvt one-based on return.
+func geqp3Call(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
+	if len(x) != 2 {
+		return nil, invalid(op, "has %d operands, want 2", len(x))
+	}
+	if err := wantResults(op, 3); err != nil {
+		return nil, err
+	}
+	rs := e.b.Results(e.b.QrPivoted(x[0], x[1]))
+	if len(rs) != 3 {
+		return nil, nil
+	}
+	t := e.b.Type(rs[1])
+	return []ir.Value{rs[0], e.b.Binary(ir.OpAdd, rs[1], intConst(e.b, ir.I32, t.Shape, 1)), rs[2]}, nil
+}
+
+// geesCall: (a) -> (t, z, wr, wi, sdim, info), without sorting.
+func geesCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
+	if len(x) != 1 {
+		return nil, invalid(op, "has %d operands, want 1", len(x))
+	}
+	if err := wantResults(op, 6); err != nil {
+		return nil, err
+	}
+	if _, err := ffiChar(op, "mode", "NV"); err != nil {
+		return nil, err
+	}
+	if _, err := ffiChar(op, "sort", "N"); err != nil {
+		return nil, err
+	}
+	rs := e.b.Results(e.b.Schur(x[0]))
+	if len(rs) != 4 {
+		return nil, nil
+	}
+	return append(rs, infos(e, x[0]), infos(e, x[0])), nil
+}
+
+// orgqrCall: (a, taus) -> (q).
+func orgqrCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
+	if len(x) != 2 {
+		return nil, invalid(op, "has %d operands, want 2", len(x))
+	}
+	if err := wantResults(op, 1); err != nil {
+		return nil, err
+	}
+	return one(e.b.HouseholderProduct(x[0], x[1])), nil
+}

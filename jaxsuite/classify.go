@@ -158,7 +158,7 @@ var Rules = []Rule{
 	{
 		Name: "exported for a hard-coded list of platforms", Class: ClassJax,
 		Why:     "the test exports a function for a fixed list of platforms (cpu, tpu, cuda, rocm) and then calls it on the default device, or looks the device's platform up in a table of those (a KeyError); jax refuses an export for other platforms by design",
-		Test:    regexp.MustCompile(`^tests/export_test\.py::JaxExportTest::test_(multi_platform|ordered_effects_multi_platform)`),
+		Test:    regexp.MustCompile(`^tests/export_test\.py::JaxExportTest::test_(multi_platform|ordered_effects_multi_platform)|^tests/export_harnesses_multi_platform_test\.py::`),
 		Message: regexp.MustCompile(`was exported for platforms '\(.*\)' but it is used on '\('metalplug',\)'|KeyError: 'metalplug'`),
 		Example: `ValueError: Function 'f_jax' was exported for platforms '('cpu', 'tpu')' but it is used on '('metalplug',)'.`, ExampleID: "tests/export_test.py::JaxExportTest::test_ordered_effects_multi_platform_and_poly_v_9",
 	},

@@ -73,5 +73,22 @@ func imageShapeCases() []shapeCase {
 		in: []ir.TensorType{f32(2, 3, 7, 8, 3), f32(3, 3, 3, 4)}, out: []ir.TensorType{f32(2, 3, 4, 8, 4)}})
 	add(shapeCase{name: "Conv_channels_first", op: "Conv", attrs: A().Is("strides", 1, 1, 2, 1).S("padding", "VALID").S("data_format", "CHANNELS_FIRST"),
 		in: []ir.TensorType{f32(2, 3, 11, 6), f32(3, 3, 3, 5)}, out: []ir.TensorType{f32(2, 5, 5, 4)}})
+	cell := []ir.TensorType{f32(3, 4), f32(3, 5), f32(3, 5), f32(9, 20), f32(5), f32(5), f32(5), f32(20)}
+	bc := f32(3, 5)
+	add(shapeCase{op: "LSTMBlockCell", attrs: A().B("use_peephole", true), in: cell, out: []ir.TensorType{bc, bc, bc, bc, bc, bc, bc}})
+	add(shapeCase{op: "LSTMBlockCellGrad", in: append(append(cell[:8:8], bc, bc, bc, bc, bc, bc), bc, bc),
+		out: []ir.TensorType{bc, f32(3, 20), f32(5), f32(5), f32(5)}})
+	seq := append([]ir.TensorType{i64(), f32(6, 3, 4)}, cell[1:]...)
+	ts := f32(6, 3, 5)
+	for _, op := range []string{"BlockLSTM", "BlockLSTMV2"} {
+		add(shapeCase{op: op, in: seq, host: h(0, 4), out: []ir.TensorType{ts, ts, ts, ts, ts, ts, ts}})
+	}
+	for _, op := range []string{"BlockLSTMGrad", "BlockLSTMGradV2"} {
+		add(shapeCase{op: op, attrs: A().B("use_peephole", true), in: append(append(seq[:9:9], ts, ts, ts, ts, ts, ts, ts), ts, ts), host: h(0, 5),
+			out: []ir.TensorType{f32(6, 3, 4), bc, bc, f32(9, 20), f32(5), f32(5), f32(5), f32(20)}})
+	}
+	gru := []ir.TensorType{f32(3, 4), bc, f32(9, 10), f32(9, 5), f32(10), f32(5)}
+	add(shapeCase{op: "GRUBlockCell", in: gru, out: []ir.TensorType{bc, bc, bc, bc}})
+	add(shapeCase{op: "GRUBlockCellGrad", in: append(gru[:6:6], bc, bc, bc, bc), out: []ir.TensorType{f32(3, 4), bc, bc, f32(3, 10)}})
 	return cs
 }

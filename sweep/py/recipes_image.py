@@ -485,3 +485,51 @@ _add(lstm_cell_grad, "LSTMBlockCellGrad")
 _add(block_lstm, "BlockLSTM", "BlockLSTMV2")
 _add(block_lstm_grad, "BlockLSTMGrad", "BlockLSTMGradV2")
 _add(gru_cell, "GRUBlockCell", "GRUBlockCellGrad")
+
+
+# ---------------------------------------------------------------------------
+# Non-max suppression (nms.go)
+
+
+def nms_boxes(c, n):
+    """Clustered boxes, so that many overlap; some flipped (y1 > y2), one of
+    no area."""
+    centre = c.rng.uniform(0, 4, size=(n, 2)).round(0) + c.rng.uniform(-0.3, 0.3, size=(n, 2))
+    size = c.rng.uniform(0.5, 1.5, size=(n, 2))
+    b = np.concatenate([centre - size / 2, centre + size / 2], 1)[:, [0, 1, 2, 3]]
+    flip = c.rng.random(n) < 0.2
+    b[flip] = b[flip][:, [2, 3, 0, 1]]
+    if n > 3:
+        b[3, 2:] = b[3, :2]
+    return b.astype(np.float32)
+
+
+def nms(c):
+    f = np.float32
+    n = 24
+    scores = c.rng.uniform(0, 1, n).astype(np.float32)
+    scores[5] = scores[9] = scores[11]  # ties go by index
+    tied = np.full(n, 0.5, np.float32)
+    cases = [("max 10, IOU 0.5", nms_boxes(c, n), scores, 10, 0.5, 0.3),
+             ("max above the boxes, IOU 0.3", nms_boxes(c, n), scores, 40, 0.3, 0.0),
+             ("max 0", nms_boxes(c, n), scores, 0, 0.5, 0.2),
+             ("IOU 0 (any overlap suppresses)", nms_boxes(c, n), scores, 24, 0.0, -1.0),
+             ("IOU 1, equal scores", nms_boxes(c, n), tied, 24, 1.0, 0.4),
+             ("score threshold above every score", nms_boxes(c, 6), scores[:6], 5, 0.5, 2.0),
+             ("no boxes", np.zeros((0, 4), np.float32), np.zeros(0, np.float32), 5, 0.5, 0.0)]
+    vs = []
+    for name, boxes, sc, m, iou_t, score_t in cases:
+        kw = dict(boxes=boxes, scores=sc, max_output_size=i32(m), iou_threshold=f(iou_t))
+        if c.op == "NonMaxSuppressionV2":
+            if name.startswith("score threshold"):
+                continue
+            vs.append(V(name, **kw))
+            continue
+        kw["score_threshold"] = f(score_t)
+        if c.op == "NonMaxSuppressionV4":
+            vs.append(V(name + ", padded", pad_to_max_output_size=True, **kw))
+        vs.append(V(name, **kw))
+    return vs
+
+
+_add(nms, "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4")

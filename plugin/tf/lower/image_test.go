@@ -23,10 +23,27 @@ func init() {
 	}
 	familyMultiCases["MaxPoolGradWithArgmax"] = grad(2, 3, 2, 3)
 	familyMultiCases["MaxPoolGradGradWithArgmax"] = grad(2, 5, 4, 3)
+	for _, op := range []string{"NonMaxSuppressionV3", "NonMaxSuppressionV4"} {
+		familyMultiCases[op] = func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
+			in, host, raw := nmsCase(5)
+			return in, host, raw
+		}
+	}
 	familyMultiCases["MirrorPadGrad"] = func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
 		a.S("mode", "REFLECT")
 		return []ir.TensorType{tt(combo["T"], 7, 5), tt(combo["Tpaddings"], 2, 2)}, h(1, v(1, 2, 0, 1)), nil
 	}
+}
+
+// nmsCase is three boxes, the first two overlapping (IOU 0.6), and the
+// thresholds, for n inputs.
+func nmsCase(n int) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
+	in := []ir.TensorType{f32(3, 4), f32(3), i32(), f32(), f32()}[:n]
+	raw := map[int][]byte{0: f32bytes(0, 0, 1, 1, 0, 0.25, 1, 1.25, 2, 2, 3, 3), 1: f32bytes(0.9, 0.8, 0.7), 3: f32bytes(0.5), 4: f32bytes(0.75)}
+	if n == 4 {
+		delete(raw, 4)
+	}
+	return in, h(2, 10), raw
 }
 
 func imageShapeCases() []shapeCase {
@@ -90,5 +107,12 @@ func imageShapeCases() []shapeCase {
 	gru := []ir.TensorType{f32(3, 4), bc, f32(9, 10), f32(9, 5), f32(10), f32(5)}
 	add(shapeCase{op: "GRUBlockCell", in: gru, out: []ir.TensorType{bc, bc, bc, bc}})
 	add(shapeCase{op: "GRUBlockCellGrad", in: append(gru[:6:6], bc, bc, bc, bc), out: []ir.TensorType{f32(3, 4), bc, bc, f32(3, 10)}})
+	nms := func(n int, name, op string, a attrs, out ...ir.TensorType) {
+		in, host, raw := nmsCase(n)
+		add(shapeCase{name: name, op: op, attrs: a, in: in, host: host, raw: raw, out: out})
+	}
+	nms(4, "", "NonMaxSuppressionV2", A(), i32(2))
+	nms(5, "", "NonMaxSuppressionV3", A(), i32(1))
+	nms(5, "", "NonMaxSuppressionV4", A().B("pad_to_max_output_size", true), i32(10), i32())
 	return cs
 }

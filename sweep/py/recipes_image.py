@@ -533,3 +533,55 @@ def nms(c):
 
 
 _add(nms, "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4")
+
+
+# ---------------------------------------------------------------------------
+# Projective transforms (image.go)
+
+
+def transforms(c, n, projective=True):
+    """Per image: a rotation, a scale and a shift (output to input
+    coordinates), with a small perspective term when projective."""
+    out = []
+    for _ in range(n):
+        a = c.rng.uniform(-0.6, 0.6)
+        s = c.rng.uniform(0.7, 1.4)
+        t = [s * np.cos(a), -s * np.sin(a), c.rng.uniform(-3, 3), s * np.sin(a), s * np.cos(a), c.rng.uniform(-3, 3)]
+        t += list(c.rng.uniform(-0.04, 0.04, 2)) if projective else [0, 0]
+        out.append(t)
+    return np.array(out, np.float32)
+
+
+def projective(c):
+    dt = c.dt("dtype")
+    if dt.is_integer:
+        img = c.x(2, 7, 9, 3, lo=0, hi=120)
+    else:
+        img = c.x(2, 7, 9, 3)
+    v3 = c.op == "ImageProjectiveTransformV3"
+    vs = []
+    for interp in ("NEAREST", "BILINEAR"):
+        for mode in ("CONSTANT", "REFLECT", "WRAP", "NEAREST"):
+            kw = dict(images=img, transforms=transforms(c, 2), output_shape=i32([6, 11]), interpolation=interp, fill_mode=mode)
+            if v3:
+                kw["fill_value"] = np.float32(7.5)
+            vs.append(V("%s, %s" % (interp, mode), tol=2, **kw))
+    kw = dict(images=img, transforms=transforms(c, 1, projective=False), output_shape=i32([7, 9]), interpolation="BILINEAR")
+    if v3:  # a negative fill is undefined for uint8 (C++'s float to unsigned conversion)
+        kw["fill_value"] = np.float32(2.0 if dt.is_unsigned else -2.0)
+    vs.append(V("one affine transform for the batch", tol=2, **kw))
+    flat = np.array([[1, 0, 0, 0, 1, 0, 0, 0]], np.float32)
+    kw = dict(images=c.x(1, 1, 5, 2) if not dt.is_integer else c.x(1, 1, 5, 2, lo=0, hi=50), transforms=flat, output_shape=i32([3, 5]),
+              interpolation="NEAREST", fill_mode="REFLECT")
+    if v3:
+        kw["fill_value"] = np.float32(1.0)
+    vs.append(V("one row, REFLECT", **kw))
+    zero = np.array([[1, 0, 0, 0, 1, 0, -1, 0]], np.float32)
+    kw = dict(images=img, transforms=zero, output_shape=i32([3, 4]), interpolation="BILINEAR")
+    if v3:
+        kw["fill_value"] = np.float32(3.0)
+    vs.append(V("projection 0 at column 1", **kw))
+    return vs
+
+
+_add(projective, "ImageProjectiveTransformV2", "ImageProjectiveTransformV3")

@@ -29,6 +29,17 @@ func init() {
 			return in, host, raw
 		}
 	}
+	for _, op := range []string{"ImageProjectiveTransformV2", "ImageProjectiveTransformV3"} {
+		v3 := op == "ImageProjectiveTransformV3"
+		familyMultiCases[op] = func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
+			a.S("interpolation", "BILINEAR").S("fill_mode", "WRAP")
+			in := []ir.TensorType{tt(combo["dtype"], 2, 5, 4, 3), f32(2, 8), i32(2)}
+			if v3 {
+				in = append(in, f32())
+			}
+			return in, h(2, v(3, 6)), nil
+		}
+	}
 	familyMultiCases["MirrorPadGrad"] = func(combo map[string]ir.DType, a attrs) ([]ir.TensorType, map[int][]int64, map[int][]byte) {
 		a.S("mode", "REFLECT")
 		return []ir.TensorType{tt(combo["T"], 7, 5), tt(combo["Tpaddings"], 2, 2)}, h(1, v(1, 2, 0, 1)), nil
@@ -107,6 +118,10 @@ func imageShapeCases() []shapeCase {
 	gru := []ir.TensorType{f32(3, 4), bc, f32(9, 10), f32(9, 5), f32(10), f32(5)}
 	add(shapeCase{op: "GRUBlockCell", in: gru, out: []ir.TensorType{bc, bc, bc, bc}})
 	add(shapeCase{op: "GRUBlockCellGrad", in: append(gru[:6:6], bc, bc, bc, bc), out: []ir.TensorType{f32(3, 4), bc, bc, f32(3, 10)}})
+	add(shapeCase{op: "ImageProjectiveTransformV2", attrs: A().S("interpolation", "BILINEAR").S("fill_mode", "REFLECT"),
+		in: []ir.TensorType{f32(2, 7, 9, 3), f32(2, 8), i32(2)}, host: h(2, v(5, 6)), out: []ir.TensorType{f32(2, 5, 6, 3)}})
+	add(shapeCase{op: "ImageProjectiveTransformV3", attrs: A().S("interpolation", "NEAREST").S("fill_mode", "WRAP"),
+		in: []ir.TensorType{f32(2, 7, 9, 3), f32(1, 8), i32(2), f32()}, host: h(2, v(8, 4)), out: []ir.TensorType{f32(2, 8, 4, 3)}})
 	nms := func(n int, name, op string, a attrs, out ...ir.TensorType) {
 		in, host, raw := nmsCase(n)
 		add(shapeCase{name: name, op: op, attrs: a, in: in, host: host, raw: raw, out: out})

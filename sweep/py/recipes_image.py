@@ -378,3 +378,210 @@ def conv_nd(c):
 
 
 _add(conv_nd, "Conv")
+
+
+# ---------------------------------------------------------------------------
+# RNN cells (rnn.go)
+
+
+def lstm_weights(c, batch, inp, cell, time=None):
+    x = c.x(time, batch, inp) if time is not None else c.x(batch, inp)
+    return dict(x=x, cs_prev=c.x(batch, cell), h_prev=c.x(batch, cell),
+                w=(c.x(inp + cell, 4 * cell, dtype=tf.float32) * 0.5).astype(c.T.as_numpy_dtype),
+                wci=c.x(cell), wcf=c.x(cell), wco=c.x(cell), b=c.x(4 * cell))
+
+
+def on_cpu(op, kw, T):
+    """op on the CPU in float32, its outputs as T."""
+    with tf.device(CPU):
+        args = {k: (tf.constant(np.asarray(v).astype(np.float32)) if isinstance(v, np.ndarray) and v.dtype != np.int64 else v)
+                for k, v in kw.items()}
+        outs = getattr(tf.raw_ops, op)(**args)
+    return [np.asarray(o.numpy()).astype(T.as_numpy_dtype) for o in outs]
+
+
+LSTM_CELL = (("defaults", {}), ("peephole, cell_clip 0.5", dict(use_peephole=True, cell_clip=0.5)),
+             ("no clip, forget_bias 0.3", dict(cell_clip=0.0, forget_bias=0.3)), ("clip -1 (none), peephole", dict(cell_clip=-1.0, use_peephole=True)))
+
+
+def lstm_cell(c):
+    vs = []
+    for name, attrs in LSTM_CELL:
+        kw = lstm_weights(c, 3, 4, 5)
+        kw.update(attrs)
+        vs.append(V(name, tol=4, **kw))
+    return vs  # the CPU rejects an empty batch
+
+
+def lstm_cell_grad(c):
+    vs = []
+    for peep in (False, True):
+        kw = lstm_weights(c, 3, 4, 5)
+        fwd = on_cpu("LSTMBlockCell", dict(kw, use_peephole=peep), c.T)
+        g = dict(kw, use_peephole=peep, cs_grad=c.x(3, 5), h_grad=c.x(3, 5))
+        g.update(zip(["i", "cs", "f", "o", "ci", "co"], fwd[:6]))
+        vs.append(V("peephole" if peep else "no peephole", tol=4, **g))
+    return vs
+
+
+def block_lstm(c):
+    v2 = c.op == "BlockLSTMV2"
+    vs = []
+    cases = (("6 steps", 6, {}), ("4 of 6 steps, peephole", 4, dict(use_peephole=True)),
+             ("no steps", 0, {}), ("6 steps, cell_clip 0.4, peephole", 6, dict(cell_clip=0.4, use_peephole=True)))
+    for name, n, attrs in cases:
+        kw = lstm_weights(c, 3, 4, 5, time=6)
+        kw.update(attrs, seq_len_max=i64(n))
+        if not v2 and "cell_clip" not in attrs:
+            kw["forget_bias"] = 0.7
+        vs.append(V(name, tol=8, ref=("vs CPU, zero past seq_len_max", block_lstm_ref(c.op, n)), **kw))
+    return vs
+
+
+def block_lstm_ref(op, n):
+    """The CPU zeroes cs and h past seq_len_max and leaves i, f, o, ci and
+    co there uninitialised; the device zeroes all seven. The CPU's answer,
+    with those steps zero."""
+
+    def ref(kw):
+        outs = [np.asarray(o.numpy()).copy() for o in getattr(tf.raw_ops, op)(**kw)]
+        for o in outs:
+            o[n:] = 0
+        return outs
+
+    return ref
+
+
+def block_lstm_grad(c):
+    fwd_op = "BlockLSTMV2" if c.op == "BlockLSTMGradV2" else "BlockLSTM"
+    vs = []
+    for name, n, peep in (("6 steps", 6, False), ("4 of 6 steps, peephole", 4, True), ("1 step, peephole", 1, True)):
+        kw = lstm_weights(c, 3, 4, 5, time=6)
+        kw["seq_len_max"] = i64(n)
+        fwd = on_cpu(fwd_op, dict(kw, use_peephole=peep), c.T)
+        g = dict(kw, use_peephole=peep, cs_grad=c.x(6, 3, 5), h_grad=c.x(6, 3, 5))
+        g.update(zip(["i", "cs", "f", "o", "ci", "co", "h"], fwd))
+        vs.append(V(name, tol=8, **g))
+    return vs
+
+
+def gru_weights(c, batch, inp, cell):
+    return dict(x=c.x(batch, inp), h_prev=c.x(batch, cell), w_ru=c.x(inp + cell, 2 * cell) * 0.5, w_c=c.x(inp + cell, cell) * 0.5,
+                b_ru=c.x(2 * cell), b_c=c.x(cell))
+
+
+def gru_cell(c):
+    vs = [V("3x4, cell 5", tol=4, **gru_weights(c, 3, 4, 5)), V("1x1, cell 1", tol=4, **gru_weights(c, 1, 1, 1)),
+          V("empty batch", **gru_weights(c, 0, 4, 5))]
+    if c.op == "GRUBlockCellGrad":
+        for v in vs:
+            fwd = on_cpu("GRUBlockCell", v.kw, c.T)
+            v.kw.update(r=fwd[0], u=fwd[1], c=fwd[2], d_h=c.x(*fwd[3].shape))
+    return vs
+
+
+_add(lstm_cell, "LSTMBlockCell")
+_add(lstm_cell_grad, "LSTMBlockCellGrad")
+_add(block_lstm, "BlockLSTM", "BlockLSTMV2")
+_add(block_lstm_grad, "BlockLSTMGrad", "BlockLSTMGradV2")
+_add(gru_cell, "GRUBlockCell", "GRUBlockCellGrad")
+
+
+# ---------------------------------------------------------------------------
+# Non-max suppression (nms.go)
+
+
+def nms_boxes(c, n):
+    """Clustered boxes, so that many overlap; some flipped (y1 > y2), one of
+    no area."""
+    centre = c.rng.uniform(0, 4, size=(n, 2)).round(0) + c.rng.uniform(-0.3, 0.3, size=(n, 2))
+    size = c.rng.uniform(0.5, 1.5, size=(n, 2))
+    b = np.concatenate([centre - size / 2, centre + size / 2], 1)[:, [0, 1, 2, 3]]
+    flip = c.rng.random(n) < 0.2
+    b[flip] = b[flip][:, [2, 3, 0, 1]]
+    if n > 3:
+        b[3, 2:] = b[3, :2]
+    return b.astype(np.float32)
+
+
+def nms(c):
+    f = np.float32
+    n = 24
+    scores = c.rng.uniform(0, 1, n).astype(np.float32)
+    scores[5] = scores[9] = scores[11]  # ties go by index
+    tied = np.full(n, 0.5, np.float32)
+    cases = [("max 10, IOU 0.5", nms_boxes(c, n), scores, 10, 0.5, 0.3),
+             ("max above the boxes, IOU 0.3", nms_boxes(c, n), scores, 40, 0.3, 0.0),
+             ("max 0", nms_boxes(c, n), scores, 0, 0.5, 0.2),
+             ("IOU 0 (any overlap suppresses)", nms_boxes(c, n), scores, 24, 0.0, -1.0),
+             ("IOU 1, equal scores", nms_boxes(c, n), tied, 24, 1.0, 0.4),
+             ("score threshold above every score", nms_boxes(c, 6), scores[:6], 5, 0.5, 2.0),
+             ("no boxes", np.zeros((0, 4), np.float32), np.zeros(0, np.float32), 5, 0.5, 0.0)]
+    vs = []
+    for name, boxes, sc, m, iou_t, score_t in cases:
+        kw = dict(boxes=boxes, scores=sc, max_output_size=i32(m), iou_threshold=f(iou_t))
+        if c.op == "NonMaxSuppressionV2":
+            if name.startswith("score threshold"):
+                continue
+            vs.append(V(name, **kw))
+            continue
+        kw["score_threshold"] = f(score_t)
+        if c.op == "NonMaxSuppressionV4":
+            vs.append(V(name + ", padded", pad_to_max_output_size=True, **kw))
+        vs.append(V(name, **kw))
+    return vs
+
+
+_add(nms, "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4")
+
+
+# ---------------------------------------------------------------------------
+# Projective transforms (image.go)
+
+
+def transforms(c, n, projective=True):
+    """Per image: a rotation, a scale and a shift (output to input
+    coordinates), with a small perspective term when projective."""
+    out = []
+    for _ in range(n):
+        a = c.rng.uniform(-0.6, 0.6)
+        s = c.rng.uniform(0.7, 1.4)
+        t = [s * np.cos(a), -s * np.sin(a), c.rng.uniform(-3, 3), s * np.sin(a), s * np.cos(a), c.rng.uniform(-3, 3)]
+        t += list(c.rng.uniform(-0.04, 0.04, 2)) if projective else [0, 0]
+        out.append(t)
+    return np.array(out, np.float32)
+
+
+def projective(c):
+    dt = c.dt("dtype")
+    if dt.is_integer:
+        img = c.x(2, 7, 9, 3, lo=0, hi=120)
+    else:
+        img = c.x(2, 7, 9, 3)
+    v3 = c.op == "ImageProjectiveTransformV3"
+    vs = []
+    for interp in ("NEAREST", "BILINEAR"):
+        for mode in ("CONSTANT", "REFLECT", "WRAP", "NEAREST"):
+            kw = dict(images=img, transforms=transforms(c, 2), output_shape=i32([6, 11]), interpolation=interp, fill_mode=mode)
+            if v3:
+                kw["fill_value"] = np.float32(7.5)
+            vs.append(V("%s, %s" % (interp, mode), tol=2, **kw))
+    kw = dict(images=img, transforms=transforms(c, 1, projective=False), output_shape=i32([7, 9]), interpolation="BILINEAR")
+    if v3:  # a negative fill is undefined for uint8 (C++'s float to unsigned conversion)
+        kw["fill_value"] = np.float32(2.0 if dt.is_unsigned else -2.0)
+    vs.append(V("one affine transform for the batch", tol=2, **kw))
+    flat = np.array([[1, 0, 0, 0, 1, 0, 0, 0]], np.float32)
+    kw = dict(images=c.x(1, 1, 5, 2) if not dt.is_integer else c.x(1, 1, 5, 2, lo=0, hi=50), transforms=flat, output_shape=i32([3, 5]),
+              interpolation="NEAREST", fill_mode="REFLECT")
+    if v3:
+        kw["fill_value"] = np.float32(1.0)
+    vs.append(V("one row, REFLECT", **kw))
+    zero = np.array([[1, 0, 0, 0, 1, 0, -1, 0]], np.float32)
+    kw = dict(images=img, transforms=zero, output_shape=i32([3, 4]), interpolation="BILINEAR")
+    if v3:
+        kw["fill_value"] = np.float32(3.0)
+    vs.append(V("projection 0 at column 1", **kw))
+    return vs
+
+
+_add(projective, "ImageProjectiveTransformV2", "ImageProjectiveTransformV3")

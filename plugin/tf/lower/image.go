@@ -28,6 +28,15 @@ func init() {
 		HostInputs: []string{"image_size"}, HostInputIndex: []int{3}, Attrs: []AttrSpec{crop[0], {Name: "T", Kind: AttrType}}, Lower: lowerCropAndResizeGradImage, File: fileImage})
 	register(Kernel{Op: "CropAndResizeGradBoxes", Constraints: T(half), Inputs: []string{"grads", "image", "boxes", "box_ind"},
 		Attrs: crop[:1], Lower: lowerCropAndResizeGradBoxes, File: fileImage})
+	proj := []ir.DType{ir.F32, ir.F16, ir.I32, ir.I64, ir.U8}
+	projAttrs := []AttrSpec{{Name: "interpolation", Kind: AttrString}, {Name: "fill_mode", Kind: AttrString, Optional: true}}
+	register(Kernel{Op: "ImageProjectiveTransformV2", Constraints: []Constraint{{"dtype", proj}}, Inputs: []string{"images", "transforms", "output_shape"},
+		HostInputs: []string{"output_shape"}, HostInputIndex: []int{2}, Attrs: projAttrs, Lower: lowerProjective(false), File: fileImage})
+	// V3's fill_value is a device input here (TensorFlow's GPU keeps it in
+	// host memory): host inputs arrive as integers, and the program reads it.
+	register(Kernel{Op: "ImageProjectiveTransformV3", Constraints: []Constraint{{"dtype", proj}},
+		Inputs:     []string{"images", "transforms", "output_shape", "fill_value"},
+		HostInputs: []string{"output_shape"}, HostInputIndex: []int{2}, Attrs: projAttrs, Lower: lowerProjective(true), File: fileImage})
 }
 
 // pix is one image's three channels, float32, each shaped as the image
@@ -551,4 +560,140 @@ func lowerCropAndResizeGradBoxes(c *Call) error {
 	xlo, xhi := factors(w, cw, false)
 	c.Out = []ir.Value{b.Concat(1, sum(gy, ylo), sum(gx, xlo), sum(gy, yhi), sum(gx, xhi))}
 	return nil
+}
+
+// mapCoord is image_ops.h's MapCoordinate: an input coordinate outside
+// [0, n-1] brought inside by the fill mode (CONSTANT leaves it), float32.
+func mapCoord(b *ir.Builder, v ir.Value, n int, mode string) ir.Value {
+	f := func(x float64) ir.Value { return fk(b, v, x) }
+	bin := func(op ir.Op, x, y ir.Value) ir.Value { return b.Binary(op, x, y) }
+	trunc := func(x ir.Value) ir.Value { return b.Convert(b.Convert(x, ir.I64), ir.F32) }
+	clamp := func(x ir.Value) ir.Value { return bin(ir.OpMin, bin(ir.OpMax, x, f(0)), f(float64(n-1))) }
+	below := b.Compare(ir.CmpLT, v, f(0))
+	above := b.Compare(ir.CmpGT, v, f(float64(n-1)))
+	switch mode {
+	case "CONSTANT":
+		return v
+	case "NEAREST":
+		return clamp(v)
+	}
+	if n <= 1 {
+		return clamp(b.Select(b.Binary(ir.OpOr, below, above), f(0), v))
+	}
+	var lo, hi ir.Value
+	if mode == "REFLECT" {
+		sz2 := f(float64(2 * n))
+		l := bin(ir.OpAdd, bin(ir.OpMul, sz2, trunc(bin(ir.OpDiv, b.Unary(ir.OpNeg, v), sz2))), v)
+		lo = b.Select(b.Compare(ir.CmpLT, l, f(-float64(n))), bin(ir.OpAdd, l, sz2), bin(ir.OpSub, b.Unary(ir.OpNeg, l), f(1)))
+		h := bin(ir.OpSub, v, bin(ir.OpMul, sz2, trunc(bin(ir.OpDiv, v, sz2))))
+		hi = b.Select(b.Compare(ir.CmpGE, h, f(float64(n))), bin(ir.OpSub, bin(ir.OpSub, sz2, h), f(1)), h)
+	} else { // WRAP
+		sz, ln := f(float64(n-1)), f(float64(n))
+		lo = bin(ir.OpAdd, v, bin(ir.OpMul, ln, bin(ir.OpAdd, trunc(bin(ir.OpDiv, b.Unary(ir.OpNeg, v), sz)), f(1))))
+		hi = bin(ir.OpSub, v, bin(ir.OpMul, ln, trunc(bin(ir.OpDiv, v, sz))))
+	}
+	return clamp(b.Select(below, lo, b.Select(above, hi, v)))
+}
+
+// lowerProjective is ImageProjectiveTransformV2 and V3 (image_ops.h's
+// ProjectiveGenerator): each output pixel's input position from its
+// image's transform, mapped by the fill mode, read nearest or bilinearly,
+// the fill value outside the image.
+func lowerProjective(v3 bool) func(c *Call) error {
+	return func(c *Call) error {
+		n := 3
+		if v3 {
+			n = 4
+		}
+		if err := c.arity(n); err != nil {
+			return err
+		}
+		ti, tt := c.Type(0), c.Type(1)
+		if ti.Shape.Rank() != 4 || tt.DType != ir.F32 || tt.Shape.Rank() != 2 || tt.Shape[1] != 8 || (tt.Shape[0] != 1 && tt.Shape[0] != ti.Shape[0]) {
+			return c.Errorf("images %v must be 4-D and transforms %v float32 [1 or batch, 8]", ti, tt)
+		}
+		size, err := c.hostInts(2, "output_shape")
+		if err != nil {
+			return err
+		}
+		if len(size) != 2 || size[0] <= 0 || size[1] <= 0 || size[0] > 1<<20 || size[1] > 1<<20 {
+			return c.Errorf("output_shape must be 2 positive values, got %v", size)
+		}
+		interp := c.Attrs.String("interpolation", "")
+		if interp != "NEAREST" && interp != "BILINEAR" {
+			return c.Errorf("interpolation must be NEAREST or BILINEAR, got %q", interp)
+		}
+		mode := c.Attrs.String("fill_mode", "CONSTANT")
+		switch mode {
+		case "CONSTANT", "REFLECT", "WRAP", "NEAREST":
+		default:
+			return c.Errorf("fill_mode must be CONSTANT, REFLECT, WRAP or NEAREST, got %q", mode)
+		}
+		b := c.B
+		batch, h, w, ch := ti.Shape[0], ti.Shape[1], ti.Shape[2], ti.Shape[3]
+		oh, ow := int(size[0]), int(size[1])
+		out := ir.TensorType{DType: ti.DType, Shape: ir.Shape{batch, oh, ow, ch}}
+		fill := b.Full(out, 0)
+		if v3 {
+			fv, err := scalarArg(c, 3, "fill_value", out.Shape)
+			if err != nil {
+				return err
+			}
+			fill = b.Convert(fv, ti.DType)
+		}
+		if out.Shape.Size() == 0 || h == 0 || w == 0 {
+			c.Out = []ir.Value{fill}
+			return nil
+		}
+		grid := ir.TensorType{DType: ir.F32, Shape: ir.Shape{batch, oh, ow}}
+		ox, oy := b.Iota(grid, 2), b.Iota(grid, 1)
+		tr := c.In[1]
+		if tt.Shape[0] == 1 {
+			tr = b.BroadcastInDim(tr, ir.Shape{batch, 8}, []int{0, 1})
+		}
+		t := func(k int) ir.Value {
+			return b.BroadcastInDim(b.Reshape(b.Slice(tr, []int{0, k}, []int{batch, k + 1}, []int{1, 1}), ir.Shape{batch}), grid.Shape, []int{0})
+		}
+		bin := func(op ir.Op, x, y ir.Value) ir.Value { return b.Binary(op, x, y) }
+		lin := func(a, bb ir.Value, cst ir.Value) ir.Value {
+			return bin(ir.OpAdd, bin(ir.OpAdd, bin(ir.OpMul, a, ox), bin(ir.OpMul, bb, oy)), cst)
+		}
+		proj := lin(t(6), t(7), fk(b, ox, 1))
+		x := mapCoord(b, bin(ir.OpDiv, lin(t(0), t(1), t(2)), proj), w, mode)
+		y := mapCoord(b, bin(ir.OpDiv, lin(t(3), t(4), t(5)), proj), h, mode)
+		// Only a zero projection is outside here: a coordinate past the
+		// edge (CONSTANT) reads the fill value per pixel read.
+		outside := b.Compare(ir.CmpEQ, proj, fk(b, proj, 0))
+		full := func(v ir.Value) ir.Value { return b.BroadcastInDim(v, out.Shape, []int{0, 1, 2}) }
+		bidx := b.Iota(ir.TensorType{DType: ir.I32, Shape: ir.Shape{batch, oh, ow, 1}}, 0)
+		// read is read_with_fill_value at float rows and columns that are
+		// whole numbers.
+		read := func(ry, rx ir.Value) ir.Value {
+			in := b.Binary(ir.OpAnd, b.Binary(ir.OpAnd, b.Compare(ir.CmpGE, ry, fk(b, ry, 0)), b.Compare(ir.CmpLE, ry, fk(b, ry, float64(h-1)))),
+				b.Binary(ir.OpAnd, b.Compare(ir.CmpGE, rx, fk(b, rx, 0)), b.Compare(ir.CmpLE, rx, fk(b, rx, float64(w-1)))))
+			clampI := func(v ir.Value, n int) ir.Value {
+				i := b.Convert(bin(ir.OpMin, bin(ir.OpMax, v, fk(b, v, 0)), fk(b, v, float64(n-1))), ir.I32)
+				return b.Reshape(i, ir.Shape{batch, oh, ow, 1})
+			}
+			idx := b.Concat(3, bidx, clampI(ry, h), clampI(rx, w))
+			g := b.Gather(c.In[0], idx, ir.GatherDims{OffsetDims: []int{3}, CollapsedSliceDims: []int{0, 1, 2}, StartIndexMap: []int{0, 1, 2},
+				IndexVectorDim: 3, SliceSizes: []int{1, 1, 1, ch}})
+			return b.Select(full(in), g, fill)
+		}
+		var res ir.Value
+		if interp == "NEAREST" {
+			res = read(roundHalfAway(b, y), roundHalfAway(b, x))
+		} else {
+			yf, xf := b.Unary(ir.OpFloor, y), b.Unary(ir.OpFloor, x)
+			yc, xc := bin(ir.OpAdd, yf, fk(b, yf, 1)), bin(ir.OpAdd, xf, fk(b, xf, 1))
+			rf := func(ry, rx ir.Value) ir.Value { return b.Convert(read(ry, rx), ir.F32) }
+			wx0, wx1 := full(bin(ir.OpSub, xc, x)), full(bin(ir.OpSub, x, xf))
+			wy0, wy1 := full(bin(ir.OpSub, yc, y)), full(bin(ir.OpSub, y, yf))
+			vyf := bin(ir.OpAdd, bin(ir.OpMul, wx0, rf(yf, xf)), bin(ir.OpMul, wx1, rf(yf, xc)))
+			vyc := bin(ir.OpAdd, bin(ir.OpMul, wx0, rf(yc, xf)), bin(ir.OpMul, wx1, rf(yc, xc)))
+			res = b.Convert(bin(ir.OpAdd, bin(ir.OpMul, wy0, vyf), bin(ir.OpMul, wy1, vyc)), ti.DType)
+		}
+		c.Out = []ir.Value{b.Select(full(outside), fill, res)}
+		return nil
+	}
 }

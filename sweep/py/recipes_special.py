@@ -48,3 +48,163 @@ def complex_op(c):
 
 _add(complex_unary, "ComplexAbs", "Real", "Imag", "Conj", "Angle")
 _add(complex_op, "Complex")
+
+
+# ---------------------------------------------------------------------------
+# Fake quantization and quantize-and-dequantize
+
+
+def _nudge(lo, hi, num_bits=8, narrow_range=False):
+    """fake_quant_ops_functor.h's Nudge in float32: the range's ends after
+    the zero point is made an integer."""
+    f = np.float32
+    qmin, qmax = f(1 if narrow_range else 0), f((1 << num_bits) - 1)
+    scale = f(f(hi) - f(lo)) / f(qmax - qmin)
+    zp = f(qmin - f(lo) / scale)
+    zp = qmin if zp < qmin else qmax if zp > qmax else f(np.floor(zp + f(0.5)) if zp - np.floor(zp) >= 0.5 else np.floor(zp))
+    return f(f(qmin - zp) * scale), f(f(qmax - zp) * scale), scale
+
+
+def _fq_inputs(c, lo, hi, shape, **bits):
+    """Values across and past the range, its nudged ends and their
+    neighbours (where the gradients' masks switch), grid points and either
+    side of the midpoints between them (where rounding decides), zeros,
+    infinities and NaN; the rest random."""
+    nmin, nmax, scale = _nudge(lo, hi, **bits)
+    f = np.float32
+    k = np.arange(0, 6, dtype=np.float32)
+    edge = [nmin, nmax, np.nextafter(nmin, f(-np.inf)), np.nextafter(nmax, f(np.inf)), np.nextafter(nmin, f(0)), np.nextafter(nmax, f(0))]
+    # Not the midpoints themselves: there the CPU's vectorised and scalar
+    # loops disagree (FakeQuantWithMinMaxArgs(-6, 6) rounds -5.9529414 to
+    # -5.929412 as one of 17 elements and to -5.9764705 alone), so a
+    # midpoint's answer depends on where it sits in the tensor. A
+    # twentieth of a step either side of each (more than an ulp of the
+    # value, even at 16 bits) decides the rounding.
+    grid = list(nmin + k * scale) + list(nmin + (k + f(0.45)) * scale) + list(nmin + (k + f(0.55)) * scale)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 2 * lo - 1.3, 2 * hi + 1.3]
+    vals = np.array(edge + grid + special, np.float32)
+    n = int(np.prod(shape))
+    rest = c.x(max(n - len(vals), 0), lo=2 * lo - 1, hi=2 * hi + 1, dtype=np.float32)
+    return c.rng.permutation(np.concatenate([vals, rest]))[:n].reshape(shape).astype(np.float32)
+
+
+_FQ_RANGES = [
+    ("defaults [-6, 6], 8 bits", -6.0, 6.0, {}),
+    ("[-1, 2], 8 bits, narrow", -1.0, 2.0, {"num_bits": 8, "narrow_range": True}),
+    ("[-0.37, 0.81], 4 bits", -0.37, 0.81, {"num_bits": 4}),
+    ("[-10, 0.001], 16 bits (zero point past 255)", -10.0, 0.001, {"num_bits": 16}),
+    ("[0.5, 4] (the range moves to hold 0), 2 bits", 0.5, 4.0, {"num_bits": 2}),
+    ("[-5, -1], 9 bits, narrow", -5.0, -1.0, {"num_bits": 9, "narrow_range": True}),
+]
+
+
+def fake_quant_args(c):
+    grad = c.op.endswith("Gradient")
+    vs = []
+    for name, lo, hi, bits in _FQ_RANGES:
+        kw = dict(min=lo, max=hi, **bits)
+        x = _fq_inputs(c, lo, hi, (5, 9), **bits)
+        if grad:
+            kw["gradients"] = _gradients(c, x.shape)
+        vs.append(V(name, inputs=x, **kw))
+    empty = dict(gradients=c.x(0, 3, dtype=np.float32)) if grad else {}
+    vs.append(V("empty 0x3", inputs=c.x(0, 3, dtype=np.float32), **empty))
+    vs.append(V("scalar", inputs=c.x(dtype=np.float32), **(dict(gradients=c.x(dtype=np.float32)) if grad else {})))
+    return vs
+
+
+def _gradients(c, shape):
+    """Gradients with NaN and infinities among them: the CPU multiplies by
+    its 0/1 mask, so these show where the mask is 0."""
+    g = c.x(*shape, dtype=np.float32).ravel()
+    g[:3] = [np.nan, np.inf, -np.inf]
+    return c.rng.permutation(g).reshape(shape)
+
+
+def fake_quant_vars(c):
+    grad = c.op.endswith("Gradient")
+    per = "PerChannel" in c.op
+    vs = []
+    for name, lo, hi, bits in _FQ_RANGES:
+        if per:
+            shape = (2, 3, 2, 4) if len(vs) % 2 else (7, 4)
+            x = np.stack([_fq_inputs(c, lo * (1 + j / 2), hi * (1 + j / 3), shape[:-1], **bits) for j in range(4)], axis=-1)
+            mn = np.array([lo * (1 + j / 2) for j in range(4)], np.float32)
+            mx = np.array([hi * (1 + j / 3) for j in range(4)], np.float32)
+        else:
+            x = _fq_inputs(c, lo, hi, (5, 9), **bits)
+            mn, mx = np.float32(lo), np.float32(hi)
+        kw = dict(inputs=x, min=mn, max=mx, **bits)
+        if grad:
+            kw["gradients"] = _gradients(c, x.shape)
+        vs.append(V(name, **kw))
+    if per:
+        x = _fq_inputs(c, -1.0, 2.0, (5,))
+        vs.append(V("rank 1", inputs=x, min=c.of([-1, -2, -0.5, 0, -3], np.float32), max=c.of([2, 1, 0.5, 4, 0.25], np.float32),
+                    **(dict(gradients=_gradients(c, x.shape)) if grad else {})))
+        e = c.x(0, 3, dtype=np.float32)
+        vs.append(V("empty 0x3", inputs=e, min=c.of([-1, -2, -3], np.float32), max=c.of([1, 2, 3], np.float32),
+                    **(dict(gradients=e) if grad else {})))
+    else:
+        e = c.x(0, 3, dtype=np.float32)
+        vs.append(V("empty 0x3", inputs=e, min=np.float32(-1), max=np.float32(1), **(dict(gradients=e) if grad else {})))
+    return vs
+
+
+def qdq(c):
+    """Signed and unsigned, narrow, given ranges (clamped) and ranges from
+    the input, both rounding modes, per-tensor and per-channel."""
+    v3 = c.op == "QuantizeAndDequantizeV3"
+    x = c.x(4, 6, lo=-3, hi=5)
+    x.ravel()[:6] = [0.0, -0.0, 2.5, -2.5, 0.5, -1.5]
+    ties = c.of(np.arange(-8, 9) * 0.5 * (2.0 / 127), np.float32)  # signed 8 bits over [-2, 2]: exact ties
+    cases = [
+        ("signed, range given", x, -2.0, 3.0, dict(signed_input=True, num_bits=8, range_given=True)),
+        ("signed, narrow, range given", x, -2.0, 3.0, dict(signed_input=True, num_bits=8, range_given=True, narrow_range=True)),
+        ("unsigned, range given, negatives clamp to 0", x, -1.0, 4.0, dict(signed_input=False, num_bits=8, range_given=True)),
+        ("signed, range from the input", x, 0.0, 0.0, dict(signed_input=True, num_bits=8, range_given=False)),
+        ("unsigned, 4 bits, range from the input", np.abs(x), 0.0, 0.0, dict(signed_input=False, num_bits=4, range_given=False)),
+        ("exact ties, range given", ties, -2.0, 2.0, dict(signed_input=True, num_bits=8, range_given=True)),
+        ("range within the positives (min side has no scale)", x, 0.5, 4.0, dict(signed_input=True, num_bits=8, range_given=True)),
+        ("30 bits", x, -2.0, 3.0, dict(signed_input=True, num_bits=30, range_given=True)),
+        ("infinities, range given", c.of([np.inf, -np.inf, 1.0, -1.0], np.float32), -2.0, 3.0, dict(signed_input=True, num_bits=8, range_given=True)),
+    ]
+    vs = []
+    for name, inp, lo, hi, kw in cases:
+        kw = dict(kw)
+        if v3:
+            kw["num_bits"] = np.int32(kw["num_bits"])
+        vs.append(V(name, input=inp, input_min=np.float32(lo), input_max=np.float32(hi), **kw))
+        if not v3 and "ties" in name:
+            vs.append(V(name + ", HALF_UP", input=inp, input_min=np.float32(lo), input_max=np.float32(hi), round_mode="HALF_UP", **kw))
+    bits = np.int32(8) if v3 else 8
+    if v3:
+        # V2's and V4's kernels in TensorFlow 2.21 reject a given range
+        # with an axis: "input_min must be a scalar" for vectors, "Shape
+        # must be rank 1" for scalars.
+        vs.append(V("per channel, axis 1, range given", input=x, input_min=c.of([-2, -1, -0.5, 0, -3, -2], np.float32),
+                    input_max=c.of([3, 1, 0.5, 4, 2, 0], np.float32), axis=1, range_given=True, num_bits=bits))
+    y = c.x(2, 3, 4, lo=-3, hi=5)
+    vs.append(V("per channel, axis 1 of 3, range from the input", input=y, input_min=c.of([0, 0, 0], np.float32),
+                input_max=c.of([0, 0, 0], np.float32), axis=1, range_given=False, num_bits=bits))
+    vs.append(V("empty, range given", input=c.x(0, 3), input_min=np.float32(-1), input_max=np.float32(1), range_given=True, num_bits=bits))
+    return vs
+
+
+def qdq_grad(c):
+    x = c.x(4, 6, lo=-3, hi=5)
+    x.ravel()[:4] = [-2.0, 3.0, np.nextafter(np.float32(3), np.float32(9)), np.nan]
+    g = _gradients(c, x.shape)
+    return [V("per tensor", gradients=g, input=x, input_min=np.float32(-2), input_max=np.float32(3)),
+            V("per channel, axis 0", gradients=g, input=x, input_min=c.of([-2, -1, 0, -3], np.float32),
+              input_max=c.of([3, 1, 0.5, 4], np.float32), axis=0),
+            V("per channel, axis 1 of 3", gradients=c.x(2, 3, 4), input=c.x(2, 3, 4), input_min=c.of([-1, -0.5, 0], np.float32),
+              input_max=c.of([1, 0.5, 2], np.float32), axis=1),
+            V("empty", gradients=c.x(0, 3), input=c.x(0, 3), input_min=np.float32(-1), input_max=np.float32(1))]
+
+
+_add(fake_quant_args, "FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxArgsGradient")
+_add(fake_quant_vars, "FakeQuantWithMinMaxVars", "FakeQuantWithMinMaxVarsGradient", "FakeQuantWithMinMaxVarsPerChannel",
+     "FakeQuantWithMinMaxVarsPerChannelGradient")
+_add(qdq, "QuantizeAndDequantizeV2", "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4")
+_add(qdq_grad, "QuantizeAndDequantizeV4Grad")

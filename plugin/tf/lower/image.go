@@ -64,7 +64,6 @@ func (p pix) join(b *ir.Builder, d ir.DType) ir.Value {
 }
 
 // fk is a float32 constant shaped like v.
-func fk(b *ir.Builder, v ir.Value, x float64) ir.Value { return b.Full(b.Type(v), x) }
 
 func checkRGB(c *Call, i int, minRank int) error {
 	t := c.Type(i)
@@ -93,14 +92,14 @@ func rgbToHSV(b *ir.Builder, p pix) pix {
 	bin := func(op ir.Op, x, y ir.Value) ir.Value { return b.Binary(op, x, y) }
 	v := bin(ir.OpMax, bin(ir.OpMax, p.r, p.g), p.b)
 	rng := bin(ir.OpSub, v, bin(ir.OpMin, bin(ir.OpMin, p.r, p.g), p.b))
-	zero := fk(b, v, 0)
+	zero := like(b, v, 0)
 	s := b.Select(b.Compare(ir.CmpGT, v, zero), bin(ir.OpDiv, rng, v), zero)
-	norm := bin(ir.OpMul, bin(ir.OpDiv, fk(b, v, 1), rng), fk(b, v, 1.0/6))
+	norm := bin(ir.OpMul, bin(ir.OpDiv, like(b, v, 1), rng), like(b, v, 1.0/6))
 	h := b.Select(b.Compare(ir.CmpEQ, p.r, v), bin(ir.OpMul, norm, bin(ir.OpSub, p.g, p.b)),
-		b.Select(b.Compare(ir.CmpEQ, p.g, v), bin(ir.OpAdd, bin(ir.OpMul, norm, bin(ir.OpSub, p.b, p.r)), fk(b, v, 2.0/6)),
-			bin(ir.OpAdd, bin(ir.OpMul, norm, bin(ir.OpSub, p.r, p.g)), fk(b, v, 4.0/6))))
+		b.Select(b.Compare(ir.CmpEQ, p.g, v), bin(ir.OpAdd, bin(ir.OpMul, norm, bin(ir.OpSub, p.b, p.r)), like(b, v, 2.0/6)),
+			bin(ir.OpAdd, bin(ir.OpMul, norm, bin(ir.OpSub, p.r, p.g)), like(b, v, 4.0/6))))
 	h = b.Select(b.Compare(ir.CmpGT, rng, zero), h, zero)
-	h = b.Select(b.Compare(ir.CmpLT, h, zero), bin(ir.OpAdd, h, fk(b, v, 1)), h)
+	h = b.Select(b.Compare(ir.CmpLT, h, zero), bin(ir.OpAdd, h, like(b, v, 1)), h)
 	return pix{h, s, v}
 }
 
@@ -108,13 +107,13 @@ func rgbToHSV(b *ir.Builder, p pix) pix {
 func hsvToRGB(b *ir.Builder, p pix) pix {
 	h, s, v := p.r, p.g, p.b
 	bin := func(op ir.Op, x, y ir.Value) ir.Value { return b.Binary(op, x, y) }
-	clamp := func(x ir.Value) ir.Value { return bin(ir.OpMin, bin(ir.OpMax, x, fk(b, x, 0)), fk(b, x, 1)) }
-	dh := bin(ir.OpMul, h, fk(b, h, 6))
-	absOff := func(k float64) ir.Value { return b.Unary(ir.OpAbs, bin(ir.OpSub, dh, fk(b, dh, k))) }
-	dr := clamp(bin(ir.OpSub, absOff(3), fk(b, dh, 1)))
-	dg := clamp(bin(ir.OpAdd, b.Unary(ir.OpNeg, absOff(2)), fk(b, dh, 2)))
-	db := clamp(bin(ir.OpAdd, b.Unary(ir.OpNeg, absOff(4)), fk(b, dh, 2)))
-	oneS := bin(ir.OpAdd, b.Unary(ir.OpNeg, s), fk(b, s, 1))
+	clamp := func(x ir.Value) ir.Value { return bin(ir.OpMin, bin(ir.OpMax, x, like(b, x, 0)), like(b, x, 1)) }
+	dh := bin(ir.OpMul, h, like(b, h, 6))
+	absOff := func(k float64) ir.Value { return b.Unary(ir.OpAbs, bin(ir.OpSub, dh, like(b, dh, k))) }
+	dr := clamp(bin(ir.OpSub, absOff(3), like(b, dh, 1)))
+	dg := clamp(bin(ir.OpAdd, b.Unary(ir.OpNeg, absOff(2)), like(b, dh, 2)))
+	db := clamp(bin(ir.OpAdd, b.Unary(ir.OpNeg, absOff(4)), like(b, dh, 2)))
+	oneS := bin(ir.OpAdd, b.Unary(ir.OpNeg, s), like(b, s, 1))
 	out := func(d ir.Value) ir.Value { return bin(ir.OpMul, bin(ir.OpAdd, oneS, bin(ir.OpMul, s, d)), v) }
 	return pix{out(dr), out(dg), out(db)}
 }
@@ -183,7 +182,7 @@ func lowerAdjust(f func(b *ir.Builder, p pix, k ir.Value) pix) func(c *Call) err
 func sel3(b *ir.Builder, cat ir.Value, vals []ir.Value) ir.Value {
 	out := vals[len(vals)-1]
 	for i := len(vals) - 2; i >= 0; i-- {
-		out = b.Select(b.Compare(ir.CmpEQ, cat, fk(b, cat, float64(i))), vals[i], out)
+		out = b.Select(b.Compare(ir.CmpEQ, cat, like(b, cat, float64(i))), vals[i], out)
 	}
 	return out
 }
@@ -197,7 +196,7 @@ func adjustHue(b *ir.Builder, p pix, delta ir.Value) pix {
 	gt := func(x, y ir.Value) ir.Value { return b.Compare(ir.CmpGT, x, y) }
 	// rgb_to_hv_range's six cases, as (max, mid, min, category).
 	type order struct{ hi, mid, lo, cat ir.Value }
-	mk := func(hi, mid, lo ir.Value, cat float64) order { return order{hi, mid, lo, fk(b, p.r, cat)} }
+	mk := func(hi, mid, lo ir.Value, cat float64) order { return order{hi, mid, lo, like(b, p.r, cat)} }
 	pick := func(c ir.Value, x, y order) order {
 		return order{b.Select(c, x.hi, y.hi), b.Select(c, x.mid, y.mid), b.Select(c, x.lo, y.lo), b.Select(c, x.cat, y.cat)}
 	}
@@ -205,13 +204,13 @@ func adjustHue(b *ir.Builder, p pix, delta ir.Value) pix {
 	rgeg := pick(lt(p.b, p.g), mk(p.r, p.g, p.b, 0), pick(gt(p.b, p.r), mk(p.b, p.r, p.g, 4), mk(p.r, p.b, p.g, 5)))
 	o := pick(lt(p.r, p.g), rltg, rgeg)
 	ratio := bin(ir.OpDiv, bin(ir.OpSub, o.mid, o.lo), bin(ir.OpSub, o.hi, o.lo))
-	one := fk(b, ratio, 1)
-	two := fk(b, ratio, 2)
+	one := like(b, ratio, 1)
+	two := like(b, ratio, 2)
 	odd := b.Compare(ir.CmpEQ, bin(ir.OpRem, o.cat, two), one)
 	h := bin(ir.OpAdd, o.cat, b.Select(odd, bin(ir.OpSub, one, ratio), ratio))
-	zero := fk(b, h, 0)
+	zero := like(b, h, 0)
 	h = b.Select(b.Compare(ir.CmpEQ, o.hi, o.lo), zero, h)
-	six := fk(b, h, 6)
+	six := like(b, h, 6)
 	h = bin(ir.OpAdd, h, bin(ir.OpMul, delta, six))
 	for range 2 {
 		h = b.Select(lt(h, zero), bin(ir.OpAdd, h, six), h)
@@ -238,22 +237,22 @@ func adjustSaturation(b *ir.Builder, p pix, scale ir.Value) pix {
 	bin := func(op ir.Op, x, y ir.Value) ir.Value { return b.Binary(op, x, y) }
 	v := bin(ir.OpMax, p.r, bin(ir.OpMax, p.g, p.b))
 	rng := bin(ir.OpSub, v, bin(ir.OpMin, p.r, bin(ir.OpMin, p.g, p.b)))
-	zero, one := fk(b, v, 0), fk(b, v, 1)
+	zero, one := like(b, v, 0), like(b, v, 1)
 	s := b.Select(b.Compare(ir.CmpGT, v, zero), bin(ir.OpDiv, rng, v), zero)
-	norm := bin(ir.OpDiv, one, bin(ir.OpMul, fk(b, v, 6), rng))
+	norm := bin(ir.OpDiv, one, bin(ir.OpMul, like(b, v, 6), rng))
 	h := b.Select(b.Compare(ir.CmpEQ, p.r, v), bin(ir.OpMul, norm, bin(ir.OpSub, p.g, p.b)),
-		b.Select(b.Compare(ir.CmpEQ, p.g, v), bin(ir.OpAdd, bin(ir.OpMul, norm, bin(ir.OpSub, p.b, p.r)), fk(b, v, 2.0/6)),
-			bin(ir.OpAdd, bin(ir.OpMul, norm, bin(ir.OpSub, p.r, p.g)), fk(b, v, 4.0/6))))
+		b.Select(b.Compare(ir.CmpEQ, p.g, v), bin(ir.OpAdd, bin(ir.OpMul, norm, bin(ir.OpSub, p.b, p.r)), like(b, v, 2.0/6)),
+			bin(ir.OpAdd, bin(ir.OpMul, norm, bin(ir.OpSub, p.r, p.g)), like(b, v, 4.0/6))))
 	h = b.Select(b.Compare(ir.CmpLE, rng, zero), zero, h)
 	h = b.Select(b.Compare(ir.CmpLT, h, zero), bin(ir.OpAdd, h, one), h)
 	s = bin(ir.OpMin, one, bin(ir.OpMax, zero, bin(ir.OpMul, s, scale)))
 	// hsv_to_rgb.
 	cc := bin(ir.OpMul, s, v)
 	m := bin(ir.OpSub, v, cc)
-	dh := bin(ir.OpMul, h, fk(b, h, 6))
+	dh := bin(ir.OpMul, h, like(b, h, 6))
 	cat := b.Unary(ir.OpFloor, dh)
-	two := fk(b, dh, 2)
-	fmodu := bin(ir.OpSub, dh, bin(ir.OpMul, two, b.Unary(ir.OpFloor, bin(ir.OpMul, dh, fk(b, dh, 0.5)))))
+	two := like(b, dh, 2)
+	fmodu := bin(ir.OpSub, dh, bin(ir.OpMul, two, b.Unary(ir.OpFloor, bin(ir.OpMul, dh, like(b, dh, 0.5)))))
 	x := bin(ir.OpMul, cc, bin(ir.OpSub, one, b.Unary(ir.OpAbs, bin(ir.OpSub, fmodu, one))))
 	plus := func(v ir.Value) ir.Value { return bin(ir.OpAdd, v, m) }
 	return pix{
@@ -307,7 +306,7 @@ func newCropSamples(c *Call, boxes ir.Value, h, w, ch, cw int, ratio bool) cropS
 	s.y = cropAxis(b, col(0), col(2), h, ch, ratio)
 	s.x = cropAxis(b, col(1), col(3), w, cw, ratio)
 	inside := func(v ir.Value, n int) ir.Value {
-		return b.Binary(ir.OpAnd, b.Compare(ir.CmpGE, v, fk(b, v, 0)), b.Compare(ir.CmpLE, v, fk(b, v, float64(n-1))))
+		return b.Binary(ir.OpAnd, b.Compare(ir.CmpGE, v, like(b, v, 0)), b.Compare(ir.CmpLE, v, like(b, v, float64(n-1))))
 	}
 	s.validY, s.validX = inside(s.y, h), inside(s.x, w)
 	return s
@@ -331,8 +330,8 @@ func (s cropSamples) valid(b *ir.Builder, depth int) ir.Value {
 // roundHalfAway is roundf for non-negative x: floor, plus one from a half up.
 func roundHalfAway(b *ir.Builder, x ir.Value) ir.Value {
 	f := b.Unary(ir.OpFloor, x)
-	up := b.Compare(ir.CmpGE, b.Binary(ir.OpSub, x, f), fk(b, x, 0.5))
-	return b.Select(up, b.Binary(ir.OpAdd, f, fk(b, x, 1)), f)
+	up := b.Compare(ir.CmpGE, b.Binary(ir.OpSub, x, f), like(b, x, 0.5))
+	return b.Select(up, b.Binary(ir.OpAdd, f, like(b, x, 1)), f)
 }
 
 // index is int32 [boxes, ch, cw, 3] gather/scatter coordinates (box image,
@@ -565,7 +564,7 @@ func lowerCropAndResizeGradBoxes(c *Call) error {
 // mapCoord is image_ops.h's MapCoordinate: an input coordinate outside
 // [0, n-1] brought inside by the fill mode (CONSTANT leaves it), float32.
 func mapCoord(b *ir.Builder, v ir.Value, n int, mode string) ir.Value {
-	f := func(x float64) ir.Value { return fk(b, v, x) }
+	f := func(x float64) ir.Value { return like(b, v, x) }
 	bin := func(op ir.Op, x, y ir.Value) ir.Value { return b.Binary(op, x, y) }
 	trunc := func(x ir.Value) ir.Value { return b.Convert(b.Convert(x, ir.I64), ir.F32) }
 	clamp := func(x ir.Value) ir.Value { return bin(ir.OpMin, bin(ir.OpMax, x, f(0)), f(float64(n-1))) }
@@ -658,21 +657,21 @@ func lowerProjective(v3 bool) func(c *Call) error {
 		lin := func(a, bb ir.Value, cst ir.Value) ir.Value {
 			return bin(ir.OpAdd, bin(ir.OpAdd, bin(ir.OpMul, a, ox), bin(ir.OpMul, bb, oy)), cst)
 		}
-		proj := lin(t(6), t(7), fk(b, ox, 1))
+		proj := lin(t(6), t(7), like(b, ox, 1))
 		x := mapCoord(b, bin(ir.OpDiv, lin(t(0), t(1), t(2)), proj), w, mode)
 		y := mapCoord(b, bin(ir.OpDiv, lin(t(3), t(4), t(5)), proj), h, mode)
 		// Only a zero projection is outside here: a coordinate past the
 		// edge (CONSTANT) reads the fill value per pixel read.
-		outside := b.Compare(ir.CmpEQ, proj, fk(b, proj, 0))
+		outside := b.Compare(ir.CmpEQ, proj, like(b, proj, 0))
 		full := func(v ir.Value) ir.Value { return b.BroadcastInDim(v, out.Shape, []int{0, 1, 2}) }
 		bidx := b.Iota(ir.TensorType{DType: ir.I32, Shape: ir.Shape{batch, oh, ow, 1}}, 0)
 		// read is read_with_fill_value at float rows and columns that are
 		// whole numbers.
 		read := func(ry, rx ir.Value) ir.Value {
-			in := b.Binary(ir.OpAnd, b.Binary(ir.OpAnd, b.Compare(ir.CmpGE, ry, fk(b, ry, 0)), b.Compare(ir.CmpLE, ry, fk(b, ry, float64(h-1)))),
-				b.Binary(ir.OpAnd, b.Compare(ir.CmpGE, rx, fk(b, rx, 0)), b.Compare(ir.CmpLE, rx, fk(b, rx, float64(w-1)))))
+			in := b.Binary(ir.OpAnd, b.Binary(ir.OpAnd, b.Compare(ir.CmpGE, ry, like(b, ry, 0)), b.Compare(ir.CmpLE, ry, like(b, ry, float64(h-1)))),
+				b.Binary(ir.OpAnd, b.Compare(ir.CmpGE, rx, like(b, rx, 0)), b.Compare(ir.CmpLE, rx, like(b, rx, float64(w-1)))))
 			clampI := func(v ir.Value, n int) ir.Value {
-				i := b.Convert(bin(ir.OpMin, bin(ir.OpMax, v, fk(b, v, 0)), fk(b, v, float64(n-1))), ir.I32)
+				i := b.Convert(bin(ir.OpMin, bin(ir.OpMax, v, like(b, v, 0)), like(b, v, float64(n-1))), ir.I32)
 				return b.Reshape(i, ir.Shape{batch, oh, ow, 1})
 			}
 			idx := b.Concat(3, bidx, clampI(ry, h), clampI(rx, w))
@@ -685,7 +684,7 @@ func lowerProjective(v3 bool) func(c *Call) error {
 			res = read(roundHalfAway(b, y), roundHalfAway(b, x))
 		} else {
 			yf, xf := b.Unary(ir.OpFloor, y), b.Unary(ir.OpFloor, x)
-			yc, xc := bin(ir.OpAdd, yf, fk(b, yf, 1)), bin(ir.OpAdd, xf, fk(b, xf, 1))
+			yc, xc := bin(ir.OpAdd, yf, like(b, yf, 1)), bin(ir.OpAdd, xf, like(b, xf, 1))
 			rf := func(ry, rx ir.Value) ir.Value { return b.Convert(read(ry, rx), ir.F32) }
 			wx0, wx1 := full(bin(ir.OpSub, xc, x)), full(bin(ir.OpSub, x, xf))
 			wy0, wy1 := full(bin(ir.OpSub, yc, y)), full(bin(ir.OpSub, y, yf))

@@ -132,7 +132,7 @@ func (p lstmParams) step(b *ir.Builder, x, csPrev, hPrev ir.Value, forgetBias, c
 	s.f = b.Unary(ir.OpLogistic, bin(ir.OpAdd, bin(ir.OpAdd, gate(2), fb), peep(csPrev, p.wcf)))
 	s.cs = bin(ir.OpAdd, bin(ir.OpMul, s.i, s.ci), bin(ir.OpMul, s.f, csPrev))
 	if clip > 0 {
-		s.cs = bin(ir.OpMin, bin(ir.OpMax, s.cs, fk(b, s.cs, -float64(clip))), fk(b, s.cs, float64(clip)))
+		s.cs = bin(ir.OpMin, bin(ir.OpMax, s.cs, like(b, s.cs, -float64(clip))), like(b, s.cs, float64(clip)))
 	}
 	s.cs = p.stored(b, s.cs)
 	s.co = b.Unary(ir.OpTanh, s.cs)
@@ -162,7 +162,7 @@ func (p lstmParams) bprop(b *ir.Builder, s lstmState, csPrev, csGrad, hGrad ir.V
 		}
 		return v
 	}
-	one := fk(b, s.o, 1)
+	one := like(b, s.o, 1)
 	oneMinus := func(v ir.Value) ir.Value { return bin(ir.OpSub, one, v) }
 	var g lstmGrads
 	g.do = mul(s.o, oneMinus(s.o), hGrad, s.co)
@@ -431,7 +431,7 @@ func lowerGRUCellGrad(c *Call) error {
 		return v
 	}
 	h, r, u, cc, dh := c.In[1], c.In[6], c.In[7], c.In[8], c.In[9]
-	one := fk(b, u, 1)
+	one := like(b, u, 1)
 	oneMinus := func(v ir.Value) ir.Value { return bin(ir.OpSub, one, v) }
 	dcBar := mul(dh, oneMinus(u), oneMinus(mul(cc, cc)))
 	duBar := mul(dh, bin(ir.OpSub, h, cc), u, oneMinus(u))

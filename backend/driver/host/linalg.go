@@ -48,6 +48,9 @@ func linalgWork(in ir.Instr, at []ir.TensorType) int {
 // linalgKernel reads the operands as float64, runs lapack.Apply and writes
 // each result in its dtype (int32 for lu's pivots and permutation).
 func linalgKernel(in ir.Instr, at []ir.TensorType) (multiKernel, error) {
+	if len(at) > 0 && at[0].DType == ir.C64 {
+		return complexLinalgKernel(in, at)
+	}
 	for _, t := range at {
 		if t.DType != ir.F32 && t.DType != ir.F64 {
 			return nil, errUnsupported(in, at)

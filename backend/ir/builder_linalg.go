@@ -2,14 +2,15 @@ package ir
 
 // Linear algebra: the decompositions and the triangular solve (op.go
 // documents each op's semantics). Every operand is a float32 or float64
-// batch of matrices in its two innermost dims.
+// batch of matrices in its two innermost dims (or complex64, for the ops
+// builder_linalg_complex.go names).
 
 // matrixType checks that t is a float32 or float64 tensor of rank 2 or
 // more, and returns its batch dims and matrix size.
 func (b *Builder) matrixType(op Op, what string, t TensorType) (batch Shape, m, n int, ok bool) {
 	r := t.Shape.Rank()
-	if r < 2 || (t.DType != F32 && t.DType != F64) {
-		b.fail(op, "%s %v must be a float32 or float64 matrix (rank 2 or more)", what, t)
+	if r < 2 || (t.DType != F32 && t.DType != F64 && !complexLinalg(op, t.DType)) {
+		b.fail(op, "%s %v must be a float32 or float64 matrix (rank 2 or more)%s", what, t, complexLinalgNote(op))
 		return nil, 0, 0, false
 	}
 	return t.Shape[:r-2].Clone(), t.Shape[r-2], t.Shape[r-1], true
@@ -126,7 +127,7 @@ func (b *Builder) Eigh(a Value, lower bool) Value {
 	}
 	return b.emitTuple(Instr{Op: OpEigh, Args: []Value{a}, Linalg: &LinalgAttrs{Lower: lower}, Tuple: []TensorType{
 		{t.DType, t.Shape.Clone()},
-		{t.DType, matrixShape(batch, n)},
+		{eigenvalueType(t.DType), matrixShape(batch, n)},
 	}})
 }
 

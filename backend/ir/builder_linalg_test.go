@@ -83,7 +83,7 @@ func linalgInferenceCases() []linalgCase {
 // for the decompositions), its refusals, and that the built program
 // verifies and keys its attributes.
 func TestLinalgInference(t *testing.T) {
-	for _, c := range linalgInferenceCases() {
+	for _, c := range append(linalgInferenceCases(), complexLinalgInferenceCases()...) {
 		b := NewBuilder()
 		xs := make([]Value, len(c.params))
 		for i, p := range c.params {

@@ -100,13 +100,17 @@ const (
 	// triangle of a is read, and the result's other triangle is zero
 	// (XLA leaves it unspecified; jax zeroes it itself). A matrix that is
 	// not positive definite gives NaN in every element of its result, as
-	// jax's CPU and GPU Cholesky do.
+	// jax's CPU and GPU Cholesky do. complex64 factors a Hermitian
+	// positive definite a as L L^H or U^H U (zpotrf), the factor's
+	// diagonal real and positive; a's diagonal's imaginary parts are not
+	// read.
 	OpCholesky
 	// OpTriangularSolve solves op(a) x = b (Linalg.LeftSide) or
 	// x op(a) = b for x, with a[..., k, k] triangular (Linalg.Lower reads
 	// the lower triangle, else the upper; the other is not read) and
 	// b[..., m, n], k = m on the left and n on the right; op(a) is a,
-	// a^T or (for real types the same) a^H by Linalg.Transpose. With
+	// a^T or a^H (the conjugate transpose; for real types a^T) by
+	// Linalg.Transpose. Real or complex64 (a and b of one dtype). With
 	// Linalg.UnitDiagonal a's diagonal is taken as ones and not read. The
 	// result has b's type. A zero on a's diagonal divides by zero
 	// (infinities and NaN), as StableHLO's triangular_solve does.
@@ -116,19 +120,28 @@ const (
 	// Householder vectors v_i below it, v_i's unit leading entry
 	// implied) and taus [..., min(m, n)], with Q = H_0 H_1 ... and
 	// H_i = I - tau_i v_i v_i^T; what jax's custom_call "Qr" returns.
+	// complex64 follows zgeqrf (zlarfg): H_i = I - tau_i v_i v_i^H with
+	// tau_i complex (zero when column i below the diagonal is zero and its
+	// diagonal entry real, else 1 <= Re tau_i <= 2, |tau_i - 1| <= 1) and
+	// R's diagonal real.
 	OpQr
 	// OpHouseholderProduct is LAPACK's orgqr: from a[..., m, n] (m >= n)
 	// holding Householder vectors below its diagonal as OpQr packs them,
 	// and taus[..., k] (k <= n), the first n columns of H_0 H_1 ... H_{k-1}
 	// ([..., m, n], orthonormal columns); a's diagonal and upper triangle
 	// are not read. jax's custom_call "ProductOfElementaryHouseholderReflectors".
+	// complex64 is ungqr, with OpQr's complex reflectors (unitary columns).
 	OpHouseholderProduct
 	// OpEigh decomposes a symmetric a[..., n, n], reading only its lower
 	// (Linalg.Lower) or upper triangle: it yields the eigenvectors
 	// [..., n, n] (column j is the unit vector of eigenvalue j; the sign of
 	// each is unspecified) and the eigenvalues [..., n], ascending. jax's
 	// custom_call "Eigh" (whose sort flag may leave the order unspecified:
-	// ascending is one order).
+	// ascending is one order). complex64 reads a Hermitian a (the other
+	// triangle is the conjugate of the one read, the diagonal's imaginary
+	// parts are not read): the eigenvectors are complex64 (each unit
+	// vector's phase unspecified), the eigenvalues real, float32. A matrix
+	// holding NaN or infinities gives NaN in both results.
 	OpEigh
 	// OpLu is LU decomposition with partial pivoting of a[..., m, n]: it
 	// yields the packed factors [..., m, n] (unit-lower L below the

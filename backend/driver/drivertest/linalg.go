@@ -219,6 +219,7 @@ func linalgDTypes(h *harness) []ir.DType { return h.keep([]ir.DType{ir.F32, ir.F
 var linalgSquareShapes = [][]int{{1, 1}, {4, 4}, {2, 3, 5, 5}, {12, 12}, {0, 3, 3}}
 
 func testCholesky(t *testing.T, h *harness) {
+	testCholeskyC64(t, h)
 	for _, d := range linalgDTypes(h) {
 		for _, shape := range linalgSquareShapes {
 			for _, lower := range []bool{true, false} {
@@ -253,6 +254,7 @@ func testCholesky(t *testing.T, h *harness) {
 }
 
 func testTriangularSolve(t *testing.T, h *harness) {
+	testTriangularSolveC64(t, h)
 	for _, d := range linalgDTypes(h) {
 		for _, c := range []struct{ batch, k, other []int }{{nil, []int{4}, []int{3}}, {[]int{2}, []int{5}, []int{2}}, {nil, []int{1}, []int{1}}, {[]int{3}, []int{3}, []int{0}}} {
 			for _, left := range []bool{true, false} {
@@ -344,6 +346,7 @@ func householderQ(qr, taus mat) mat {
 }
 
 func testQr(t *testing.T, h *harness) {
+	testQrC64(t, h)
 	for _, d := range linalgDTypes(h) {
 		for _, shape := range linalgShapes {
 			name := fmt.Sprintf("%v%v", d, shape)
@@ -363,6 +366,7 @@ func testQr(t *testing.T, h *harness) {
 }
 
 func testHouseholderProduct(t *testing.T, h *harness) {
+	testHouseholderProductC64(t, h)
 	for _, d := range linalgDTypes(h) {
 		for _, shape := range [][]int{{1, 1}, {4, 4}, {5, 3}, {2, 6, 2}, {9, 4}, {0, 3, 2}} {
 			name := fmt.Sprintf("%v%v", d, shape)
@@ -402,6 +406,7 @@ func (h *harness) symmetric(d ir.DType, shape ...int) tensor {
 }
 
 func testEigh(t *testing.T, h *harness) {
+	testEighC64(t, h)
 	for _, d := range linalgDTypes(h) {
 		for _, shape := range linalgSquareShapes {
 			for _, lower := range []bool{true, false} {

@@ -50,6 +50,9 @@ func linalgWork(in ir.Instr, at []ir.TensorType) int {
 // each result in its dtype (int32 for lu's pivots and permutation and
 // qr_pivoted's flags and permutation).
 func linalgKernel(in ir.Instr, at []ir.TensorType) (multiKernel, error) {
+	if len(at) > 0 && at[0].DType == ir.C64 {
+		return complexLinalgKernel(in, at)
+	}
 	for i, t := range at {
 		if t.DType != ir.F32 && t.DType != ir.F64 && (in.Op != ir.OpQrPivoted || i != 1 || t.DType != ir.I32) {
 			return nil, errUnsupported(in, at)

@@ -17,6 +17,9 @@ func isLinalg(op ir.Op) bool { return slices.Contains(lapack.Ops(), op) }
 // linalg runs a linear algebra instruction; it returns its one result, or
 // its tuple's.
 func linalg(in ir.Instr, ins []Tensor) ([]Tensor, error) {
+	if len(ins) > 0 && ins[0].Type.DType == ir.C64 {
+		return complexLinalg(in, ins)
+	}
 	types := make([]ir.TensorType, len(ins))
 	args := make([][]float64, len(ins))
 	for i, x := range ins {

@@ -12,7 +12,7 @@ import (
 // custom_calls jax's default lowerings emit for a platform without LAPACK
 // (geqrf as "Qr", householder_product as
 // "ProductOfElementaryHouseholderReflectors", and eigh's Jacobi branch as
-// "Eigh"), each one IR op. The IR computes float32 and float64; half types
+// "Eigh"), each one IR op, on float32, float64 or complex64; half types
 // go through float32. jnp.linalg.svd needs no call of its own: jax lowers
 // it through QDWH, which is Qr, the Householder product, Eigh and ordinary
 // ops, and lu (solve, inv, det) is ordinary ops on every platform but the
@@ -20,8 +20,8 @@ import (
 
 // linalgHandlers adds the ops (ops.go's table calls it).
 func linalgHandlers(add func(string, func(*env, *mlir.Operation) ([]ir.Value, error), string)) {
-	add("vhlo.cholesky_v1", cholesky, "IR cholesky (the other triangle zero; not positive definite: NaN); half types through f32")
-	add("vhlo.triangular_solve_v1", triangularSolve, "IR triangular_solve (every transpose_a); half types through f32")
+	add("vhlo.cholesky_v1", cholesky, "IR cholesky (the other triangle zero; not positive definite: NaN; complex64 Hermitian); half types through f32")
+	add("vhlo.triangular_solve_v1", triangularSolve, "IR triangular_solve (every transpose_a; ADJOINT conjugates complex64); half types through f32")
 }
 
 // linalgCustomCalls are the custom_call targets that are linear algebra
@@ -30,9 +30,9 @@ var linalgCustomCalls = map[string]struct {
 	fn   func(*env, *mlir.Operation) ([]ir.Value, error)
 	note string
 }{
-	"Qr": {qrCall, "IR qr (geqrf: packed R and Householder vectors, taus)"},
-	"ProductOfElementaryHouseholderReflectors": {householderCall, "IR householder_product (orgqr)"},
-	"Eigh": {eighCall, `IR eigh (backend_config "lower,sort_eigenvalues,max_iter,tol"; eigenvalues always ascending)`},
+	"Qr": {qrCall, "IR qr (geqrf: packed R and Householder vectors, taus; complex64 as zgeqrf)"},
+	"ProductOfElementaryHouseholderReflectors": {householderCall, "IR householder_product (orgqr; complex64 as zungqr)"},
+	"Eigh": {eighCall, `IR eigh (backend_config "lower,sort_eigenvalues,max_iter,tol"; eigenvalues always ascending; complex64 Hermitian, real eigenvalues)`},
 }
 
 // linalgNote is custom_call's note on the linear algebra targets.
@@ -44,17 +44,17 @@ func linalgNote() string {
 	return "; linear algebra: " + strings.Join(names, ", ") + lapackNote()
 }
 
-// linalgOperand checks that x is a float matrix batch the IR decomposes,
+// linalgOperand checks that x is a float or complex64 matrix batch the IR decomposes,
 // widening a half type to float32; narrow puts a result back.
 func linalgOperand(e *env, op *mlir.Operation, x ir.Value) (ir.Value, func(ir.Value) ir.Value, error) {
 	t := e.b.Type(x)
 	switch t.DType {
-	case ir.F32, ir.F64:
+	case ir.F32, ir.F64, ir.C64: // complex64: Hermitian, adjoints conjugate (op.go)
 		return x, func(v ir.Value) ir.Value { return v }, nil
 	case ir.F16, ir.BF16:
 		return e.b.Convert(x, ir.F32), func(v ir.Value) ir.Value { return e.b.Convert(v, t.DType) }, nil
 	}
-	return 0, nil, unsupported(op, "%v operands (float32, float64, and half types through float32; not complex)", t)
+	return 0, nil, unsupported(op, "%v operands (float32, float64, complex64, and half types through float32)", t)
 }
 
 func cholesky(e *env, op *mlir.Operation) ([]ir.Value, error) {

@@ -847,6 +847,90 @@ def _():
     return f, (x, y, i)
 
 
+# Complex64 linear algebra, lowered for a platform without LAPACK as the
+# linalg_* programs below are; the CPU's answers are LAPACK's c* routines.
+
+
+def crand(r, *shape):
+    return (r.uniform(-1, 1, shape) + 1j * r.uniform(-1, 1, shape)).astype(np.complex64)
+
+
+def hpd(r, *shape):
+    """m m^H + n I: Hermitian positive definite and well conditioned."""
+    m = crand(r, *shape)
+    return (m @ np.conj(np.swapaxes(m, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(np.complex64)
+
+
+@program("linalg_complex_cholesky", platform="tpu")
+def _():
+    r = rng("linalg_complex_cholesky")
+    a, one, big = hpd(r, 2, 5, 5), hpd(r, 1, 1), hpd(r, 12, 12)
+    indefinite = np.array([[1, 2j], [-2j, 1]], np.complex64)
+
+    def f(a, one, big, bad):
+        return (jnp.linalg.cholesky(a), jnp.linalg.cholesky(one), jnp.linalg.cholesky(big, upper=True),
+                jnp.linalg.cholesky(bad), lax.linalg.cholesky(a, symmetrize_input=False))
+    return f, (a, one, big, indefinite)
+
+
+@program("linalg_complex_triangular", platform="tpu")
+def _():
+    r = rng("linalg_complex_triangular")
+    a = (crand(r, 2, 4, 4) + 3 * np.eye(4)).astype(np.complex64)
+    b, c = crand(r, 2, 4, 3), crand(r, 2, 3, 4)
+
+    def f(a, b, c):
+        outs = []
+        for lower in (True, False):
+            for trans in (0, 1, 2):  # N, T and C (the conjugate transpose)
+                for unit in (False, True):
+                    outs.append(jax.scipy.linalg.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit))
+        for lower in (True, False):
+            for transpose, conjugate in ((False, False), (True, False), (True, True), (False, True)):
+                outs.append(lax.linalg.triangular_solve(a, c, left_side=False, lower=lower, transpose_a=transpose,
+                                                        conjugate_a=conjugate))
+        outs.append(lax.linalg.triangular_solve(a, b, left_side=True, lower=True, transpose_a=True, conjugate_a=True,
+                                                unit_diagonal=True))
+        return outs
+    return f, (a, b, c)
+
+
+@program("linalg_complex_qr", platform="tpu")
+def _():
+    r = rng("linalg_complex_qr")
+    tall, wide, batch = crand(r, 5, 3), crand(r, 3, 5), crand(r, 2, 4, 4)
+    one = np.array([[-2.5 + 1j]], np.complex64)
+
+    def f(tall, wide, batch, one):
+        return (*jnp.linalg.qr(tall), *jnp.linalg.qr(tall, mode="complete"), *jnp.linalg.qr(wide),
+                *jnp.linalg.qr(batch), *jnp.linalg.qr(one), jnp.linalg.qr(wide, mode="r"))
+    return f, (tall, wide, batch, one)
+
+
+def _ceigh_outputs(implementation):
+    def f(a, one, big):
+        outs = []
+        for x in (a, one, big):
+            for lower in (True, False):
+                v, w = lax.linalg.eigh(x, lower=lower, symmetrize_input=False, implementation=implementation)
+                # Eigenvectors' phases are unspecified: what defines them.
+                outs += [w, jnp.einsum("...ij,...j,...kj->...ik", v, w.astype(v.dtype), jnp.conj(v)),
+                         jnp.einsum("...ji,...jk->...ik", jnp.conj(v), v)]
+        return outs
+    return f
+
+
+@program("linalg_complex_eigh", platform="tpu")
+def _():
+    r = rng("linalg_complex_eigh")
+    # Not Hermitian: each triangle names a different Hermitian matrix (the
+    # diagonal's imaginary parts are not read).
+    a = (2 * crand(r, 2, 5, 5)).astype(np.complex64)
+    one = np.array([[3.0 + 0.5j]], np.complex64)
+    big = crand(r, 12, 12)
+    return _ceigh_outputs(lax.linalg.EighImplementation.JACOBI), (a, one, big), _ceigh_outputs(None)
+
+
 # Programs the translation must refuse, each for one reason the Go test
 # asserts; only their artifacts are written (error_NAME.mlir.bc).
 

@@ -26,6 +26,21 @@ func convert(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	}
 	b := e.b
 	from := b.Type(x).DType
+	if n, ok := narrowOf(op.Results[0].Type); ok && !n.float && from.IsFloat() {
+		// XLA saturates a float at the integer type's range (NaN to 0),
+		// the narrow one's too: clamp first, then convert (the result
+		// is wrapped to its width after the op, a no-op here).
+		lo, hi := 0.0, float64(int(1)<<n.bits-1)
+		if n.signed {
+			lo, hi = -float64(int(1)<<(n.bits-1)), float64(int(1)<<(n.bits-1)-1)
+		}
+		if from != ir.F32 && from != ir.F64 {
+			x, from = b.Convert(x, ir.F32), ir.F32
+		}
+		s := b.Type(x).Shape
+		x = b.Binary(ir.OpMin, b.Binary(ir.OpMax, x, floatConst(b, from, s, lo)), floatConst(b, from, s, hi))
+		return one(b.Convert(x, rt.DType)), nil
+	}
 	heldFrom, heldTo := heldUnsigned(op.Operands[0].Type), heldUnsigned(op.Results[0].Type)
 	if heldFrom && from == ir.I16 && !(heldTo && rt.DType == ir.I16) {
 		x, from, heldFrom = zeroExtend16(b, x), ir.I32, false // the value, then as any int32
@@ -94,6 +109,14 @@ func bitcastConvert(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		return nil, err
 	}
 	b := e.b
+	if _, ok := narrowOf(op.Operands[0].Type); ok {
+		v, err := narrowBitcast(b, op, x, rt)
+		return one(v), err
+	}
+	if _, ok := narrowOf(op.Results[0].Type); ok {
+		v, err := narrowBitcast(b, op, x, rt)
+		return one(v), err
+	}
 	t := b.Type(x)
 	if t.DType == ir.Bool || rt.DType == ir.Bool {
 		return nil, unsupported(op, "a bitcast from %v to %v (not of bool)", t, rt)
@@ -189,7 +212,10 @@ func bitcastSplit(b *ir.Builder, x ir.Value, to ir.DType) ir.Value {
 }
 
 // reducePrecision supports the cases that are a round trip through a dtype
-// the IR has: f16 and bf16 (and a no-op at the operand's own precision).
+// the IR has: f16 and bf16 (and a no-op at the operand's own precision),
+// and IEEE formats of up to 7 exponent and 22 mantissa bits, rounded in
+// float32 as XLA does (ties to even, overflow to inf, what rounds below the
+// smallest normal to a zero of its sign, NaN kept).
 func reducePrecision(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	x, err := oneOperand(e, op)
 	if err != nil {
@@ -214,5 +240,11 @@ func reducePrecision(e *env, op *mlir.Operation) ([]ir.Value, error) {
 			return one(b.Convert(b.Convert(x, via), d)), nil
 		}
 	}
-	return nil, unsupported(op, "reduce_precision to %d exponent and %d mantissa bits of %v (only to f16's or bf16's)", eb, mb, d)
+	if (d == ir.F32 || d == ir.F16 || d == ir.BF16) && eb >= 1 && eb <= 7 && mb >= 0 && mb <= 22 {
+		// An IEEE format narrower than float32 (the 8-bit floats' among
+		// them): rounded in float32 as a narrow type is.
+		v := roundToFormat(b, b.Convert(x, ir.F32), ieeeFormat(int(eb), int(mb)))
+		return one(b.Convert(v, d)), nil
+	}
+	return nil, unsupported(op, "reduce_precision to %d exponent and %d mantissa bits of %v (f16's or bf16's, or up to 7 and 22 of float32, f16 or bf16)", eb, mb, d)
 }

@@ -31,10 +31,13 @@ type Translator func(code []byte, format string) (*ir.Program, Marks, error)
 // Marks mark parameters and results by index; nil or short slices mark
 // none.
 type Marks struct {
-	// Params and Results hold ui16 or ui64 data as the bits of the IR's
-	// int16 or int64 (the IR has no dtype of their own): their buffers
-	// have the unsigned element type.
-	Params, Results []bool
+	// Params and Results give the PJRT element type of a parameter or
+	// result where it is not its IR dtype's (0, PJRT_Buffer_Type_INVALID,
+	// where it is): ui16 and ui64 held as the bits of int16 and int64, a
+	// narrow float (f8, f6, f4) as its byte in uint8, a narrow integer (s4,
+	// u4, s2, u2) as a byte. Their buffers have that type, of the IR
+	// dtype's width.
+	Params, Results []bufType
 	// Donated are the parameters jax donated (jit's donate_argnums): an
 	// execution consumes their buffers, which are deleted once it is
 	// enqueued, as XLA's runtimes do, unless the call lists them as not
@@ -43,6 +46,13 @@ type Marks struct {
 }
 
 func marked(m []bool, i int) bool { return i < len(m) && m[i] }
+
+func markedType(m []bufType, i int) bufType {
+	if i < len(m) {
+		return m[i]
+	}
+	return 0
+}
 
 // Translate is the translation PJRT_Client_Compile uses: the StableHLO
 // reader and translator (translate.go); tests may set another before jax
@@ -118,14 +128,14 @@ func (c *client) compile(code []byte, format string, options []byte) (*program, 
 		pr.donated = append(pr.donated, marked(marks.Donated, i))
 	}
 	for i, t := range pr.params {
-		bt, err := boundaryType(t.DType, marked(marks.Params, i))
+		bt, err := boundaryType(t.DType, markedType(marks.Params, i))
 		if err != nil {
 			return nil, fmt.Errorf("parameter %d (%v): %w", i, t, err)
 		}
 		pr.paramTypes = append(pr.paramTypes, bt)
 	}
 	for i, t := range pr.results {
-		bt, err := boundaryType(t.DType, marked(marks.Results, i))
+		bt, err := boundaryType(t.DType, markedType(marks.Results, i))
 		if err != nil {
 			return nil, fmt.Errorf("result %d (%v): %w", i, t, err)
 		}

@@ -18,7 +18,7 @@ type bufType int
 // jax prints), its width, and the IR dtype programs compute in, if any.
 type bufTypeInfo struct {
 	name string
-	size int      // bytes per element; 0 for the packed sub-byte types
+	size int      // bytes per element; 0 for the types buffers cannot hold
 	ir   ir.DType // ir.Invalid: buffers may hold it, programs cannot
 }
 
@@ -43,19 +43,19 @@ var bufTypes = map[bufType]bufTypeInfo{
 	C.PJRT_Buffer_Type_F8E4M3B11FNUZ: {"f8e4m3b11fnuz", 1, ir.Invalid},
 	C.PJRT_Buffer_Type_F8E5M2FNUZ:    {"f8e5m2fnuz", 1, ir.Invalid},
 	C.PJRT_Buffer_Type_F8E4M3FNUZ:    {"f8e4m3fnuz", 1, ir.Invalid},
-	C.PJRT_Buffer_Type_S4:            {"s4", 0, ir.Invalid},
-	C.PJRT_Buffer_Type_U4:            {"u4", 0, ir.Invalid},
+	C.PJRT_Buffer_Type_S4:            {"s4", 1, ir.Invalid},
+	C.PJRT_Buffer_Type_U4:            {"u4", 1, ir.Invalid},
 	C.PJRT_Buffer_Type_TOKEN:         {"token", 0, ir.Invalid},
-	C.PJRT_Buffer_Type_S2:            {"s2", 0, ir.Invalid},
-	C.PJRT_Buffer_Type_U2:            {"u2", 0, ir.Invalid},
+	C.PJRT_Buffer_Type_S2:            {"s2", 1, ir.Invalid},
+	C.PJRT_Buffer_Type_U2:            {"u2", 1, ir.Invalid},
 	C.PJRT_Buffer_Type_F8E4M3:        {"f8e4m3", 1, ir.Invalid},
 	C.PJRT_Buffer_Type_F8E3M4:        {"f8e3m4", 1, ir.Invalid},
 	C.PJRT_Buffer_Type_F8E8M0FNU:     {"f8e8m0fnu", 1, ir.Invalid},
-	C.PJRT_Buffer_Type_F4E2M1FN:      {"f4e2m1fn", 0, ir.Invalid},
+	C.PJRT_Buffer_Type_F4E2M1FN:      {"f4e2m1fn", 1, ir.Invalid},
 	C.PJRT_Buffer_Type_S1:            {"s1", 0, ir.Invalid},
 	C.PJRT_Buffer_Type_U1:            {"u1", 0, ir.Invalid},
-	C.PJRT_Buffer_Type_F6E2M3FN:      {"f6e2m3fn", 0, ir.Invalid},
-	C.PJRT_Buffer_Type_F6E3M2FN:      {"f6e3m2fn", 0, ir.Invalid},
+	C.PJRT_Buffer_Type_F6E2M3FN:      {"f6e2m3fn", 1, ir.Invalid},
+	C.PJRT_Buffer_Type_F6E3M2FN:      {"f6e3m2fn", 1, ir.Invalid},
 }
 
 func (t bufType) String() string {
@@ -66,15 +66,18 @@ func (t bufType) String() string {
 }
 
 // storable checks that a buffer can hold elements of t, and gives their
-// width. Device memory holds whole bytes per element: the packed sub-byte
-// types (and tokens) are refused.
+// width. Device memory holds whole bytes per element. The 4-, 6- and 2-bit
+// types are a byte each, as jax hands them over and takes them back
+// (ml_dtypes' storage: the value in the low bits; measured with jaxlib
+// 0.12, a uint4[7] arrives as 7 bytes); the 1-bit types and tokens are
+// refused.
 func (t bufType) storable() (int, error) {
 	info, ok := bufTypes[t]
 	switch {
 	case !ok:
 		return 0, invalidf("element type %d is not a PJRT_Buffer_Type", int(t))
 	case info.size == 0:
-		return 0, unimplementedf("element type %s is not supported by metalplug buffers (sub-byte and token types are not)", info.name)
+		return 0, unimplementedf("element type %s is not supported by metalplug buffers (1-bit and token types are not)", info.name)
 	}
 	return info.size, nil
 }
@@ -90,18 +93,27 @@ func typeOfIR(d ir.DType) (bufType, error) {
 }
 
 // boundaryType is the element type of a program's parameter or result of
-// IR dtype d; unsigned, int16 and int64 hold the bits of u16 and u64.
-func boundaryType(d ir.DType, unsigned bool) (bufType, error) {
-	if !unsigned {
+// IR dtype d, marked held (Marks: 0 for none): held, which d must be as
+// wide as, or d's own type.
+func boundaryType(d ir.DType, held bufType) (bufType, error) {
+	if held == 0 {
 		return typeOfIR(d)
 	}
-	switch d {
-	case ir.I16:
-		return C.PJRT_Buffer_Type_U16, nil
-	case ir.I64:
-		return C.PJRT_Buffer_Type_U64, nil
+	info, ok := bufTypes[held]
+	if !ok || info.size != d.Size() {
+		return 0, fmt.Errorf("IR dtype %v cannot hold %v", d, held)
 	}
-	return 0, fmt.Errorf("IR dtype %v holds no unsigned type", d)
+	return held, nil
+}
+
+// typeNamed is the PJRT type XLA names name (u16, f8e4m3fn).
+func typeNamed(name string) (bufType, bool) {
+	for t, info := range bufTypes {
+		if info.name == name {
+			return t, true
+		}
+	}
+	return 0, false
 }
 
 // shapeString prints an array type as XLA does: f32[2,3].

@@ -349,7 +349,7 @@ func TestUnsignedParametersAndResults(t *testing.T) {
 		b := ir.NewBuilder()
 		x := b.Parameter(ir.TensorType{DType: ir.I16, Shape: ir.Shape{3}})
 		p, err := b.Build(b.Binary(ir.OpAdd, x, x), x)
-		return p, Marks{Params: []bool{true}, Results: []bool{true}}, err
+		return p, Marks{Params: []bufType{u16}, Results: []bufType{u16}}, err
 	}
 	h := testClient(t)
 	exe, err := h.compile(nil, "mlir", nil)

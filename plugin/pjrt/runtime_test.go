@@ -337,7 +337,7 @@ func TestRefusals(t *testing.T) {
 		want    string
 		code    code
 	}{
-		{"sub-byte", 21, []int64{4}, nil, 0, "s4 is not supported", codeUnimplemented},
+		{"1-bit", 30, []int64{4}, nil, 0, "s1 is not supported", codeUnimplemented},
 		{"not a type", 99, []int64{4}, nil, 0, "not a PJRT_Buffer_Type", codeInvalidArgument},
 		{"negative dim", 11, []int64{-2}, nil, 0, "negative", codeInvalidArgument},
 		{"strides count", 11, []int64{2, 2}, []int64{4}, 0, "1 byte strides for 2 dimensions", codeInvalidArgument},

@@ -16,13 +16,20 @@ func init() {
 		var u Marks
 		if sig != nil {
 			for i, a := range sig.Args {
-				u.Params = append(u.Params, a.Unsigned)
+				u.Params = append(u.Params, heldType(a.Held))
 				u.Donated = append(u.Donated, sig.Donated(i))
 			}
 			for _, r := range sig.Results {
-				u.Results = append(u.Results, r.Unsigned)
+				u.Results = append(u.Results, heldType(r.Held))
 			}
 		}
 		return p, u, err
 	}
+}
+
+// heldType is the PJRT type the signature names (0 for none: the IR
+// dtype's own).
+func heldType(name string) bufType {
+	t, _ := typeNamed(name) // every name the translation gives is XLA's
+	return t
 }

@@ -26,6 +26,21 @@ func convert(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	}
 	b := e.b
 	from := b.Type(x).DType
+	if n, ok := narrowOf(op.Results[0].Type); ok && !n.float && from.IsFloat() {
+		// XLA saturates a float at the integer type's range (NaN to 0),
+		// the narrow one's too: clamp first, then convert (the result
+		// is wrapped to its width after the op, a no-op here).
+		lo, hi := 0.0, float64(int(1)<<n.bits-1)
+		if n.signed {
+			lo, hi = -float64(int(1)<<(n.bits-1)), float64(int(1)<<(n.bits-1)-1)
+		}
+		if from != ir.F32 && from != ir.F64 {
+			x, from = b.Convert(x, ir.F32), ir.F32
+		}
+		s := b.Type(x).Shape
+		x = b.Binary(ir.OpMin, b.Binary(ir.OpMax, x, floatConst(b, from, s, lo)), floatConst(b, from, s, hi))
+		return one(b.Convert(x, rt.DType)), nil
+	}
 	heldFrom, heldTo := heldUnsigned(op.Operands[0].Type), heldUnsigned(op.Results[0].Type)
 	if heldFrom && from == ir.I16 && !(heldTo && rt.DType == ir.I16) {
 		x, from, heldFrom = zeroExtend16(b, x), ir.I32, false // the value, then as any int32
@@ -94,6 +109,14 @@ func bitcastConvert(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		return nil, err
 	}
 	b := e.b
+	if _, ok := narrowOf(op.Operands[0].Type); ok {
+		v, err := narrowBitcast(b, op, x, rt)
+		return one(v), err
+	}
+	if _, ok := narrowOf(op.Results[0].Type); ok {
+		v, err := narrowBitcast(b, op, x, rt)
+		return one(v), err
+	}
 	t := b.Type(x)
 	if t.DType == ir.Bool || rt.DType == ir.Bool {
 		return nil, unsupported(op, "a bitcast from %v to %v (not of bool)", t, rt)

@@ -18,9 +18,11 @@ type Signature struct {
 // Arg is one argument of main.
 type Arg struct {
 	Type ir.TensorType
-	// Unsigned: the argument is ui16 or ui64, which Type holds as int16 or
-	// int64 bits.
-	Unsigned bool
+	// Held is PJRT's name of the argument's element type (u16, u64,
+	// f8e4m3fn, s4: XLA's names) when Type's dtype only holds it (ui16 and
+	// ui64 as int16 and int64 bits, a narrow float as its byte, a narrow
+	// integer as a byte with its value in the low bits), or "".
+	Held string
 	// AliasOutput is the result jax asks to write into this argument's
 	// buffer (jit's donate_argnums, as the arg attribute
 	// tf.aliasing_output = N), or -1. jax has already checked that the
@@ -39,8 +41,8 @@ type Arg struct {
 // Result is one result of main.
 type Result struct {
 	Type ir.TensorType
-	// Unsigned as for Arg.
-	Unsigned bool
+	// Held as for Arg.
+	Held string
 	// Info is jax.result_info ("result[0]", or a pytree path).
 	Info string
 	// Sharding and LayoutMode as for Arg.
@@ -77,7 +79,7 @@ func MainSignature(m *mlir.Module) (*Signature, error) {
 		if err != nil {
 			return nil, err
 		}
-		a := Arg{Type: tt, Unsigned: heldUnsigned(in), AliasOutput: -1}
+		a := Arg{Type: tt, Held: heldName(in), AliasOutput: -1}
 		d := argAttrs[i]
 		if v, ok := d.Get("tf.aliasing_output"); ok {
 			n, ok := v.(*mlir.IntegerAttr)
@@ -98,7 +100,7 @@ func MainSignature(m *mlir.Module) (*Signature, error) {
 			return nil, err
 		}
 		d := resAttrs[i]
-		s.Results = append(s.Results, Result{Type: tt, Unsigned: heldUnsigned(out), Info: text(d, "jax.result_info"),
+		s.Results = append(s.Results, Result{Type: tt, Held: heldName(out), Info: text(d, "jax.result_info"),
 			Sharding: text(d, "mhlo.sharding"), LayoutMode: text(d, "mhlo.layout_mode")})
 	}
 	for i, a := range s.Args {
@@ -106,7 +108,7 @@ func MainSignature(m *mlir.Module) (*Signature, error) {
 			continue
 		}
 		r := s.Results[a.AliasOutput].Type
-		if r.DType != a.Type.DType || s.Results[a.AliasOutput].Unsigned != a.Unsigned || !r.Shape.Equal(a.Type.Shape) {
+		if r.DType != a.Type.DType || s.Results[a.AliasOutput].Held != a.Held || !r.Shape.Equal(a.Type.Shape) {
 			return nil, invalid(main, "argument %d (%v) aliases result %d (%v) of another type", i, a.Type, a.AliasOutput, r)
 		}
 	}

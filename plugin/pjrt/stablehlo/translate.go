@@ -193,7 +193,11 @@ func (t *translator) function(fn *mlir.Operation) (*ir.Program, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.vals[a] = e.b.Parameter(tt)
+		v := e.b.Parameter(tt)
+		if n, ok := narrowOf(a.Type); ok {
+			v = n.fromBits(e.b, v)
+		}
+		e.vals[a] = v
 		params = append(params, tt)
 	}
 	results, err := e.block(fn, blk)
@@ -213,6 +217,9 @@ func (t *translator) function(fn *mlir.Operation) (*ir.Program, error) {
 	for i, r := range ft.Results {
 		if _, err := boundaryType(fn, r, fmt.Sprintf("result %d", i)); err != nil {
 			return nil, err
+		}
+		if n, ok := narrowOf(r); ok {
+			results[i] = n.toBits(e.b, results[i])
 		}
 	}
 	p, err := e.b.Build(results...)
@@ -293,9 +300,15 @@ func (e *env) op(op *mlir.Operation) error {
 	if !ok {
 		return unsupported(op, "the op %s", op.Name)
 	}
-	outs, err := h.fn(e, op)
+	outs, narrow, err := e.narrowOp(op)
+	if !narrow && err == nil {
+		outs, err = h.fn(e, op)
+	}
 	if err != nil {
 		return err
+	}
+	if !h.binds {
+		e.narrowResults(op, outs)
 	}
 	if err := e.b.Err(); err != nil {
 		return status.Invalid(op.Errorf("%v", err))

@@ -12,6 +12,9 @@ import (
 // the host driver have it; the Metal driver refuses it, by policy). What the
 // IR has no dtype for is an error naming the op, what it is and the type.
 func dtypeOf(op *mlir.Operation, t mlir.Type, what string) (ir.DType, error) {
+	if n, ok := narrowOf(t); ok {
+		return n.held(), nil // see narrow.go
+	}
 	switch t := t.(type) {
 	case *mlir.IntegerType:
 		unsigned := t.Signedness == mlir.Unsigned
@@ -51,7 +54,7 @@ func dtypeOf(op *mlir.Operation, t mlir.Type, what string) (ir.DType, error) {
 			return ir.C64, nil
 		}
 	}
-	return ir.Invalid, unsupported(op, "%s has element type %s, which metalplug has no dtype for (it has f32, f16, bf16, f64, i8, i16, i32, i64, ui8, ui16, ui32, ui64, i1 and complex<f32>)", what, t)
+	return ir.Invalid, unsupported(op, "%s has element type %s, which metalplug has no dtype for (it has f32, f16, bf16, f64, i8, i16, i32, i64, ui8, ui16, ui32, ui64, i1, complex<f32> and %s)", what, t, narrowNames())
 }
 
 // heldUnsigned reports whether t (a tensor or element type) is ui16 or
@@ -65,11 +68,29 @@ func heldUnsigned(t mlir.Type) bool {
 }
 
 // boundaryType is tensorType for main's arguments and results. A ui16 or
-// ui64 there is int16 or int64 bits to the program, as inside it; the
-// Signature says which are (Arg.Unsigned, Result.Unsigned), so that the
-// PJRT layer gives those buffers their unsigned element type.
+// ui64 there is int16 or int64 bits to the program, as inside it; a narrow
+// float is its byte (U8), a narrow integer its byte with the value in the
+// low bits (narrow.go). The Signature says which are (Arg.Held,
+// Result.Held), so that the PJRT layer gives those buffers their own
+// element type.
 func boundaryType(op *mlir.Operation, t mlir.Type, what string) (ir.TensorType, error) {
-	return tensorType(op, t, what)
+	tt, err := tensorType(op, t, what)
+	if n, ok := narrowOf(t); ok && err == nil {
+		tt.DType = n.boundary()
+	}
+	return tt, err
+}
+
+// heldName is PJRT's name of the element type of t when the IR dtype at
+// main's boundary is not its own (ui16, ui64 and the narrow types), or "".
+func heldName(t mlir.Type) string {
+	if n, ok := narrowOf(t); ok {
+		return n.name
+	}
+	if heldUnsigned(t) {
+		return map[int]string{16: "u16", 64: "u64"}[mlir.ElementType(t).(*mlir.IntegerType).Width]
+	}
+	return ""
 }
 
 // tensorType maps a ranked tensor type of static shape to the IR's.

@@ -1132,6 +1132,90 @@ def _():
     return jnp.linalg.eigvals, (np.eye(3, dtype=np.complex64),)
 
 
+# Narrow types: bytes at main's boundary, float32 (or int8, uint8) inside.
+
+import ml_dtypes  # noqa: E402
+
+F8 = [ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3b11fnuz, ml_dtypes.float8_e5m2fnuz,
+      ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e4m3, ml_dtypes.float8_e3m4, ml_dtypes.float8_e8m0fnu]
+
+
+@program("narrow_convert")
+def _():
+    # float32 to each 8-bit float over the specials, each format's edges
+    # (largest finite, ties, subnormals, overflow), random values across the
+    # exponent range and random bit patterns; and every code of each back
+    # to float32, f16, bf16 and int32. XLA's CPU and ml_dtypes agree on all
+    # of these but float32 subnormals to f8e8m0fnu, which are left out.
+    r = rng("narrow_convert")
+    edges = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 1.5, 3.0, 6.0, 2 ** -126, 1e-20, -1e-20,
+             464, -464, 448, 480, 240, 248, 232, 30, 31, 57344, 61440, 65536, 15.5, 15.75, 16, 7.0, 7.5, 8.0, 6.5, -7.5]
+    for t in F8:
+        fi = ml_dtypes.finfo(t)
+        for v in (float(fi.max), float(fi.smallest_subnormal), float(fi.tiny)):
+            edges += [v, -v, v * 1.5, v * 0.5, v * 0.75, v * 1.25, v * 1.0625]
+    rand = r.standard_normal(400) * np.exp2(r.integers(-24, 20, 400))
+    bits = np.frombuffer(r.integers(0, 2 ** 32, 400, dtype=np.uint32).tobytes(), np.float32)
+    x = np.concatenate([np.array(edges, np.float32), rand.astype(np.float32), bits])
+    x = np.where(np.abs(x) < 2 ** -126, np.float32(0), x).astype(np.float32)  # no float32 subnormals
+    codes = [np.arange(256, dtype=np.uint8).view(t) for t in F8]
+
+    def f(x, *codes):
+        outs = [x.astype(t) for t in F8]
+        for c in codes:
+            outs += [c.astype(f32), c.astype(f16), c.astype(bf16), c.astype(i32), lax.bitcast_convert_type(c, jnp.uint8)]
+        outs += [codes[0].astype(ml_dtypes.float8_e4m3fn), codes[1].astype(ml_dtypes.float8_e5m2),
+                 lax.bitcast_convert_type(np.arange(256, dtype=np.uint8), ml_dtypes.float8_e4m3fn)]
+        return outs
+    return f, (x, *codes)
+
+
+@program("narrow_arith")
+def _():
+    r = rng("narrow_arith")
+    e4, e5 = ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2
+    a = np.concatenate([r.uniform(-20, 20, 28), [0, 448, -448, 1, 0.0078125]]).astype(e4)
+    b = np.concatenate([r.uniform(-20, 20, 28), [0, 448, 448, 3, 0.0078125]]).astype(e4)
+    c = r.uniform(-4, 4, (4, 8)).astype(e5)
+    d = r.uniform(-4, 4, (8, 3)).astype(e5)
+    m = r.uniform(-4, 4, (4, 8)).astype(e4)
+    # Sums of f8 round at every step, in an order that is XLA's own: these
+    # small integers' partial sums are all exact in f8e4m3fn.
+    k = r.integers(-2, 3, 8).astype(e4)
+
+    def f(a, b, c, d, m, k):
+        return (a + b, a - b, a * b, a / b, jnp.maximum(a, b), a < b, -a, jnp.abs(a), jnp.exp(a / 8), jnp.sqrt(jnp.abs(a)),
+                a * e4(2) + e4(0.5), jnp.where(a > 0, a, b), jnp.sum(k), c @ d,
+                lax.dot_general(m, d, (((1,), (0,)), ((), ())), preferred_element_type=f32),
+                jnp.cumsum(k), jnp.sort(a), a.astype(e5) * e5(3), jnp.floor(a), lax.reduce_precision(a.astype(f32), 4, 3))
+    return f, (a, b, c, d, m, k)
+
+
+@program("narrow_ints")
+def _():
+    r = rng("narrow_ints")
+    s4, u4 = ml_dtypes.int4, ml_dtypes.uint4
+    x = np.concatenate([r.integers(-8, 8, 12), [7, -8, -1, 0, 7, -8]]).astype(s4)
+    y = np.concatenate([r.integers(-8, 8, 12), [1, -1, 3, 0, 7, 2]]).astype(s4)
+    u = np.concatenate([r.integers(0, 16, 12), [15, 0, 8, 1, 15, 3]]).astype(u4)
+    v = np.concatenate([r.integers(0, 16, 12), [1, 1, 2, 0, 15, 3]]).astype(u4)
+    fl = np.array([-100, -8.5, -8, -1.5, 0, 0.5, 3.7, 7, 7.9, 100, np.nan, 15.5, 16, 20, -0.5, 2, 9, -3], np.float32)
+    # XLA's CPU computes some int4 ops on the int8 it holds them in without
+    # wrapping (population_count of int4 -1 is 8, uint4 15 >> 1 is 15 from
+    # a parameter); those are left out.
+    p = r.integers(-8, 8, (3, 6)).astype(s4)
+    q = r.integers(-8, 8, (6, 2)).astype(s4)
+
+    def f(x, y, u, v, fl, p, q):
+        return (x + y, x - y, x * y, x // jnp.where(y == 0, s4(1), y), jnp.maximum(x, y), x < y, -x, ~x,
+                x >> s4(1), lax.shift_right_logical(x, s4(1)), x << s4(2), x.astype(i32), x.astype(f32),
+                u + v, u * v, u - v, u > v, ~u, u.astype(i32), x.astype(u4), u.astype(s4),
+                fl.astype(s4), fl.astype(u4), lax.population_count(u), lax.clz(u),
+                lax.dot_general(p.astype(i32), q.astype(i32), (((1,), (0,)), ((), ()))), jnp.sort(x),
+                jnp.sum(x.astype(i32)), lax.bitcast_convert_type(x, u4), lax.rem(x, jnp.where(y == 0, s4(1), y)))
+    return f, (x, y, u, v, fl, p, q)
+
+
 @program("error_f64_atan2", x64=True)
 def _():
     return (lambda x: jnp.arctan2(x, x + 1)), (np.arange(3, dtype=np.float64),)

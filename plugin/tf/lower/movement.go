@@ -404,6 +404,25 @@ func lowerPad(withValue bool) func(c *Call) error {
 	}
 }
 
+// mirrorPaddings reads MirrorPad's and MirrorPadGrad's paddings and mode:
+// off is how far the mirror starts from the edge (REFLECT leaves the edge
+// out, 1; SYMMETRIC repeats it, 0).
+func mirrorPaddings(c *Call) (low, high []int, off int, err error) {
+	t := c.Type(0)
+	low, high, err = paddings(c, t.Shape.Rank())
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	switch m := c.Attrs.String("mode", ""); m {
+	case "REFLECT":
+		off = 1
+	case "SYMMETRIC":
+	default:
+		return nil, nil, 0, c.Errorf("mode %q is not supported; use REFLECT or SYMMETRIC (input %v)", m, t)
+	}
+	return low, high, off, nil
+}
+
 // lowerMirrorPad reflects the edges (mirror_pad_op.h): REFLECT leaves the
 // edge out ([1,2,3] padded by 2 both ways is [3,2,1,2,3,2,1]), SYMMETRIC
 // repeats it ([2,1,1,2,3,3,2]).
@@ -413,17 +432,9 @@ func lowerMirrorPad(c *Call) error {
 	}
 	t := c.Type(0)
 	r := t.Shape.Rank()
-	low, high, err := paddings(c, r)
+	low, high, off, err := mirrorPaddings(c)
 	if err != nil {
 		return err
-	}
-	off := 0
-	switch m := c.Attrs.String("mode", ""); m {
-	case "REFLECT":
-		off = 1
-	case "SYMMETRIC":
-	default:
-		return c.Errorf("mode %q is not supported; use REFLECT or SYMMETRIC (input %v)", m, t)
 	}
 	b := c.B
 	x := c.In[0]

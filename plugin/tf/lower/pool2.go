@@ -256,17 +256,9 @@ func lowerMirrorPadGrad(c *Call) error {
 	}
 	t := c.Type(0)
 	r := t.Shape.Rank()
-	low, high, err := paddings(c, r)
+	low, high, off, err := mirrorPaddings(c)
 	if err != nil {
 		return err
-	}
-	off := 0
-	switch m := c.Attrs.String("mode", ""); m {
-	case "REFLECT":
-		off = 1
-	case "SYMMETRIC":
-	default:
-		return c.Errorf("mode %q is not supported; use REFLECT or SYMMETRIC (input %v)", m, t)
 	}
 	b := c.B
 	x := c.In[0]

@@ -351,11 +351,11 @@ func CEigh(a []complex128, n int, lower bool, w []float64) {
 		}
 		return
 	}
-	v := make([]complex128, n*n)
+	vt := make([]complex128, n*n) // the eigenvectors as rows, so that rotations run along memory
 	for i := range n {
-		v[i*n+i] = 1
+		vt[i*n+i] = 1
 	}
-	if !jacobi(a, v, n) {
+	if !jacobi(a, vt, n) {
 		cfillNaN(a)
 		for i := range w {
 			w[i] = math.NaN()
@@ -372,34 +372,36 @@ func CEigh(a []complex128, n int, lower bool, w []float64) {
 	}
 	for i := range n {
 		for j, o := range order {
-			a[i*n+j] = v[i*n+o]
+			a[i*n+j] = vt[o*n+i]
 		}
 	}
 }
 
 // jacobi diagonalizes the Hermitian n x n matrix a by cyclic sweeps of
-// complex rotations, a <- J^H a J and v <- v J, until the off-diagonal
-// part is negligible beside the whole (within float64's epsilon): it
-// reports whether that took at most its limit of sweeps.
-func jacobi(a, v []complex128, n int) bool {
+// complex rotations, a <- J^H a J and v <- v J (vt holding v^T), until the
+// off-diagonal part is negligible beside the whole (within float64's
+// epsilon): it reports whether that took at most its limit of sweeps. The
+// entries come from complex64, so their squares cannot overflow float64.
+func jacobi(a, vt []complex128, n int) bool {
 	const eps = 0x1p-52
+	abs2 := func(z complex128) float64 { return real(z)*real(z) + imag(z)*imag(z) }
 	var total float64
 	for _, z := range a {
-		total = math.Hypot(total, cmplx.Abs(z))
+		total += abs2(z)
 	}
 	for range 100 {
 		var off float64
 		for i := range n {
 			for j := i + 1; j < n; j++ {
-				off = math.Hypot(off, cmplx.Abs(a[i*n+j]))
+				off += 2 * abs2(a[i*n+j])
 			}
 		}
-		if off <= eps*total || off == 0 {
+		if off <= eps*eps*total {
 			return true
 		}
 		for p := range n {
 			for q := p + 1; q < n; q++ {
-				rotate(a, v, n, p, q)
+				rotate(a, vt, n, p, q)
 			}
 		}
 	}
@@ -409,8 +411,11 @@ func jacobi(a, v []complex128, n int) bool {
 // rotate zeroes a[p][q] (and a[q][p]) of the Hermitian a with
 // J = diag(1, e^{-i phi}) R, a[p][q] = |a[p][q]| e^{i phi} and R the real
 // Jacobi rotation [[c, s], [-s, c]] of the real symmetric
-// [[a_pp, |a_pq|], [|a_pq|, a_qq]] that the phase makes of the pair.
-func rotate(a, v []complex128, n, p, q int) {
+// [[a_pp, |a_pq|], [|a_pq|, a_qq]] that the phase makes of the pair. Rows
+// p and q of J^H a J are updated along memory, columns p and q are their
+// conjugates (a stays Hermitian), and the 2 x 2 block is the rotated
+// diagonal.
+func rotate(a, vt []complex128, n, p, q int) {
 	b := a[p*n+q]
 	g := cmplx.Abs(b)
 	if g == 0 {
@@ -428,20 +433,25 @@ func rotate(a, v []complex128, n, p, q int) {
 	c := 1 / math.Sqrt(t*t+1)
 	s := t * c
 	e := cmplx.Conj(b) / complex(g, 0) // e^{-i phi}
-	// J = [[c, s], [-s e, c e]].
-	jpp, jpq, jqp, jqq := complex(c, 0), complex(s, 0), complex(-s, 0)*e, complex(c, 0)*e
-	for k := range n { // columns: a <- a J
-		x, y := a[k*n+p], a[k*n+q]
-		a[k*n+p], a[k*n+q] = x*jpp+y*jqp, x*jpq+y*jqq
-		x, y = v[k*n+p], v[k*n+q]
-		v[k*n+p], v[k*n+q] = x*jpp+y*jqp, x*jpq+y*jqq
+	// J = [[c, s], [-s e, c e]]; row p of J^H a is conj(J_pp) a_p + conj(J_qp) a_q,
+	// row q conj(J_pq) a_p + conj(J_qq) a_q.
+	cpp, cqp := complex(c, 0), complex(-s, 0)*cmplx.Conj(e)
+	cpq, cqq := complex(s, 0), complex(c, 0)*cmplx.Conj(e)
+	rp, rq := a[p*n:(p+1)*n], a[q*n:(q+1)*n]
+	for k := range n {
+		x, y := rp[k], rq[k]
+		rp[k], rq[k] = cpp*x+cqp*y, cpq*x+cqq*y
 	}
-	cpp, cpq, cqp, cqq := cmplx.Conj(jpp), cmplx.Conj(jpq), cmplx.Conj(jqp), cmplx.Conj(jqq)
-	for k := range n { // rows: a <- J^H a
-		x, y := a[p*n+k], a[q*n+k]
-		a[p*n+k], a[q*n+k] = cpp*x+cqp*y, cpq*x+cqq*y
+	for k := range n {
+		a[k*n+p], a[k*n+q] = cmplx.Conj(rp[k]), cmplx.Conj(rq[k])
 	}
+	a[p*n+p], a[q*n+q] = complex(app-t*g, 0), complex(aqq+t*g, 0)
 	a[p*n+q], a[q*n+p] = 0, 0
-	a[p*n+p] = complex(real(a[p*n+p]), 0)
-	a[q*n+q] = complex(real(a[q*n+q]), 0)
+	// v <- v J: rows p and q of v^T are J^T's combinations of them.
+	jpp, jqp, jpq, jqq := cmplx.Conj(cpp), cmplx.Conj(cqp), cmplx.Conj(cpq), cmplx.Conj(cqq)
+	vp, vq := vt[p*n:(p+1)*n], vt[q*n:(q+1)*n]
+	for k := range n {
+		x, y := vp[k], vq[k]
+		vp[k], vq[k] = x*jpp+y*jqp, x*jpq+y*jqq
+	}
 }

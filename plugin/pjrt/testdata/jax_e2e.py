@@ -254,6 +254,11 @@ def _():
     w, v = on(lambda x: jnp.linalg.eigh(x)[0], spd), on(lambda x: jnp.linalg.eigh(x)[1], spd)
     np.testing.assert_allclose(w, np.linalg.eigvalsh(spd), **tol)
     np.testing.assert_allclose(v @ np.diag(w) @ v.T, spd, rtol=1e-3, atol=1e-3)
+    from jax.lax import linalg as lax_linalg
+
+    if hasattr(lax_linalg, "EighImplementation"):  # the TPU's lowering refuses QR; ours computes it
+        qr_w = on(lambda x: lax_linalg.eigh(x, implementation=lax_linalg.EighImplementation.QR)[1], spd)
+        np.testing.assert_allclose(qr_w, np.linalg.eigvalsh(spd), **tol)
 
 
 @check("tridiagonal_solve with perturb_singular, which jax lowers only for cpu, cuda and rocm, is registered for metalplug")

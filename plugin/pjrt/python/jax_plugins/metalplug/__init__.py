@@ -284,7 +284,15 @@ def _register_lowerings():
         from jax._src.lax import linalg
         from jax._src.tpu.linalg import eigh as tpu_eigh
 
-        mlir.register_lowering(linalg.eigh_p, tpu_eigh._eigh_tpu_lowering, platform=PLATFORM)
+        def eigh_lowering(ctx, operand, *, algorithm=None, **params):
+            # The TPU's lowering refuses the QR algorithm; ours computes
+            # what Eigh asks for by Jacobi whatever the size, so QR maps to
+            # it.
+            if algorithm == linalg.EighImplementation.QR:
+                algorithm = linalg.EighImplementation.JACOBI
+            return tpu_eigh._eigh_tpu_lowering(ctx, operand, algorithm=algorithm, **params)
+
+        mlir.register_lowering(linalg.eigh_p, eigh_lowering, platform=PLATFORM)
     except Exception as e:  # noqa: BLE001 - jax's internals move between releases
         logger.debug("metalplug: eigh keeps jax's own lowerings (%s)", e)
     try:

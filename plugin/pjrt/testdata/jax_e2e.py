@@ -13,6 +13,7 @@ tests/integration cover the translation of many more programs.
 import os
 
 import jax
+import jax.numpy as jnp
 
 jax.config.update("jax_enable_x64", True)  # so that int64 and float64 stay as they are
 
@@ -154,6 +155,59 @@ def _():
     for _ in range(50):  # many in flight at once, then read in order
         z = f(z)
     assert np.isfinite(np.asarray(z)).all()
+
+
+NARROW = [ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3b11fnuz, ml_dtypes.float8_e5m2fnuz,
+          ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e4m3, ml_dtypes.float8_e3m4, ml_dtypes.float8_e8m0fnu,
+          ml_dtypes.float6_e2m3fn, ml_dtypes.float6_e3m2fn, ml_dtypes.float4_e2m1fn,
+          ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2]
+
+
+def is_int(dt):
+    return np.dtype(dt) in (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4), np.dtype(ml_dtypes.int2), np.dtype(ml_dtypes.uint2))
+
+
+def narrow_codes(dt):
+    """Every value of a narrow type, as ml_dtypes stores it (a byte each)."""
+    if is_int(dt):
+        info = ml_dtypes.iinfo(dt)
+        return np.arange(int(info.min), int(info.max) + 1).astype(dt)
+    n = 1 << ml_dtypes.finfo(dt).bits
+    return np.arange(n, dtype=np.uint8).view(dt)
+
+
+def same(a, b):
+    if is_int(a.dtype):
+        return np.array_equal(a.astype(np.int32), b.astype(np.int32))
+    fa, fb = a.astype(np.float32), b.astype(np.float32)
+    return np.array_equal(fa, fb, equal_nan=True)
+
+
+for dt in NARROW:
+
+    @check(f"narrow {np.dtype(dt).name}: device_put / np.asarray round trip, and jit (x + x, to and from float32)")
+    def _(dt=dt):
+        a = narrow_codes(dt)
+        x = jax.device_put(a, dev)
+        assert x.dtype == np.dtype(dt) and x.shape == a.shape, (x.dtype, x.shape)
+        b = np.asarray(x)
+        assert b.dtype == a.dtype and np.array_equal(b.view(np.uint8), a.view(np.uint8)), (a, b)
+        y = np.asarray(jax.jit(lambda v: v + v)(x))
+        if is_int(dt):  # wraps
+            bits = ml_dtypes.iinfo(dt).bits
+            lo = int(ml_dtypes.iinfo(dt).min)
+            want = ((a.astype(np.int32) * 2 - lo) % (1 << bits) + lo).astype(dt)
+        else:  # ml_dtypes' rounding (XLA's CPU compiles no f6 arithmetic)
+            with np.errstate(over="ignore", invalid="ignore"):
+                want = (a.astype(np.float32) * 2).astype(dt)
+        assert y.dtype == a.dtype and same(y, want), (a, y, want)
+        f = np.linspace(-20, 20, 41, dtype=np.float32)
+        if is_int(dt):  # out of range, numpy's cast is undefined (XLA's saturates)
+            f = a.astype(np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            want_from = f.astype(dt).astype(np.float32)
+        got = np.asarray(jax.jit(lambda v: v.astype(dt).astype(jnp.float32))(jax.device_put(f, dev)))
+        assert np.array_equal(got, want_from, equal_nan=True), (f, got, want_from)
 
 
 @check("an op the translation does not support is a clear JaxRuntimeError, not an abort")

@@ -2,7 +2,7 @@
 complex-number ops (plugin/tf/lower/special.go, quant.go, complex.go)."""
 import numpy as np
 
-from recipes import V
+from recipes import V, binary
 
 RECIPES = {}
 
@@ -208,3 +208,106 @@ _add(fake_quant_vars, "FakeQuantWithMinMaxVars", "FakeQuantWithMinMaxVarsGradien
      "FakeQuantWithMinMaxVarsPerChannelGradient")
 _add(qdq, "QuantizeAndDequantizeV2", "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4")
 _add(qdq_grad, "QuantizeAndDequantizeV4Grad")
+
+
+# ---------------------------------------------------------------------------
+# Special functions
+
+
+def _special_unary(lo, hi, extra, tol=1.0):
+    """A random 3-D tensor over the function's interesting range, a scalar,
+    an empty tensor, the generic specials (signed zeros, half-integers,
+    infinities, NaN) and the function's own edges: poles, zeros, the ends
+    of its domain and the switches between its approximations."""
+
+    def recipe(c):
+        vs = [V("2x3x5 in [%g, %g]" % (lo, hi), tol=tol, acc=False, x=c.x(2, 3, 5, lo=lo, hi=hi)),
+              V("scalar", tol=tol, acc=False, x=c.x(lo=lo, hi=hi)), V("empty 0x3", x=c.x(0, 3)),
+              V("specials", tol=tol, acc=False, x=c.specials())]
+        vals = [v for v in extra if c.T == np.float32 or abs(v) < 6e4]
+        vs.append(V("edges", tol=tol, acc=False, x=c.of(vals)))
+        return vs
+
+    return recipe
+
+
+_POLES = [-1.0, -2.0, -3.0, -100.0, -2.0001, -0.9999, -1e-3, 1e-3, 1e-7, 1e-30, -1e-30, 30.0, 1e5, 1e20, 1e37, 5e37, -1e30]
+_add(_special_unary(-10, 10, _POLES), "Lgamma", "Digamma")
+_add(_special_unary(0, 1, [0.0, 1.0, -0.1, 1.1, 1e-30, 1e-10, 1e-3, 0.1353, 0.1354, 0.8646, 0.8647, 1 - 6e-8, 0.5, np.nan]), "Ndtri")
+_add(_special_unary(-1, 1, [1.0, -1.0, 1.5, -1.01, 1e-30, 1e-7, 0.9999999, -0.9999999, 0.5, np.nan]), "Erfinv")
+_BESSEL = [1e-3, 9e-4, 1e-30, 1.9999, 2.0, 2.0001, 7.9999, 8.0, 8.0001, 30.0, 88.0, 90.0, 100.0, 1e4, 1e6, -2.0, -8.0, -30.0, -1e-30]
+_add(_special_unary(-12, 12, _BESSEL), "BesselI0", "BesselI0e", "BesselI1", "BesselI1e", "BesselJ0", "BesselJ1")
+_add(_special_unary(0.01, 12, _BESSEL), "BesselK0", "BesselK0e", "BesselK1", "BesselK1e", "BesselY0", "BesselY1")
+
+
+def zeta(c):
+    vs = binary(xlo=1.1, xhi=6, ylo=0.2, yhi=5)(c)
+    # x = 1 (a pole), x < 1 (NaN), q at zero and the negative integers with
+    # x even (+inf) and odd (NaN), q negative otherwise with x an integer
+    # (summed) or not (NaN), q huge (the first term underflows), specials.
+    x = [1.0, 0.5, -1.0, 2.0, 3.0, 2.0, 3.0, 4.0, 2.5, 3.0, 2.0, 1.5, np.inf, np.nan, 2.0, 2.0, 30.0, 1.0001]
+    q = [2.0, 2.0, 2.0, 0.0, -2.0, -3.0, 0.0, -1.5, -1.5, 1e30, 1e-3, 3.0, 2.0, 2.0, np.inf, np.nan, 0.5, 1.0]
+    vs.append(V("edges", acc=False, x=c.of(x), q=c.of(q)))
+    return vs
+
+
+def polygamma(c):
+    n = c.of([0, 1, 2, 3, 4, 0, 1, 2.5, -1, 1, 2, 0, 1, 10])
+    x = c.of([1.5, 0.5, 2.0, 0.3, 7.0, -0.5, -1.5, 1.0, 1.0, 0.0, -2.0, np.inf, np.nan, 3.0])
+    return [V("orders 0 to 4", a=c.of([[0], [1], [2], [3], [4]]), x=c.x(1, 6, lo=0.2, hi=6)),
+            V("edges: non-integer and negative orders, poles", acc=False, a=n, x=x),
+            V("empty 0x3 with 3", a=c.x(0, 3, lo=0, hi=0), x=c.x(3, lo=1, hi=2))]
+
+
+def next_after(c):
+    vals = [0.0, -0.0, 1.0, -1.0, 1.5e-45, 3.4028235e38, np.inf, -np.inf, np.nan, 2.5]
+    a, b = np.meshgrid(vals, vals, indexing="ij")
+    return binary()(c) + [V("every pairing of specials", x1=c.of(a.ravel()), x2=c.of(b.ravel()))]
+
+
+
+_add(zeta, "Zeta")
+_add(polygamma, "Polygamma")
+_add(next_after, "NextAfter")
+_add(_special_unary(-8, 8, [3.2499, 3.25, 6.2499, 6.25, 1e9, 2e9, -1e9, 1e-30, 100.0, -100.0, 3e38]), "Dawsn")
+_add(_special_unary(0, 70, [1e-30, 1e-7, 1.9999, 2.0, 3.9999, 4.0, 8.0, 16.0, 32.0, 64.0, 63.999, 80.0, 88.0, 89.0, -1.0, -1e-30]),
+     "Expint")
+_add(_special_unary(-5, 5, [1.6, 1.6008, -1.6008, 36973.0, 36975.0, -36975.0, 1e-30, 1e30, 40.0, 200.5]), "FresnelCos", "FresnelSin")
+_add(_special_unary(0, 5, [1e-30, 0.4999, 0.5, 1.0, 1.4999, 1.5, 1.5001, 1.9999, 2.0, 100.0, 1e30, -1e-30, -1.0]), "Spence")
+
+
+# ---------------------------------------------------------------------------
+# ApproxTopK, answered exactly
+
+
+def _exact_top_k(kw):
+    """The reference: tf.math.top_k on the CPU along reduction_dimension
+    (of -x for the smallest), which like an exact ApproxTopK orders ties
+    by index; ApproxTopK has no CPU kernel of its own."""
+    import tensorflow as tf
+
+    x = tf.convert_to_tensor(kw["input"])
+    r = len(x.shape)
+    d = kw.get("reduction_dimension", -1) % r
+    perm = [i for i in range(r) if i != d] + [d]
+    back = [perm.index(i) for i in range(r)]
+    xt = tf.transpose(x, perm)
+    big = kw.get("is_max_k", True)
+    with tf.device("/device:CPU:0"):
+        v, i = tf.math.top_k(xt if big else -xt, k=kw["k"], sorted=True)
+    v = v if big else -v
+    return [tf.transpose(v, back).numpy(), tf.transpose(i, back).numpy()]
+
+
+def approx_top_k(c):
+    ref = ("exact top-k (tf.math.top_k on the CPU)", _exact_top_k)
+    ties = c.of([[3, 1, 3, 2, 3, 0, 1], [5, 5, 5, 5, 5, 5, 5]])
+    return [V("k 3 of 7, last dim", input=c.x(4, 7), k=3, ref=ref),
+            V("k 2 of 5, dim 0", input=c.x(5, 6), k=2, reduction_dimension=0, ref=ref),
+            V("smallest k 2, dim 1 of 3", input=c.x(2, 5, 3), k=2, reduction_dimension=1, is_max_k=False, ref=ref),
+            V("ties, k 4", input=ties, k=4, ref=ref),
+            V("k equal to the size", input=c.x(3, 4), k=4, recall_target=0.5, ref=ref),
+            V("k 0", input=c.x(3, 4), k=0, ref=ref)]
+
+
+_add(approx_top_k, "ApproxTopK")

@@ -69,7 +69,7 @@ func shapeCases() []shapeCase {
 		add(shapeCase{op: op, in: []ir.TensorType{tt(ir.F16, 32, 7)}, out: []ir.TensorType{tt(ir.F16, 32, 7)}})
 	}
 	add(shapeCase{op: "Rint", in: []ir.TensorType{f32(5, 2)}, out: []ir.TensorType{f32(5, 2)}})
-	for _, op := range []string{"Atan2", "Xlog1py", "NextAfter"} {
+	for _, op := range []string{"Atan2", "Xlog1py"} {
 		add(shapeCase{op: op, in: []ir.TensorType{f32(8, 1, 16), f32(4, 1)}, out: []ir.TensorType{f32(8, 4, 16)}})
 	}
 	for _, op := range []string{"TruncateDiv", "TruncateMod", "Mod"} {

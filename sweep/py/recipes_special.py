@@ -74,6 +74,12 @@ def _fq_inputs(c, lo, hi, shape, **bits):
     f = np.float32
     k = np.arange(0, 6, dtype=np.float32)
     edge = [nmin, nmax, np.nextafter(nmin, f(-np.inf)), np.nextafter(nmax, f(np.inf)), np.nextafter(nmin, f(0)), np.nextafter(nmax, f(0))]
+    # A nudged end at 0 has subnormal neighbours, whose side of it depends
+    # on the platform flushing subnormals (TensorFlow's CPU kernels do, the
+    # model of MPSGraph does not): the smallest normal float decides the
+    # mask the same way everywhere.
+    tiny = np.finfo(f).tiny
+    edge = [f(np.copysign(tiny, v)) if v != 0 and abs(v) < tiny else v for v in edge]
     # Not the midpoints themselves: there the CPU's vectorised and scalar
     # loops disagree (FakeQuantWithMinMaxArgs(-6, 6) rounds -5.9529414 to
     # -5.929412 as one of 17 elements and to -5.9764705 alone), so a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/metalplug/metalplug/plugin/tf/lower"
@@ -43,9 +44,18 @@ func sweepStatus(root, table string) map[string]map[string]string {
 		if d == "-" {
 			d = "(none)" // the registry's name for an op without type attributes
 		}
-		m[op][d] = strings.TrimSuffix(f[5], " |")
+		m[op][canonLabel(d)] = strings.TrimSuffix(f[5], " |")
 	}
 	return m
+}
+
+// canonLabel orders a registration's attr=dtype parts, so that the sweep's
+// label and the registry's name one registration alike whatever order
+// each writes its type attributes in.
+func canonLabel(d string) string {
+	parts := strings.Split(d, ",")
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
 }
 
 // Kernels renders docs/kernels.md: every TensorFlow op the device registers,
@@ -60,10 +70,10 @@ func Kernels(root string) string {
 	for _, r := range rows {
 		pairs += len(r.DTypes)
 		for _, d := range r.DTypes {
-			if sweep[r.Op][d] == "verified" {
+			if sweep[r.Op][canonLabel(d)] == "verified" {
 				verified++
 			}
-			switch model[r.Op][d] {
+			switch model[r.Op][canonLabel(d)] {
 			case "verified":
 				onModel++
 			case "needs cpu":
@@ -88,10 +98,10 @@ func Kernels(root string) string {
 		}
 		n, m, c := 0, 0, 0
 		for _, d := range r.DTypes {
-			if sweep[r.Op][d] == "verified" {
+			if sweep[r.Op][canonLabel(d)] == "verified" {
 				n++
 			}
-			switch model[r.Op][d] {
+			switch model[r.Op][canonLabel(d)] {
 			case "verified":
 				m++
 			case "needs cpu":

@@ -85,7 +85,8 @@ func inferenceCases() []inferenceCase {
 // builder itself; every op of the IR has a case here or in region_test.go.
 func TestBuilderInference(t *testing.T) {
 	covered := map[Op]bool{OpWhile: true, OpCase: true, OpCall: true, OpGetResult: true, OpReduceRegion: true, OpSortRegion: true, // region_test.go
-		OpScatterRegion: true, OpReduceWindowRegion: true, OpSelectAndScatterRegion: true}
+		OpScatterRegion: true, OpReduceWindowRegion: true, OpSelectAndScatterRegion: true,
+		OpHostCall: true} // builder_hostcall_test.go
 	for _, c := range linalgInferenceCases() { // builder_linalg_test.go
 		covered[c.op] = true
 	}

@@ -248,6 +248,16 @@ const (
 	// emits OpSelectAndScatter.
 	OpSelectAndScatterRegion
 
+	// OpHostCall runs a function of the host process (one of jax's Python
+	// callbacks, registered with backend/hostcall) on Args[1:], and
+	// yields Instr.Tuple: Tuple[0] a token (an empty bool tensor), then
+	// the function's results. Args[0] is the token of what it must
+	// follow. It has effects: a driver runs it once per execution of its
+	// program, in program order, whether or not anything uses its
+	// results, and on the host (the function reads and writes host
+	// memory). Instr.Host names the function.
+	OpHostCall
+
 	numOps
 )
 
@@ -482,6 +492,16 @@ const (
 func (k TransposeKind) String() string {
 	return [...]string{"no_transpose", "transpose", "adjoint", "invalid"}[min(int(k), 3)]
 }
+
+// HostCallAttrs name the host function an OpHostCall runs: an ID the
+// frontend that built the program registered it under.
+type HostCallAttrs struct {
+	ID uint64
+}
+
+// TokenType is the type of OpHostCall's tokens: an empty bool tensor,
+// which carries no data and orders what takes it after what made it.
+var TokenType = TensorType{DType: Bool, Shape: Shape{0}}
 
 // LinalgAttrs describe the linear algebra ops; each reads the fields its
 // doc names (OpQr, OpHouseholderProduct, OpLu, OpEig, OpHessenberg,

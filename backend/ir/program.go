@@ -15,25 +15,26 @@ type Instr struct {
 	Args []Value
 	Type TensorType // the result's type
 
-	Param   int          // OpParameter: which input
-	Literal []byte       // OpConstant: row-major little-endian elements
-	Axes    []int        // OpReduce axes, OpBroadcastInDim dims, OpTranspose perm, OpConcat/OpIota/OpArgReduce axis, OpReverse dims
-	Reduce  ReduceKind   // OpReduce, OpReduceWindow, OpArgReduce (max or min)
-	Compare CompareDir   // OpCompare; OpSelectAndScatter (GE picks the max, LE the min)
-	Dot     *DotDims     // OpDotGeneral
-	Conv    *ConvAttrs   // OpConvolution
-	Window  *WindowAttrs // OpReduceWindow, OpSelectAndScatter
-	Slice   *SliceAttrs  // OpSlice
-	Pad     *PadAttrs    // OpPad; Args[1] is the scalar padding value
-	Gather  *GatherDims  // OpGather
-	Scatter *ScatterDims // OpScatter
-	Sort    *SortAttrs   // OpSort, OpArgSort
-	Rng     *RngAttrs    // OpRng
-	FFT     *FFTAttrs    // OpFFT
-	Linalg  *LinalgAttrs // OpCholesky, OpTriangularSolve, OpEigh, OpSvd, OpTridiagonal
+	Param   int            // OpParameter: which input
+	Literal []byte         // OpConstant: row-major little-endian elements
+	Axes    []int          // OpReduce axes, OpBroadcastInDim dims, OpTranspose perm, OpConcat/OpIota/OpArgReduce axis, OpReverse dims
+	Reduce  ReduceKind     // OpReduce, OpReduceWindow, OpArgReduce (max or min)
+	Compare CompareDir     // OpCompare; OpSelectAndScatter (GE picks the max, LE the min)
+	Dot     *DotDims       // OpDotGeneral
+	Conv    *ConvAttrs     // OpConvolution
+	Window  *WindowAttrs   // OpReduceWindow, OpSelectAndScatter
+	Slice   *SliceAttrs    // OpSlice
+	Pad     *PadAttrs      // OpPad; Args[1] is the scalar padding value
+	Gather  *GatherDims    // OpGather
+	Scatter *ScatterDims   // OpScatter
+	Sort    *SortAttrs     // OpSort, OpArgSort
+	Rng     *RngAttrs      // OpRng
+	FFT     *FFTAttrs      // OpFFT
+	Linalg  *LinalgAttrs   // OpCholesky, OpTriangularSolve, OpEigh, OpSvd, OpTridiagonal
+	Host    *HostCallAttrs // OpHostCall
 
 	Regions []*Program   // OpWhile (cond, body), OpCase (branches), OpCall (callee)
-	Tuple   []TensorType // the results of the region ops (OpWhile, OpCase, OpCall, ...) and of OpQr, OpEigh, OpLu, OpSvd, OpEig, OpHessenberg, OpTridiagonal, OpQrPivoted, OpSchur, whose own Type is unset
+	Tuple   []TensorType // the results of the region ops (OpWhile, OpCase, OpCall, ...) and of OpQr, OpEigh, OpLu, OpSvd, OpEig, OpHessenberg, OpTridiagonal, OpQrPivoted, OpSchur and OpHostCall, whose own Type is unset
 }
 
 // Program is a straight-line computation: parameters in, results out.
@@ -114,6 +115,9 @@ func (p *Program) String() string {
 		}
 		if in.Linalg != nil {
 			fmt.Fprintf(&b, " linalg=%+v", *in.Linalg)
+		}
+		if in.Host != nil {
+			fmt.Fprintf(&b, " host=%d", in.Host.ID)
 		}
 		if in.Tuple != nil {
 			fmt.Fprintf(&b, " : %v\n", in.Tuple)

@@ -319,6 +319,15 @@ func opEntries() [numOps]OpInfo {
 		OpSchur: {Name: "schur", Arity: 1, Attrs: []string{"Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			return b.Schur(a[0]), nil
 		}},
+		OpHostCall: {Name: "host_call", Arity: Variadic, Attrs: []string{"Host", "Tuple"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+			if in.Host == nil {
+				return 0, missing("the host function's id")
+			}
+			if len(in.Tuple) == 0 {
+				return 0, fmt.Errorf("no results: the first is the token after the call")
+			}
+			return b.HostCall(in.Host.ID, a[0], a[1:], in.Tuple[1:]), nil
+		}},
 		OpFFT: {Name: "fft", Arity: 1, Attrs: []string{"FFT"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			if in.FFT == nil {
 				return 0, missing("fft attributes")

@@ -43,6 +43,10 @@ type Marks struct {
 	// enqueued, as XLA's runtimes do, unless the call lists them as not
 	// donatable.
 	Donated []bool
+	// Hidden counts the program's last results that are not the
+	// executable's: a function returning nothing that calls host functions
+	// (jax.debug.print) returns a token, so that drivers run it.
+	Hidden int
 }
 
 func marked(m []bool, i int) bool { return i < len(m) && m[i] }
@@ -76,6 +80,7 @@ type program struct {
 	paramTypes  []bufType
 	resultTypes []bufType
 	donated     []bool // by parameter: see Marks.Donated
+	hidden      int    // see Marks.Hidden: tokens, written nowhere
 	options     []byte // as the caller serialized them
 	fingerprint string
 
@@ -123,7 +128,17 @@ func (c *client) compile(code []byte, format string, options []byte) (*program, 
 			return nil, fmt.Errorf("compiling for the %s driver: %w", c.drv.Name(), err)
 		}
 	}
-	pr := &program{prog: p, exe: exe, params: p.Params, results: p.ResultTypes(), options: append([]byte(nil), options...)}
+	results := p.ResultTypes()
+	if marks.Hidden < 0 || marks.Hidden > len(results) {
+		return nil, errorf(codeInternal, "the translator hides %d of the program's %d results", marks.Hidden, len(results))
+	}
+	for _, t := range results[len(results)-marks.Hidden:] {
+		if t.Bytes() != 0 {
+			return nil, errorf(codeInternal, "the translator hides a result of %v, which is not a token", t)
+		}
+	}
+	pr := &program{prog: p, exe: exe, params: p.Params, results: results[:len(results)-marks.Hidden], hidden: marks.Hidden,
+		options: append([]byte(nil), options...)}
 	for i := range pr.params {
 		pr.donated = append(pr.donated, marked(marks.Donated, i))
 	}

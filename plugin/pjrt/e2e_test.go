@@ -78,6 +78,16 @@ func TestJaxEndToEnd(t *testing.T) {
 			t.Errorf("jax_e2e.py did not pass:\n%s", out)
 		}
 	})
+	t.Run("Python callbacks", func(t *testing.T) {
+		callbacks, err := filepath.Abs("testdata/jax_callbacks.py")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := run("jax_callbacks.py", []string{"PYTHONPATH=" + withLib, "JAX_PLATFORMS=metalplug,cpu", "METALPLUG_HOST_DEVICE=1"}, callbacks)
+		if !strings.Contains(out, "\nALL OK") {
+			t.Errorf("jax_callbacks.py did not pass:\n%s", out)
+		}
+	})
 	t.Run("PJRT_NAMES_AND_LIBRARY_PATHS", func(t *testing.T) {
 		out := run("jax_e2e.py", []string{"PJRT_NAMES_AND_LIBRARY_PATHS=metalplug:" + lib, "JAX_PLATFORMS=metalplug,cpu",
 			"METALPLUG_HOST_DEVICE=1"}, script)

@@ -91,7 +91,8 @@ func (le *loadedExecutable) run(args []*buffer) ([]*buffer, *event, error) {
 			done = readyEvent(nil) // no results: nothing to run
 			return nil
 		}
-		out := make([]unsafe.Pointer, len(outs))
+		out := make([]unsafe.Pointer, len(outs), len(outs)+pr.hidden) // the hidden tokens hold no bytes: nil
+		out = out[:len(outs)+pr.hidden]
 		for i, b := range outs {
 			out[i] = b.ptr
 		}

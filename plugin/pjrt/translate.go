@@ -22,6 +22,9 @@ func init() {
 			for _, r := range sig.Results {
 				u.Results = append(u.Results, heldType(r.Held))
 			}
+			if p != nil {
+				u.Hidden = len(p.Results) - len(sig.Results)
+			}
 		}
 		return p, u, err
 	}

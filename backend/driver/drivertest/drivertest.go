@@ -108,6 +108,7 @@ var opTests = map[ir.Op]func(t *testing.T, h *harness){
 	ir.OpTridiagonal:            testTridiagonal,
 	ir.OpQrPivoted:              testQrPivoted,
 	ir.OpSchur:                  testSchur,
+	ir.OpHostCall:               testHostCall,
 }
 
 func testOps(t *testing.T, d driver.Driver) {

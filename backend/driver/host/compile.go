@@ -20,6 +20,10 @@ type kernel func(out []byte, ins [][]byte)
 // (the decompositions with several results): outs has each result's bytes.
 type multiKernel func(outs [][]byte, ins [][]byte)
 
+// kernelFailure is what a kernel panics with to fail its execution with an
+// error that is not a bug of the driver's (a host function's own error).
+type kernelFailure struct{ err error }
+
 type stepKind uint8
 
 const (
@@ -337,6 +341,10 @@ func (e *executable) run(args, results []unsafe.Pointer) (err error) {
 func (e *executable) runMulti(s *step, vals [][]byte) (outs [][]byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			if f, ok := r.(kernelFailure); ok {
+				err = fmt.Errorf("host: execute: instruction %%%d: %s: %w", s.instr, s.desc, f.err)
+				return
+			}
 			err = fmt.Errorf("host: execute: instruction %%%d: %s: panic: %v", s.instr, s.desc, r)
 		}
 	}()

@@ -66,6 +66,8 @@ var NotLowered = map[ir.Op]string{
 	ir.OpTridiagonal:        "as qr (neither MPSGraph nor MPS has a tridiagonal reduction)",
 	ir.OpQrPivoted:          "as qr",
 	ir.OpSchur:              "as eig",
+	ir.OpHostCall: "a host function (one of jax's Python callbacks) reads and writes host memory between kernels: the program " +
+		"runs on the CPU (splitting the graph around the call would keep the rest on the GPU; not done yet)",
 }
 
 // Fallbacks lists, per lowered op, the cases that still run on the CPU

@@ -218,6 +218,14 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 	tuples := map[int][]Tensor{} // the results of region instructions
 	for n, in := range p.Instrs {
 		arg := func(j int) Tensor { return vals[in.Args[j]] }
+		if in.Op == ir.OpHostCall {
+			rs, err := hostCall(in, func(j int) Tensor { return vals[in.Args[j]] })
+			if err != nil {
+				return nil, err
+			}
+			tuples[n] = rs
+			continue
+		}
 		if isLinalg(in.Op) {
 			ins := make([]Tensor, len(in.Args))
 			for j := range ins {

@@ -73,8 +73,9 @@ func Read(code []byte) (*ir.Program, *Signature, error) {
 
 // Translate turns the module's public main function into one IR program:
 // its parameters are main's arguments in order and its results main's
-// results. The program passes ir.Verify, except that a main with no
-// results is a program of its parameters alone.
+// results, and one more, a token, where main returns nothing but calls
+// host functions. The program passes ir.Verify, except that a main with
+// no results and no host calls is a program of its parameters alone.
 func Translate(m *mlir.Module) (*ir.Program, error) { return translate(m, "main") }
 
 // translate translates the function entry as if it were main.
@@ -108,6 +109,7 @@ func translate(m *mlir.Module, entry string) (p *ir.Program, err error) {
 
 // translator holds what the whole module shares.
 type translator struct {
+	hostCalls int // the host calls translated, regions' included
 	funcs   map[string]*mlir.Operation
 	inlined []string        // the callees being inlined, innermost last
 	current *mlir.Operation // the op being translated, for panics
@@ -208,11 +210,17 @@ func (t *translator) function(fn *mlir.Operation) (*ir.Program, error) {
 		return nil, status.Invalid(fn.Errorf("function_type has %d results but the body returns %d", len(ft.Results), len(results)))
 	}
 	if len(results) == 0 {
-		// Nothing it computes is seen (side effects and tokens are
-		// refused): the program is its parameters alone, which no driver
-		// compiles or runs. jax compiles these when differentiation or
-		// remat leaves a jitted function nothing to return.
-		return &ir.Program{Params: params}, nil
+		if t.hostCalls == 0 {
+			// Nothing it computes is seen: the program is its parameters
+			// alone, which no driver compiles or runs. jax compiles these
+			// when differentiation or remat leaves a jitted function
+			// nothing to return.
+			return &ir.Program{Params: params}, nil
+		}
+		// What it does is its host calls (jax.debug.print in a function
+		// returning nothing): the program returns a token no caller
+		// sees, so that drivers run it (Signature has no result for it).
+		results = []ir.Value{e.b.Constant(tokenType, nil)}
 	}
 	for i, r := range ft.Results {
 		if _, err := boundaryType(fn, r, fmt.Sprintf("result %d", i)); err != nil {

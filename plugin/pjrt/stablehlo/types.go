@@ -128,8 +128,9 @@ func tensorType(op *mlir.Operation, t mlir.Type, what string) (ir.TensorType, er
 	return ir.TensorType{DType: d, Shape: shape}, nil
 }
 
-// tokenType is what a !stablehlo.token is in the IR: no data.
-var tokenType = ir.TensorType{DType: ir.Bool, Shape: ir.Shape{0}}
+// tokenType is what a !stablehlo.token is in the IR: no data, the IR's
+// own token (ir.TokenType, what its host calls take and give).
+var tokenType = ir.TokenType
 
 // newToken is create_token and after_all: a token, whatever it joins.
 func newToken(e *env, op *mlir.Operation) ([]ir.Value, error) {

@@ -241,6 +241,7 @@ def initialize():
         return
     xla_bridge.register_plugin(PLATFORM, priority=PRIORITY, library_path=path)
     _register_lowerings()
+    _register_host_callbacks(path)
 
 
 def _register_lowerings():
@@ -382,3 +383,160 @@ def _tridiagonal_solve(dl, d, du, b, *, perturb_singular):
     for _ in range(dl.ndim - 1):
         solve = jax.vmap(solve)
     return solve(dl, d, du, b)
+
+
+# ------------------------------------------------------------ host callbacks
+
+# What jax's Python callbacks lower to on metalplug: a custom_call of this
+# target whose backend_config is the callback's id in _callbacks. The
+# library runs it through the entry point _register_host_callbacks hands
+# it (metalplug_set_host_callback), with the operands' bytes.
+HOST_CALLBACK_TARGET = "metalplug_host_callback"
+
+_callbacks = {}  # id -> (callable, operand avals, result avals)
+_next_id = [0]
+_entry = []  # the ctypes entry point, kept alive while the library may call it
+
+
+def _register_host_callbacks(path):
+    """jax.debug.print, jax.debug.callback, pure_callback, io_callback and
+    checkify's checks on the device.
+
+    jax lowers each of them through jax._src.callback.emit_python_callback,
+    which refuses any platform but cpu, cuda, rocm and tpu; and it
+    registers the lowerings of debug_callback, debug_print and checkify's
+    check for those platforms only. This wraps emit_python_callback so
+    that a program lowered for metalplug alone gets a custom_call the
+    library runs, and registers jax's own lowerings of those three
+    primitives for metalplug. Every other platform's lowering is jax's,
+    unchanged.
+
+    The library calls back into Python on the thread that runs the
+    program (ctypes takes the GIL there). A callback's table entry lives
+    as long as the process, as a compiled program may run at any time.
+    """
+    try:
+        import ctypes
+
+        from jax._src import callback as jcb
+        from jax._src import checkify, debugging
+        from jax._src.interpreters import mlir
+    except Exception as e:  # noqa: BLE001 - jax's internals move between releases
+        logger.debug("metalplug: jax's callbacks stay off the device (%s)", e)
+        return
+    entry_type = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_uint64, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p),
+                                  ctypes.POINTER(ctypes.c_int64), ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p),
+                                  ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p, ctypes.c_int64)
+    try:
+        setter = ctypes.CDLL(path).metalplug_set_host_callback
+    except (OSError, AttributeError) as e:
+        logger.debug("metalplug: %s takes no host callbacks (%s)", path, e)
+        return
+    entry = entry_type(_run_host_callback)
+    setter.argtypes = [ctypes.c_void_p]
+    setter.restype = ctypes.c_int32
+    setter(ctypes.cast(entry, ctypes.c_void_p))
+    _entry.append(entry)
+
+    original = jcb.emit_python_callback
+
+    def emit_python_callback(ctx, callback, token, operands, operand_avals, result_avals, **kwargs):
+        if tuple(ctx.module_context.platforms) != (PLATFORM,):
+            return original(ctx, callback, token, operands, operand_avals, result_avals, **kwargs)
+        return _emit_host_callback(ctx, callback, token, operands, operand_avals, result_avals, **kwargs)
+
+    if not getattr(original, "_metalplug", False):
+        emit_python_callback._metalplug = True
+        jcb.emit_python_callback = emit_python_callback
+    for prim, rule in ((debugging.debug_callback_p, "debug_callback_lowering"),
+                       (getattr(debugging, "debug_print_p", None), "debug_print_lowering_rule"),
+                       (checkify.check_p, "check_lowering_rule")):
+        module = checkify if rule == "check_lowering_rule" else debugging
+        if prim is None or not hasattr(module, rule):
+            logger.debug("metalplug: jax has no %s to register for metalplug", rule)
+            continue
+        mlir.register_lowering(prim, getattr(module, rule), platform=PLATFORM, cacheable=False)
+
+
+def _emit_host_callback(ctx, callback, token, operands, operand_avals, result_avals, *, has_side_effect,
+                        returns_token=True, partitioned=False, sharding=None):
+    """emit_python_callback for a program on metalplug: the same checks of
+    the callback's results as jax's, the same token threading; on one
+    device a sharding or partitioning says nothing."""
+    del returns_token, partitioned, sharding
+    import numpy as np
+    from jax._src import dtypes
+    from jax._src.interpreters import mlir
+
+    result_avals = list(result_avals)
+
+    def checked(*args):
+        out_vals = callback(*args)
+        if len(out_vals) != len(result_avals):
+            raise RuntimeError("Mismatched number of outputs from callback. Expected: {}, Actual: {}".format(
+                len(result_avals), len(out_vals)))
+        out_vals = tuple(dtypes.canonicalize_value(np.asarray(a)) for a in out_vals)
+        for i, (out_val, out_aval) in enumerate(zip(out_vals, result_avals)):
+            if out_val.shape != out_aval.shape:
+                raise RuntimeError(f"Incorrect output shape for return value #{i}: "
+                                   f"Expected: {out_aval.shape}, Actual: {out_val.shape}")
+            if out_val.dtype != out_aval.dtype:
+                raise RuntimeError(f"Incorrect output dtype for return value #{i}: "
+                                   f"Expected: {out_aval.dtype}, Actual: {out_val.dtype}")
+        return out_vals
+
+    _next_id[0] += 1
+    cid = _next_id[0]
+    _callbacks[cid] = (checked, list(operand_avals), result_avals)
+    types = [mlir.aval_to_ir_type(ctx.module_context, a) for a in result_avals]
+    args = list(operands)
+    if token is not None:
+        args = [token, *args]
+        types = [mlir.token_type(), *types]
+    op = mlir.custom_call(HOST_CALLBACK_TARGET, result_types=types, operands=args, backend_config=str(cid),
+                          has_side_effect=has_side_effect)
+    results = list(op.results)
+    if token is not None:
+        token, *results = results
+    return results, token, None
+
+
+def _run_host_callback(cid, nargs, args, arg_sizes, nresults, results, result_sizes, err, errlen):
+    """The library's entry point: runs callback cid on the operands' bytes
+    and writes its results' bytes; on any failure writes what failed into
+    err and returns 1, so that the execution fails with it."""
+    import ctypes
+
+    try:
+        import numpy as np
+
+        fn, in_avals, out_avals = _callbacks[cid]
+        if nargs != len(in_avals) or nresults != len(out_avals):
+            raise RuntimeError("metalplug: callback %d takes %d operands and gives %d results, the program passes %d and %d"
+                               % (cid, len(in_avals), len(out_avals), nargs, nresults))
+        vals = []
+        for i, aval in enumerate(in_avals):
+            dt = np.dtype(aval.dtype)
+            n = int(np.prod(aval.shape, dtype=np.int64)) * dt.itemsize
+            if arg_sizes[i] != n:
+                raise RuntimeError("metalplug: callback %d's operand %d is %d bytes, not the %d of %s"
+                                   % (cid, i, arg_sizes[i], n, aval.str_short()))
+            raw = ctypes.string_at(args[i], n) if n else b""
+            vals.append(np.frombuffer(raw, dtype=dt).reshape(aval.shape).copy())
+        outs = fn(*vals)
+        for i, out in enumerate(outs):
+            a = np.ascontiguousarray(out)
+            if a.nbytes != result_sizes[i]:
+                raise RuntimeError("metalplug: callback %d's result %d is %d bytes, the program holds %d"
+                                   % (cid, i, a.nbytes, result_sizes[i]))
+            if a.nbytes:
+                ctypes.memmove(results[i], a.ctypes.data, a.nbytes)
+        return 0
+    except BaseException as e:  # noqa: BLE001 - nothing may escape into the library
+        import traceback
+
+        text = "".join(traceback.format_exception_only(type(e), e)).strip()
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        msg = ("%s\n%s" % (text, tb)).encode("utf-8", "replace")[: max(errlen - 1, 0)]
+        ctypes.memmove(err, msg, len(msg))
+        return 1

@@ -141,6 +141,7 @@ var programTolerance = map[string]tolerance{
 	"conv_grad":          {Rtol: 1e-5, Atol: 1e-5},
 	"narrow_convert":     {Exact: true},
 	"narrow_ints":        {Exact: true},
+	"narrow_bitcast":     {Exact: true},
 }
 
 // resultTolerance overrides the program's for single results. jax's

@@ -1216,6 +1216,38 @@ def _():
     return f, (x, y, u, v, fl, p, q)
 
 
+@program("narrow_bitcast")
+def _():
+    # bitcast_convert between the sub-byte integers and wider types, both
+    # ways (the cases jax 0.11's lax tests run): the narrow side has a last
+    # dim of wide/narrow elements, the first the least significant bits; a
+    # signed element with its top bit set is negative (int4 0xF is -1).
+    r = rng("narrow_bitcast")
+    s4, u4, s2, u2 = ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2
+    a = r.integers(-8, 8, (16, 4)).astype(s4)
+    b = np.zeros((0,), np.uint32)
+    c = r.integers(0, 256, 64, dtype=np.uint8)
+    d = r.integers(0, 16, (8, 8)).astype(u4)
+    e = np.array([0, 0, 12, 3], np.int8).astype(s4)  # f16 0x3C00 is 1.0
+    f = np.array(-1.7e-3, np.float32)
+    g = np.array([0x7F, -0x6E], np.int8)
+    h = r.integers(-8, 8, (2, 3, 4, 8)).astype(s4)
+    h[..., 7] = np.clip(h[..., 7], 0, 7)  # no float32 NaN
+    k = r.integers(-2, 2, (5, 4)).astype(s2)
+    m = r.integers(0, 2 ** 16, 6, dtype=np.uint16)
+    f4 = ml_dtypes.float4_e2m1fn
+    n = np.array([0.5, -6, 1, 3, 0, -0.0, 2, 4], np.float32).astype(f4).reshape(4, 2)
+
+    def fn(a, b, c, d, e, f, g, h, k, m, n):
+        return (lax.bitcast_convert_type(a, jnp.int16), lax.bitcast_convert_type(b, u4), lax.bitcast_convert_type(c, u4),
+                lax.bitcast_convert_type(d, jnp.int32), lax.bitcast_convert_type(e, f16), lax.bitcast_convert_type(f, u4),
+                lax.bitcast_convert_type(g, s4), lax.bitcast_convert_type(h, f32), lax.bitcast_convert_type(k, jnp.uint8),
+                lax.bitcast_convert_type(m, s2), lax.bitcast_convert_type(lax.bitcast_convert_type(a, jnp.int16), s4),
+                lax.bitcast_convert_type(c, s4).astype(i32), lax.bitcast_convert_type(m, u2),
+                lax.bitcast_convert_type(n, jnp.uint8), lax.bitcast_convert_type(c, f4))
+    return fn, (a, b, c, d, e, f, g, h, k, m, n)
+
+
 @program("error_f64_atan2", x64=True)
 def _():
     return (lambda x: jnp.arctan2(x, x + 1)), (np.arange(3, dtype=np.float64),)

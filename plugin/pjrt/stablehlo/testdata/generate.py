@@ -410,6 +410,29 @@ def _():
     return f, (p, q)
 
 
+@program("bool_conv")
+def _():
+    # jax's lax_test testConvGeneralDilated0D on bools (and a 2-D one):
+    # XLA's convolution of i1 is the OR of the ANDs.
+    r = rng("bool_conv")
+    x = r.integers(0, 2, (4, 6)).astype(bool)
+    w = r.integers(0, 2, (6, 6)).astype(bool)
+    w[0] = False
+    wg = r.integers(0, 2, (4, 3)).astype(bool)
+    wb = r.integers(0, 2, (4, 6)).astype(bool)
+    x2 = (r.random((2, 2, 6, 5)) < 0.2)
+    w2 = (r.random((3, 2, 3, 2)) < 0.3)
+
+    def f(x, w, wg, wb, x2, w2):
+        dn = ("NC", "OI", "NC")
+        return (lax.conv_general_dilated(x, w, (), (), dimension_numbers=dn),
+                lax.conv_general_dilated(x, wg, (), (), feature_group_count=2, dimension_numbers=dn),
+                lax.conv_general_dilated(x, wb, (), (), batch_group_count=2, dimension_numbers=dn),
+                lax.conv_general_dilated(x2, w2, (1, 2), ((1, 1), (0, 1)), rhs_dilation=(1, 2),
+                                         dimension_numbers=("NCHW", "OIHW", "NCHW")))
+    return f, (x, w, wg, wb, x2, w2)
+
+
 @program("conv")
 def _():
     r = rng("conv")

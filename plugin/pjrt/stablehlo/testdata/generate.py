@@ -819,6 +819,22 @@ def _():
     return f, (x,)
 
 
+@program("dce_sink")
+def _():
+    # jax's lax_test test_dce_sink_prevents_xla_dce: lax.dce_sink with
+    # prevent_mlir_dce is a custom_call "dce_sink" with a side effect and
+    # no results, here of an array, a pytree's leaves and an int4.
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+
+    def f(x):
+        y = x + 1
+        lax.dce_sink(y, prevent_mlir_dce=True)
+        lax.dce_sink((x * 2, {"n": jnp.arange(4)}), prevent_mlir_dce=True)
+        lax.dce_sink(y.astype(ml_dtypes.int4), prevent_mlir_dce=True)
+        return x - y
+    return f, (x,)
+
+
 @program("ppermute")
 def _():
     # ppermute on a mesh of one device: to itself, and to no one.

@@ -170,6 +170,25 @@ def _():
     return f, (x, pos)
 
 
+@program("result_accuracy")
+def _():
+    # The transcendentals with accuracy=HIGHEST (jax's lax_test
+    # testEvenFunctionGrads, testExpm1Grad): result_accuracy mode HIGHEST,
+    # which XLA's CPU computes as DEFAULT (its one implementation).
+    r = rng("result_accuracy")
+    x = np.concatenate([r.uniform(-4, 4, 28).astype(np.float32), np.arange(-80, 81, 20, dtype=np.float32), SPECIAL])
+    pos = np.concatenate([r.uniform(0.01, 20, 28).astype(np.float32), SPECIAL])
+    hi = lax.AccuracyMode.HIGHEST
+
+    def f(x, p):
+        ops = (lax.exp, lax.expm1, lax.tanh, lax.logistic, lax.sin, lax.cos, lax.tan)
+        return (*(op(x, accuracy=hi) for op in ops), lax.log(p, accuracy=hi), lax.log1p(p, accuracy=hi),
+                lax.sqrt(p, accuracy=hi), lax.rsqrt(p, accuracy=hi), lax.cbrt(x, accuracy=hi),
+                jax.vmap(jax.grad(lambda v: lax.tanh(v, accuracy=hi)))(x),
+                jax.vmap(jax.grad(lambda v: lax.expm1(v, accuracy=hi)))(x))
+    return f, (x, pos)
+
+
 @program("binary_f32")
 def _():
     r = rng("binary_f32")

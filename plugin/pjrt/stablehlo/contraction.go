@@ -193,7 +193,18 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	}
 	complexConv := isComplexContraction(e, op, x, k)
 	out := ir.C64
-	if !complexConv {
+	rt, err := resultType(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	// Bool operands into a bool result: XLA's OR of ANDs, as a float32
+	// count of the pairs both true, compared with 0 (a sum of ones and
+	// zeros is 0 only when every term is, however float32 rounds it).
+	boolConv := b.Type(x).DType == ir.Bool && b.Type(k).DType == ir.Bool && rt.DType == ir.Bool
+	switch {
+	case boolConv:
+		x, k, out = b.Convert(x, ir.F32), b.Convert(k, ir.F32), ir.Bool
+	case !complexConv:
 		if x, k, out, err = contractOperands(e, op, x, k); err != nil {
 			return nil, err
 		}
@@ -276,7 +287,11 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	for i, d := range outS {
 		outPerm[d] = 1 + i
 	}
-	return one(b.Convert(b.Transpose(y, outPerm), out)), nil
+	y = b.Transpose(y, outPerm)
+	if boolConv {
+		return one(b.Compare(ir.CmpNE, y, floatConst(b, ir.F32, b.Type(y).Shape, 0))), nil
+	}
+	return one(b.Convert(y, out)), nil
 }
 
 // intConvolution convolves integers exactly, with XLA's wrapping, through

@@ -131,45 +131,36 @@ func bitcastConvert(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		if n := t.Shape.Rank(); n == 0 || t.Shape[n-1] != wt/wf {
 			return nil, invalid(op, "a bitcast from %v to %v needs a last dim of %d", t, rt.DType, wt/wf)
 		}
-		return one(bitcastJoin(b, x, rt.DType)), nil
+		return one(bitcastJoin(b, x, wf, wt, rt.DType)), nil
 	}
-	return one(bitcastSplit(b, x, rt.DType)), nil
+	return one(bitcastSplit(b, x, wf, wt, rt.DType)), nil
 }
 
-// bitsInt is the integer dtype holding a w-bit element's bits, and
-// whether converting it to a wider integer zero-extends.
-func bitsInt(w int) (ir.DType, bool) {
-	switch w {
-	case 8:
-		return ir.U8, true
-	case 16:
-		return ir.I16, false
-	case 32:
-		return ir.U32, true
-	}
-	return ir.I64, false
-}
-
-// bitcastJoin is a bitcast to a wider dtype: the last dim's r = wide/narrow
+// bitcastJoin is a bitcast to a wider type: the last dim's r = ww/wn
 // elements become one, the first the least significant (the bytes in
-// memory order, little-endian).
-func bitcastJoin(b *ir.Builder, x ir.Value, to ir.DType) ir.Value {
+// memory order, little-endian; a sub-byte type's elements likewise, as
+// XLA packs them). x's elements are wn bits wide, in the low bits of its
+// dtype when wn is below the dtype's width (a narrow integer's codes); the
+// result is to (an integer dtype when ww is below its width: the bits in
+// the low ones, the others clear).
+func bitcastJoin(b *ir.Builder, x ir.Value, wn, ww int, to ir.DType) ir.Value {
 	t := b.Type(x)
-	wn, ww := bits(t.DType), bits(to)
 	r := ww / wn
 	s := t.Shape // its last dim is r, checked by the caller
 	out := s[:s.Rank()-1].Clone()
-	nd, _ := bitsInt(wn)
 	wd, _ := sameWidthInt(to, false)
-	v := b.BitcastConvert(x, nd)
-	if t.DType == nd {
-		v = x
+	v := x
+	if t.DType.IsFloat() {
+		nd, _ := sameWidthInt(t.DType, false)
+		v = b.BitcastConvert(x, nd)
 	}
 	var acc ir.Value
 	for i := range r {
 		start, limit := make([]int, s.Rank()), s.Clone()
 		start[s.Rank()-1], limit[s.Rank()-1] = i, i+1
 		part := b.Reshape(b.Slice(v, start, limit, filled(s.Rank(), 1)), out)
+		// Converting to the wide integer sign-extends a signed part:
+		// the mask keeps its own bits.
 		part = b.Binary(ir.OpAnd, b.Convert(part, wd), intConst(b, wd, out, int64(uint64(1)<<wn-1)))
 		if i > 0 {
 			part = b.Binary(ir.OpShiftLeft, part, intConst(b, wd, out, int64(i*wn)))
@@ -183,14 +174,19 @@ func bitcastJoin(b *ir.Builder, x ir.Value, to ir.DType) ir.Value {
 	return b.BitcastConvert(acc, to)
 }
 
-// bitcastSplit is a bitcast to a narrower dtype: each element becomes a
-// new last dim of r = wide/narrow elements, least significant first.
-func bitcastSplit(b *ir.Builder, x ir.Value, to ir.DType) ir.Value {
+// bitcastSplit is a bitcast to a narrower type: each element (ww bits, the
+// low ones of its dtype when ww is below the dtype's width) becomes a new
+// last dim of r = ww/wn elements, least significant first. Elements below
+// 8 bits are made as U8 codes, the bits in the low ones; to is their
+// dtype otherwise.
+func bitcastSplit(b *ir.Builder, x ir.Value, ww, wn int, to ir.DType) ir.Value {
 	t := b.Type(x)
-	wn, ww := bits(to), bits(t.DType)
 	r := ww / wn
 	wd, _ := sameWidthInt(t.DType, false)
-	nd, _ := bitsInt(wn)
+	nd, _ := sameWidthInt(to, false)
+	if wn < 8 {
+		nd = ir.U8
+	}
 	v := x
 	if t.DType != wd {
 		v = b.BitcastConvert(x, wd)
@@ -202,7 +198,11 @@ func bitcastSplit(b *ir.Builder, x ir.Value, to ir.DType) ir.Value {
 		if i > 0 {
 			p = b.Binary(ir.OpShiftRightLogical, v, intConst(b, wd, t.Shape, int64(i*wn)))
 		}
-		parts[i] = b.Reshape(b.Convert(p, nd), shape)
+		p = b.Convert(p, nd) // integer conversions wrap: the low bits
+		if wn < 8 {
+			p = b.Binary(ir.OpAnd, p, intConst(b, nd, t.Shape, 1<<wn-1))
+		}
+		parts[i] = b.Reshape(p, shape)
 	}
 	out := b.Concat(len(shape)-1, parts...)
 	if to == nd {

@@ -481,9 +481,11 @@ func narrowConstant(b *ir.Builder, op *mlir.Operation, n *narrowType) (ir.Value,
 }
 
 // narrowBitcast is bitcast_convert from or to a narrow type: through its
-// codes (a byte each). Between a narrow type and a wider one, the bytes
-// are joined or split as for any 8-bit type; a sub-byte type bitcasts only
-// to another of its width.
+// codes (a byte each). Between types of different widths the codes are
+// joined or split as XLA does (shape_inference: the narrower side has an
+// extra last dim of wide/narrow elements, the first the least significant
+// bits), a sub-byte type's too: s4[16,4] to s16[16], u32[] to u4[8]. The
+// wider width must be a multiple of the narrower (f6 bitcasts only to f6).
 func narrowBitcast(b *ir.Builder, op *mlir.Operation, x ir.Value, rt ir.TensorType) (ir.Value, error) {
 	from, nf := narrowOf(op.Operands[0].Type)
 	to, nt := narrowOf(op.Results[0].Type)
@@ -494,34 +496,34 @@ func narrowBitcast(b *ir.Builder, op *mlir.Operation, x ir.Value, rt ir.TensorTy
 	if nt {
 		wt = to.bits
 	}
-	if (wf < 8 || wt < 8) && wf != wt {
-		return 0, unsupported(op, "a bitcast from %s to %s (a sub-byte type bitcasts only to one of its width)", op.Operands[0].Type, op.Results[0].Type)
+	if max(wf, wt)%min(wf, wt) != 0 {
+		return 0, unsupported(op, "a bitcast from %s to %s (%d bits to %d: one width must be a multiple of the other)", op.Operands[0].Type, op.Results[0].Type, wf, wt)
 	}
 	if b.Type(x).DType == ir.Bool || rt.DType == ir.Bool {
 		return 0, unsupported(op, "a bitcast from %s to %s (not of bool)", op.Operands[0].Type, op.Results[0].Type)
 	}
 	v := x
 	if nf {
-		v = from.toBits(b, x)
+		v = from.toBits(b, x) // the codes, in the low bits
 	}
-	// v is now 8-bit codes or a wider value; make the 8-bit codes of the
-	// result, or the result itself when it is not narrow.
+	// v is now codes or a wider value; make the codes of the result (U8,
+	// in the low bits), or the result itself when it is not narrow.
 	target := rt.DType
 	if nt {
 		target = ir.U8
 	}
-	vd := b.Type(v).DType
 	switch {
-	case vd == target:
-	case bits(vd) == bits(target):
-		v = b.BitcastConvert(v, target)
-	case bits(vd) < bits(target):
-		if k := b.Type(v).Shape.Rank(); k == 0 || b.Type(v).Shape[k-1] != bits(target)/bits(vd) {
-			return 0, invalid(op, "a bitcast from %s to %s needs a last dim of %d", op.Operands[0].Type, op.Results[0].Type, bits(target)/bits(vd))
+	case wf == wt:
+		if b.Type(v).DType != target {
+			v = b.BitcastConvert(v, target)
 		}
-		v = bitcastJoin(b, v, target)
+	case wf < wt:
+		if k := b.Type(v).Shape.Rank(); k == 0 || b.Type(v).Shape[k-1] != wt/wf {
+			return 0, invalid(op, "a bitcast from %s to %s needs a last dim of %d", op.Operands[0].Type, op.Results[0].Type, wt/wf)
+		}
+		v = bitcastJoin(b, v, wf, wt, target)
 	default:
-		v = bitcastSplit(b, v, target)
+		v = bitcastSplit(b, v, wf, wt, target)
 	}
 	if nt {
 		v = to.fromBits(b, v)

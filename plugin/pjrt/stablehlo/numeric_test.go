@@ -136,11 +136,13 @@ var programTolerance = map[string]tolerance{
 	"linalg_schur":       linalgTolerance,
 	"fft":                accumulated,
 	"bool_dot":           {Exact: true},
+	"bool_conv":          {Exact: true},
 	"conv_0d":            accumulated,
 	"conv":               {Rtol: 1e-5, Atol: 1e-5},
 	"conv_grad":          {Rtol: 1e-5, Atol: 1e-5},
 	"narrow_convert":     {Exact: true},
 	"narrow_ints":        {Exact: true},
+	"narrow_bitcast":     {Exact: true},
 }
 
 // resultTolerance overrides the program's for single results. jax's

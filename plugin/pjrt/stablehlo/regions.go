@@ -629,6 +629,19 @@ func nothing(*env, *mlir.Operation) ([]ir.Value, error) { return nil, nil }
 var noOpCustomCalls = []string{"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost", "MoveToDevice",
 	"annotate_device_placement", "LayoutConstraint"}
 
+// dceSink is jax's lax.dce_sink with prevent_mlir_dce: a custom_call
+// "dce_sink" with a side effect, operands and no results, which only keeps
+// XLA from removing what computes its operands. The IR has no side
+// effects to order and the sink's operands change no result, so it is
+// nothing (its operands must still translate).
+func dceSink(e *env, op *mlir.Operation) ([]ir.Value, error) {
+	if len(op.Results) != 0 {
+		return nil, invalid(op, "custom_call \"dce_sink\" has %d results, want none", len(op.Results))
+	}
+	_, err := e.operands(op)
+	return nil, err
+}
+
 func customCall(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	target, err := stringAttr(op, "call_target_name")
 	if err != nil {
@@ -641,7 +654,7 @@ func customCall(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		return la.fn(e, op)
 	}
 	if !slices.Contains(noOpCustomCalls, target) {
-		return nil, unsupported(op, "custom_call target %q (only the one-device no-ops %v, ApproxTopK and jax's linear algebra calls)", target, noOpCustomCalls)
+		return nil, unsupported(op, "custom_call target %q (only the one-device no-ops %v, dce_sink, ApproxTopK and jax's linear algebra calls)", target, noOpCustomCalls)
 	}
 	if len(op.Operands) != 1 || len(op.Results) != 1 || !mlir.Equal(op.Operands[0].Type, op.Results[0].Type) {
 		return nil, unsupported(op, "custom_call %q of %d operands to %d results of other types", target, len(op.Operands), len(op.Results))

@@ -9,6 +9,7 @@ import (
 // one-device no-ops.
 var customCalls = map[string]func(*env, *mlir.Operation) ([]ir.Value, error){
 	"ApproxTopK": approxTopK,
+	"dce_sink":   dceSink,
 }
 
 // approxTopK is jax's lax.approx_max_k and approx_min_k off TPU: a

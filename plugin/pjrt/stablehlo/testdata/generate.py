@@ -170,6 +170,25 @@ def _():
     return f, (x, pos)
 
 
+@program("result_accuracy")
+def _():
+    # The transcendentals with accuracy=HIGHEST (jax's lax_test
+    # testEvenFunctionGrads, testExpm1Grad): result_accuracy mode HIGHEST,
+    # which XLA's CPU computes as DEFAULT (its one implementation).
+    r = rng("result_accuracy")
+    x = np.concatenate([r.uniform(-4, 4, 28).astype(np.float32), np.arange(-80, 81, 20, dtype=np.float32), SPECIAL])
+    pos = np.concatenate([r.uniform(0.01, 20, 28).astype(np.float32), SPECIAL])
+    hi = lax.AccuracyMode.HIGHEST
+
+    def f(x, p):
+        ops = (lax.exp, lax.expm1, lax.tanh, lax.logistic, lax.sin, lax.cos, lax.tan)
+        return (*(op(x, accuracy=hi) for op in ops), lax.log(p, accuracy=hi), lax.log1p(p, accuracy=hi),
+                lax.sqrt(p, accuracy=hi), lax.rsqrt(p, accuracy=hi), lax.cbrt(x, accuracy=hi),
+                jax.vmap(jax.grad(lambda v: lax.tanh(v, accuracy=hi)))(x),
+                jax.vmap(jax.grad(lambda v: lax.expm1(v, accuracy=hi)))(x))
+    return f, (x, pos)
+
+
 @program("binary_f32")
 def _():
     r = rng("binary_f32")
@@ -408,6 +427,29 @@ def _():
         return (lax.dot(p, q), lax.dot_general(p, q, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32),
                 lax.dot_general(p[None], q.T[None], (((2,), (2,)), ((0,), (0,)))))
     return f, (p, q)
+
+
+@program("bool_conv")
+def _():
+    # jax's lax_test testConvGeneralDilated0D on bools (and a 2-D one):
+    # XLA's convolution of i1 is the OR of the ANDs.
+    r = rng("bool_conv")
+    x = r.integers(0, 2, (4, 6)).astype(bool)
+    w = r.integers(0, 2, (6, 6)).astype(bool)
+    w[0] = False
+    wg = r.integers(0, 2, (4, 3)).astype(bool)
+    wb = r.integers(0, 2, (4, 6)).astype(bool)
+    x2 = (r.random((2, 2, 6, 5)) < 0.2)
+    w2 = (r.random((3, 2, 3, 2)) < 0.3)
+
+    def f(x, w, wg, wb, x2, w2):
+        dn = ("NC", "OI", "NC")
+        return (lax.conv_general_dilated(x, w, (), (), dimension_numbers=dn),
+                lax.conv_general_dilated(x, wg, (), (), feature_group_count=2, dimension_numbers=dn),
+                lax.conv_general_dilated(x, wb, (), (), batch_group_count=2, dimension_numbers=dn),
+                lax.conv_general_dilated(x2, w2, (1, 2), ((1, 1), (0, 1)), rhs_dilation=(1, 2),
+                                         dimension_numbers=("NCHW", "OIHW", "NCHW")))
+    return f, (x, w, wg, wb, x2, w2)
 
 
 @program("conv")
@@ -793,6 +835,22 @@ def _():
         s = jax.sharding.SingleDeviceSharding(jax.devices()[0])
         y = lax.with_sharding_constraint(x, s) * 2.0
         return lax.optimization_barrier((y, x)), sharding_call.bind(x), dim_size.bind(jnp.stack([x, -x]))
+    return f, (x,)
+
+
+@program("dce_sink")
+def _():
+    # jax's lax_test test_dce_sink_prevents_xla_dce: lax.dce_sink with
+    # prevent_mlir_dce is a custom_call "dce_sink" with a side effect and
+    # no results, here of an array, a pytree's leaves and an int4.
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+
+    def f(x):
+        y = x + 1
+        lax.dce_sink(y, prevent_mlir_dce=True)
+        lax.dce_sink((x * 2, {"n": jnp.arange(4)}), prevent_mlir_dce=True)
+        lax.dce_sink(y.astype(ml_dtypes.int4), prevent_mlir_dce=True)
+        return x - y
     return f, (x,)
 
 
@@ -1214,6 +1272,38 @@ def _():
                 lax.dot_general(p.astype(i32), q.astype(i32), (((1,), (0,)), ((), ()))), jnp.sort(x),
                 jnp.sum(x.astype(i32)), lax.bitcast_convert_type(x, u4), lax.rem(x, jnp.where(y == 0, s4(1), y)))
     return f, (x, y, u, v, fl, p, q)
+
+
+@program("narrow_bitcast")
+def _():
+    # bitcast_convert between the sub-byte integers and wider types, both
+    # ways (the cases jax 0.11's lax tests run): the narrow side has a last
+    # dim of wide/narrow elements, the first the least significant bits; a
+    # signed element with its top bit set is negative (int4 0xF is -1).
+    r = rng("narrow_bitcast")
+    s4, u4, s2, u2 = ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2
+    a = r.integers(-8, 8, (16, 4)).astype(s4)
+    b = np.zeros((0,), np.uint32)
+    c = r.integers(0, 256, 64, dtype=np.uint8)
+    d = r.integers(0, 16, (8, 8)).astype(u4)
+    e = np.array([0, 0, 12, 3], np.int8).astype(s4)  # f16 0x3C00 is 1.0
+    f = np.array(-1.7e-3, np.float32)
+    g = np.array([0x7F, -0x6E], np.int8)
+    h = r.integers(-8, 8, (2, 3, 4, 8)).astype(s4)
+    h[..., 7] = np.clip(h[..., 7], 0, 7)  # no float32 NaN
+    k = r.integers(-2, 2, (5, 4)).astype(s2)
+    m = r.integers(0, 2 ** 16, 6, dtype=np.uint16)
+    f4 = ml_dtypes.float4_e2m1fn
+    n = np.array([0.5, -6, 1, 3, 0, -0.0, 2, 4], np.float32).astype(f4).reshape(4, 2)
+
+    def fn(a, b, c, d, e, f, g, h, k, m, n):
+        return (lax.bitcast_convert_type(a, jnp.int16), lax.bitcast_convert_type(b, u4), lax.bitcast_convert_type(c, u4),
+                lax.bitcast_convert_type(d, jnp.int32), lax.bitcast_convert_type(e, f16), lax.bitcast_convert_type(f, u4),
+                lax.bitcast_convert_type(g, s4), lax.bitcast_convert_type(h, f32), lax.bitcast_convert_type(k, jnp.uint8),
+                lax.bitcast_convert_type(m, s2), lax.bitcast_convert_type(lax.bitcast_convert_type(a, jnp.int16), s4),
+                lax.bitcast_convert_type(c, s4).astype(i32), lax.bitcast_convert_type(m, u2),
+                lax.bitcast_convert_type(n, jnp.uint8), lax.bitcast_convert_type(c, f4))
+    return fn, (a, b, c, d, e, f, g, h, k, m, n)
 
 
 @program("error_f64_atan2", x64=True)

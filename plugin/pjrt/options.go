@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -122,26 +124,187 @@ func parseOverrideEntry(data []byte) (string, optionOverride, error) {
 	return key, val, err
 }
 
-// check refuses what one device cannot run, and overrides XLA would not
-// know, in XLA's words (jax's tests match them). An override whose name is
-// an XLA debug option (xla_*) is accepted and ignored: metalplug compiles
-// with none of XLA's passes to tune.
+// check refuses what one device cannot run, and overrides XLA would
+// refuse, in XLA's words (jax's tests match them). An override XLA would
+// take is accepted and ignored: metalplug compiles with none of XLA's
+// passes to tune.
 func (o *compileOptions) check() error {
-	r, p := max(o.numReplicas, 1), max(o.numPartitions, 1)
-	if r != 1 || p != 1 {
-		return invalidf("the program asks for %d replicas × %d partitions; metalplug runs programs on one device (num_replicas = num_partitions = 1)", r, p)
-	}
 	names := make([]string, 0, len(o.overrides))
 	for name := range o.overrides {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	// XLA reads every override before applying any
+	// (CompileOptions::LoadEnvOptionOverrides), and reports one without a
+	// value as INTERNAL then.
 	for _, name := range names {
-		if !strings.HasPrefix(name, "xla_") {
-			return invalidf("No such compile option: '%s'", name)
+		if o.overrides[name].kind == "" {
+			return errorf(codeInternal, "OptionOverrideProto value not set.")
 		}
 	}
+	for _, name := range names {
+		if err := checkOverride(name, o.overrides[name]); err != nil {
+			return err
+		}
+	}
+	r, p := max(o.numReplicas, 1), max(o.numPartitions, 1)
+	if r != 1 || p != 1 {
+		return invalidf("the program asks for %d replicas × %d partitions; metalplug runs programs on one device (num_replicas = num_partitions = 1)", r, p)
+	}
 	return nil
+}
+
+// debugOption is one field of xla.DebugOptions, from debug_options_gen.go.
+type debugOption struct {
+	typ      string   // XLA's name of its protobuf type (FieldDescriptor::type_name): bool, int32, int64, float, double, string, enum, message, ...
+	repeated bool     // a repeated field (a map is a repeated message)
+	values   []string // an enum's value names
+}
+
+// debug_options_gen.go is read from an openxla/xla checkout ($XLA) at the
+// commit ($XLA_COMMIT) the targeted jaxlib was built from: jax's
+// third_party/xla/revision.bzl at that release. Regenerate it when the
+// jaxlib moves.
+//
+//go:generate go run ./internal/debugoptgen -o debug_options_gen.go -from openxla/xla@$XLA_COMMIT $XLA
+
+// checkOverride is XLA's CompileOptions::ApplyOption
+// (xla/pjrt/pjrt_executable.cc) without the applying: name must be a field
+// of xla.DebugOptions, and the value one XLA would set it to.
+//
+// A name DebugOptions reserves, a field XLA has since removed, is accepted
+// with any value: the table may be newer than the jaxlib in use, which may
+// still have the field (and then jax's CPU backend takes it), and a name
+// XLA once had is no typo. Any other name the table lacks is refused as
+// unknown, as XLA would: a typo is likelier than a field newer than the
+// table, and the error names the option.
+func checkOverride(name string, v optionOverride) error {
+	opt, ok := debugOptions[name]
+	if !ok {
+		if slices.Contains(debugOptionsReserved, name) {
+			return nil
+		}
+		return invalidf("No such compile option: '%s'", name)
+	}
+	if v.kind == "string" {
+		if !opt.repeated {
+			return opt.checkString(name, v.s)
+		}
+		// A repeated field takes a comma-separated list, each item
+		// parsed as one value; "" clears it.
+		if v.s == "" {
+			return nil
+		}
+		for _, item := range strings.Split(v.s, ",") {
+			if err := opt.checkString(name, item); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ok = false
+	switch opt.typ {
+	case "bool":
+		ok = v.kind == "bool"
+	case "int32":
+		ok = v.kind == "int" && v.i >= math.MinInt32 && v.i <= math.MaxInt32
+	case "int64", "enum":
+		ok = v.kind == "int" // any number for an enum: XLA's are open
+	case "float":
+		// XLA's bounds are numeric_limits<float>::min() and max(): the
+		// smallest positive normal float, so 0 and negative values are
+		// refused too.
+		ok = v.kind == "double" && v.f >= 0x1p-126 && v.f <= math.MaxFloat32
+	case "double":
+		ok = v.kind == "double"
+	}
+	if !ok {
+		return invalidf("While setting option %s, '%s' is not a valid %s value.", name, strCat(v), opt.typ)
+	}
+	return nil
+}
+
+// checkString is XLA's ApplyOptionFromSingleString: s parsed as one value
+// of the field's type, as absl's SimpleAtoi and SimpleAtof would.
+func (opt debugOption) checkString(name, s string) error {
+	ok := false
+	switch opt.typ {
+	case "string":
+		ok = true
+	case "int32", "int64":
+		bits := 32
+		if opt.typ == "int64" {
+			bits = 64
+		}
+		_, err := strconv.ParseInt(strings.Trim(s, asciiSpace), 10, bits)
+		ok = err == nil
+	case "float", "double":
+		ok = atof(s, opt.typ)
+	case "bool":
+		ok = s == "True" || s == "False" // Python's spelling, and no other
+	case "enum":
+		_, err := strconv.ParseInt(strings.Trim(s, asciiSpace), 10, 32)
+		ok = err == nil || slices.Contains(opt.values, s)
+	}
+	if !ok {
+		return invalidf("While setting option %s, '%s' is not a valid %s value.", name, s, opt.typ)
+	}
+	return nil
+}
+
+// asciiSpace is what absl's StripAsciiWhitespace strips.
+const asciiSpace = " \t\n\v\f\r"
+
+// atof is absl's SimpleAtof (typ "float") or SimpleAtod ("double"):
+// decimal only, an optional sign ("+" too, but not "+-"), inf, infinity,
+// nan and nan(chars) in any case; a value out of range is taken (as ±inf or 0).
+func atof(s, typ string) bool {
+	s = strings.Trim(s, asciiSpace)
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		if strings.HasPrefix(rest, "-") {
+			return false
+		}
+		s = rest
+	}
+	digits := strings.TrimPrefix(s, "-")
+	if strings.HasPrefix(digits, "0x") || strings.HasPrefix(digits, "0X") || strings.HasPrefix(digits, "+") {
+		return false // Go's hex floats; a sign after "-"
+	}
+	bits := 64
+	if typ == "float" {
+		bits = 32
+	}
+	if l := strings.ToLower(digits); strings.HasPrefix(l, "nan(") && strings.HasSuffix(l, ")") {
+		// from_chars's nan(n-char-sequence)
+		return strings.Trim(l[4:len(l)-1], "abcdefghijklmnopqrstuvwxyz0123456789_") == ""
+	}
+	_, err := strconv.ParseFloat(s, bits)
+	return err == nil || errors.Is(err, strconv.ErrRange)
+}
+
+// strCat is absl::StrCat of a value, as XLA quotes it in an error: a bool
+// as 1 or 0, a double with six significant digits.
+func strCat(v optionOverride) string {
+	switch v.kind {
+	case "bool":
+		if v.b {
+			return "1"
+		}
+		return "0"
+	case "int":
+		return strconv.FormatInt(v.i, 10)
+	case "double":
+		switch {
+		case math.IsNaN(v.f):
+			return "nan"
+		case math.IsInf(v.f, 1):
+			return "inf"
+		case math.IsInf(v.f, -1):
+			return "-inf"
+		}
+		return strconv.FormatFloat(v.f, 'g', 6, 64)
+	}
+	return v.s
 }
 
 // -------------------------------------------------------------- wire format

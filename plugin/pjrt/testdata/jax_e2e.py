@@ -235,14 +235,25 @@ def _():
     assert not np.array_equal(np.asarray(jax.random.bits(k1, (8,))), np.asarray(jax.random.bits(k2, (8,))))
 
 
-@check("compiler options jax cannot know are refused in XLA's words")
+@check("compiler options XLA would refuse are refused in XLA's words, and real ones compile")
 def _():
-    try:
-        jax.jit(lambda a: a + 1, compiler_options={"invalid_key": "invalid_value"})(np.ones(2, np.float32))
-    except jax.errors.JaxRuntimeError as e:
-        assert "No such compile option: 'invalid_key'" in str(e), str(e)
-    else:
-        raise AssertionError("an unknown compile option was accepted")
+    x = np.ones(2, np.float32)
+    lowered = jax.jit(lambda a: a + 1).lower(x)
+    # jax's api_test test_jit_lower_compile_with_compiler_options_invalid
+    for options, words in [({"invalid_key": "invalid_value"}, "No such compile option: 'invalid_key'"),
+                           ({"xla_embed_ir_in_executable": "invalid_value"}, "is not a valid bool value."),
+                           ({"xla_gpu_autotune_level": 1.5}, "'1.5' is not a valid int32 value.")]:
+        try:
+            lowered.compile(compiler_options=options)
+        except jax.errors.JaxRuntimeError as e:
+            assert words in str(e), str(e)
+        else:
+            raise AssertionError(f"{options} was accepted")
+    for options in [{"xla_embed_ir_in_executable": True}, {"xla_embed_ir_in_executable": "False"},
+                    {"xla_cpu_enable_fast_math": False, "xla_gpu_autotune_level": 0, "xla_dump_hlo_as_text": False},
+                    {"xla_gpu_enable_command_buffer": ""}]:
+        np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: a + 1, compiler_options=options)(x)), x + 1)
+        np.testing.assert_array_equal(np.asarray(lowered.compile(compiler_options=options)(x)), x + 1)
 
 
 @check("tokens in and out of a program (jax.lax.create_token)")

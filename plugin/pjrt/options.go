@@ -175,13 +175,15 @@ type debugOption struct {
 // A name DebugOptions reserves, a field XLA has since removed, is accepted
 // with any value: the table may be newer than the jaxlib in use, which may
 // still have the field (and then jax's CPU backend takes it), and a name
-// XLA once had is no typo. Any other name the table lacks is refused as
-// unknown, as XLA would: a typo is likelier than a field newer than the
-// table, and the error names the option.
+// XLA once had is no typo. So is any other name of XLA's form (xla_...)
+// that the table lacks: the table is read from an xla.proto older than
+// jaxlib 0.12's XLA, which has 37 fields more, and refusing an option the
+// running jaxlib knows would break a program XLA's own backends compile.
+// A name of no XLA form is refused as unknown, in XLA's words.
 func checkOverride(name string, v optionOverride) error {
 	opt, ok := debugOptions[name]
 	if !ok {
-		if slices.Contains(debugOptionsReserved, name) {
+		if slices.Contains(debugOptionsReserved, name) || strings.HasPrefix(name, "xla_") {
 			return nil
 		}
 		return invalidf("No such compile option: '%s'", name)

@@ -194,8 +194,8 @@ func armPanic(name string) (disarm func()) { return testhook.Arm(name) }
 // INTERNAL error naming the function and the panic.
 func TestEveryExportSurvivesAPanic(t *testing.T) {
 	for name := range exportedFunctions(t, ".") {
-		if name == "GetPjrtApi" || name == "metalplug_jaxlib_built_against" {
-			continue // no PJRT_Error to return: a panic leaves the zero value (TestVersionExportRecovers)
+		if name == "GetPjrtApi" || name == "metalplug_jaxlib_built_against" || name == "metalplug_set_host_callback" {
+			continue // no PJRT_Error to return (TestVersionExportRecovers, TestHostCallbackExportRecovers)
 		}
 		call, ok := exportCalls[name]
 		if !ok {
@@ -248,6 +248,19 @@ func TestStructSizes(t *testing.T) {
 
 // TestVersionExportRecovers: a panic in the version export gives NULL, which
 // the jax_plugins module reads as unstamped, not a crash.
+// TestHostCallbackExportRecovers: a panic in metalplug_set_host_callback
+// returns 0 (failure); without one it returns 1.
+func TestHostCallbackExportRecovers(t *testing.T) {
+	disarm := armPanic("metalplug_set_host_callback")
+	if rc := metalplug_set_host_callback(nil); rc != 0 {
+		t.Errorf("after a panic: %d, want 0 (failed)", rc)
+	}
+	disarm()
+	if rc := metalplug_set_host_callback(nil); rc != 1 {
+		t.Errorf("removing the runner: %d, want 1", rc)
+	}
+}
+
 func TestVersionExportRecovers(t *testing.T) {
 	disarm := armPanic("metalplug_jaxlib_built_against")
 	defer disarm()

@@ -32,7 +32,8 @@ const hostErrLen = 4096
 // metalplug_set_host_callback makes fn the process's runner of host
 // functions (backend/hostcall), or removes it when fn is NULL: the
 // jax_plugins module calls it through ctypes when it registers the
-// platform. It returns 0.
+// platform. It returns 1, or 0 when it failed (a panic, logged: the zero
+// value a recovered panic leaves).
 //
 //export metalplug_set_host_callback
 func metalplug_set_host_callback(fn unsafe.Pointer) (res C.int32_t) {
@@ -40,10 +41,10 @@ func metalplug_set_host_callback(fn unsafe.Pointer) (res C.int32_t) {
 	hook("metalplug_set_host_callback")
 	if fn == nil {
 		hostcall.Set(nil)
-		return 0
+		return 1
 	}
 	hostcall.Set(func(id uint64, args, results [][]byte) error { return callHost(fn, id, args, results) })
-	return 0
+	return 1
 }
 
 // callHost runs callback id through fn. The operands and results cross in

@@ -253,10 +253,10 @@ func TestOptionNewerThanTheTableIsAccepted(t *testing.T) {
 	if _, inTable := debugOptions["xla_option_newer_than_the_table"]; inTable {
 		t.Fatal("test bug: the name is in the table")
 	}
-	if err := checkOverride("xla_option_newer_than_the_table", boolOpt(true)); err != nil {
+	if err := checkOverride("xla_option_newer_than_the_table", optionOverride{kind: "bool", b: true}); err != nil {
 		t.Errorf("an xla_ option the table lacks: %v", err)
 	}
-	if err := checkOverride("not_xla_at_all", boolOpt(true)); err == nil {
+	if err := checkOverride("not_xla_at_all", optionOverride{kind: "bool", b: true}); err == nil {
 		t.Error("a name of no XLA form was accepted")
 	}
 }

@@ -70,7 +70,7 @@ func handlerTable() map[string]handler {
 		add("vhlo."+name+"_v1", unary(o), note)
 		switch name {
 		case "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "sqrt", "rsqrt", "tanh", "sine", "cosine":
-			add("vhlo."+name+"_v2", unary(o), note+"; result_accuracy must be DEFAULT")
+			add("vhlo."+name+"_v2", unary(o), note+"; result_accuracy DEFAULT or HIGHEST (one implementation; tolerances are refused)")
 		}
 	}
 	for name, o := range binaryOps {
@@ -93,9 +93,9 @@ func handlerTable() map[string]handler {
 		add("vhlo."+name+"_v1", binary(o), note)
 	}
 	add("vhlo.tan_v1", tan, "sin/cos (in f32 for half types); complex: -i tanh(iz)")
-	add("vhlo.tan_v2", tan, "sin/cos (in f32 for half types); complex: -i tanh(iz); result_accuracy must be DEFAULT")
+	add("vhlo.tan_v2", tan, "sin/cos (in f32 for half types); complex: -i tanh(iz); result_accuracy DEFAULT or HIGHEST (one implementation; tolerances are refused)")
 	add("vhlo.cbrt_v1", cbrt, "pow(|x|, 1/3) and a Newton step, with the sign (in f32 for half types)")
-	add("vhlo.cbrt_v2", cbrt, "as cbrt_v1; result_accuracy must be DEFAULT")
+	add("vhlo.cbrt_v2", cbrt, "as cbrt_v1; result_accuracy DEFAULT or HIGHEST (one implementation; tolerances are refused)")
 	add("vhlo.atan2_v1", atan2, "composed: a float32 minimax polynomial (1.1 ulp) reflected to the quadrant; f64 is an error")
 	add("vhlo.round_nearest_afz_v1", roundAFZ, "composed: floor(|x|) + (frac >= 0.5), times sign(x)")
 	add("vhlo.is_finite_v1", isFinite, "x - x == 0")
@@ -152,7 +152,8 @@ func handlerTable() map[string]handler {
 	add("vhlo.optimization_barrier_v1", identity, "identity")
 	add("vhlo.create_token_v1", newToken, "an empty bool tensor (a token carries no data; one device runs in order)")
 	add("vhlo.after_all_v1", newToken, "as create_token: the joined tokens order nothing more on one device")
-	add("vhlo.custom_call_v1", customCall, "the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity); ApproxTopK (the exact top k: a stable sort by its comparator, sliced)"+linalgNote())
+	add("vhlo.custom_call_v1", customCall, "the one-device no-ops "+strings.Join(noOpCustomCalls, ", ")+" (identity); dce_sink (nothing); ApproxTopK (the exact top k: a stable sort by its comparator, sliced); "+
+		HostCallTarget+" (jax's Python callbacks as jax_plugins.metalplug lowers them: ir.OpHostCall)"+linalgNote())
 	add("vhlo.custom_call_v2", customCall, "as custom_call_v1")
 	for _, name := range []string{"vhlo.all_reduce_v1", "vhlo.all_reduce_v2", "vhlo.all_gather_v1", "vhlo.all_gather_v2",
 		"vhlo.reduce_scatter_v1", "vhlo.all_to_all_v1", "vhlo.all_to_all_v2"} {

@@ -110,9 +110,9 @@ func translate(m *mlir.Module, entry string) (p *ir.Program, err error) {
 // translator holds what the whole module shares.
 type translator struct {
 	hostCalls int // the host calls translated, regions' included
-	funcs   map[string]*mlir.Operation
-	inlined []string        // the callees being inlined, innermost last
-	current *mlir.Operation // the op being translated, for panics
+	funcs     map[string]*mlir.Operation
+	inlined   []string        // the callees being inlined, innermost last
+	current   *mlir.Operation // the op being translated, for panics
 }
 
 // load indexes the module's functions, checks the module is for one

@@ -435,7 +435,10 @@ def _register_host_callbacks(path):
     entry = entry_type(_run_host_callback)
     setter.argtypes = [ctypes.c_void_p]
     setter.restype = ctypes.c_int32
-    setter(ctypes.cast(entry, ctypes.c_void_p))
+    if setter(ctypes.cast(entry, ctypes.c_void_p)) != 1:
+        logger.warning("metalplug: the library refused the host callbacks' entry point; "
+                       "jax.debug.print and callbacks will fail on the device")
+        return
     _entry.append(entry)
 
     original = jcb.emit_python_callback

@@ -107,13 +107,13 @@ var Rules = []Rule{
 	},
 	{
 		Name: "tokens and side effects", Class: ClassOurs,
-		Why:     "a program that takes or returns a token (ordered effects: jax.debug.print, io_callback, ordered callbacks): not supported yet, ours",
+		Why:     "a program that takes or returns a token (ordered effects: jax.debug.print, io_callback, ordered callbacks) that the translation refuses: ours",
 		Message: regexp.MustCompile(`is a token \(side effects\)`),
 		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.func_v1 at unknown location: result 0 is a token (side effects) (not supported by metalplug)`,
 	},
 	{
 		Name: "result_accuracy other than DEFAULT", Class: ClassOurs,
-		Why:     "the program asks a transcendental for a result_accuracy (tolerances or HIGHEST) the translation does not promise, and refuses: ours",
+		Why:     "the program asks a transcendental for a result_accuracy by tolerances, which the translation does not promise, and refuses (DEFAULT and HIGHEST are the one implementation): ours",
 		Message: regexp.MustCompile(`result_accuracy #vhlo\.result_accuracy`),
 		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.tanh_v2 at jit(tanh)/tanh at tests/lax_test.py:162:28: result_accuracy #vhlo.result_accuracy_v1<atol = 0.000000e+00, rtol = 0.00`,
 	},
@@ -176,7 +176,7 @@ var Rules = []Rule{
 	},
 	{
 		Name: "jax's list of platforms with host callbacks", Class: ClassJax,
-		Why:     "jax lowers buffer_callback and its Python callbacks only for a hard-coded list of platforms (jax/_src/buffer_callback.py: cpu, cuda, rocm; jax/_src/callback.py: cpu, cuda, rocm, tpu) and raises for any other before the plugin sees a program",
+		Why:     "jax lowers buffer_callback only for a hard-coded list of platforms (jax/_src/buffer_callback.py: cpu, cuda, rocm) and raises for any other before the plugin sees a program (its Python callbacks, for cpu, cuda, rocm and tpu in jax/_src/callback.py, the jax_plugins module lowers for metalplug)",
 		Message: regexp.MustCompile("`(buffer_callback|EmitPythonCallback)` not supported on metalplug backend"),
 		Example: "ValueError: `buffer_callback` not supported on metalplug backend.",
 	},
@@ -188,7 +188,7 @@ var Rules = []Rule{
 	},
 	{
 		Name: "jax lowers the primitive for other platforms only", Class: ClassJax,
-		Why:     "jax registers this primitive's lowering for a hard-coded list of platforms (cpu, cuda, rocm, tpu: LAPACK, cuSOLVER and the like), so jax raises before the plugin sees a program",
+		Why:     "jax registers this primitive's lowering for a hard-coded list of platforms (cpu, cuda, rocm, tpu: LAPACK, cuSOLVER and the like) that the jax_plugins module does not register for metalplug, so jax raises before the plugin sees a program",
 		Message: regexp.MustCompile(`(MLIR translation|Lowering) rule for primitive '[\w-]+' not found for platform metalplug`),
 		Example: `NotImplementedError: MLIR translation rule for primitive 'eig' not found for platform metalplug`,
 	},

@@ -51,6 +51,9 @@ func (c *client) newBuffer(typ bufType, dims []int64) (*buffer, error) {
 		return nil, invalidf("%v", err)
 	}
 	p, err := c.drv.Allocate(int(size))
+	if err != nil && c.pending.wait() {
+		p, err = c.drv.Allocate(int(size)) // with what jax had let go of
+	}
 	if err != nil {
 		return nil, errorf(codeResourceExhausted, "allocating %d bytes of device memory for %s: %v", size, shapeString(typ, dims), err)
 	}
@@ -126,12 +129,14 @@ func (b *buffer) freeAfterStream() {
 	}
 	p := b.ptr
 	b.ptr = nil
+	c.pending.add()
 	afterStream(c.drv, c.stream, "freeing "+b.String(), func(error) {
 		// Freed whatever the stream's fate: nothing will read it again.
 		if err := c.drv.Free(p); err != nil {
 			logf("freeing the device memory of %s: %v", b, err)
 		}
 		c.stats.freed(b.size)
+		c.pending.settle()
 	})
 }
 

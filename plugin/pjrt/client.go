@@ -64,7 +64,51 @@ type client struct {
 	gen    int // bumped when a failed stream is replaced
 	closed bool
 
-	stats memStats
+	stats   memStats
+	pending pendingFrees
+}
+
+// pendingFrees counts the frees waiting for the stream to pass the work
+// that used their memory (buffer.freeAfterStream). jax dispatches ahead of
+// the stream, so memory it has let go of can still be held; an allocation
+// that fails waits for those frees and tries again.
+type pendingFrees struct {
+	mu              sync.Mutex
+	done            sync.Cond
+	issued, settled uint64
+}
+
+func (p *pendingFrees) add() {
+	p.mu.Lock()
+	p.issued++
+	p.mu.Unlock()
+}
+
+func (p *pendingFrees) settle() {
+	p.mu.Lock()
+	p.settled++
+	if p.done.L != nil {
+		p.done.Broadcast()
+	}
+	p.mu.Unlock()
+}
+
+// wait blocks until every free issued before it has happened, and reports
+// whether there were any.
+func (p *pendingFrees) wait() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done.L == nil {
+		p.done.L = &p.mu
+	}
+	target := p.issued
+	if p.settled >= target {
+		return false
+	}
+	for p.settled < target {
+		p.done.Wait()
+	}
+	return true
 }
 
 // cstr is a C string in an arena, and its length.

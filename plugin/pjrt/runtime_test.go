@@ -386,3 +386,33 @@ func TestNoDeviceWhenDisabled(t *testing.T) {
 		t.Errorf("disabled: %v", err)
 	}
 }
+
+// TestAllocationWaitsForPendingFrees: on a small device whose stream lags,
+// memory a deleted buffer held is freed only once the stream passes the
+// work that used it; an allocation that needs that memory waits for the
+// free instead of failing.
+func TestAllocationWaitsForPendingFrees(t *testing.T) {
+	c, err := newClientOn(host.New(host.Options{MemoryBytes: 64 << 10, StreamDelay: 20 * time.Millisecond}), deviceKind(backing.Host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hClient{c.c}
+	t.Cleanup(func() { h.destroy() })
+	data := newHostArray(make([]byte, 48<<10))
+	defer data.free()
+	first, _, err := h.put(data, 0, 11, []int64{12 << 10}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.delete(); err != nil { // its free waits for its copy
+		t.Fatal(err)
+	}
+	second, done, err := h.put(data, 0, 11, []int64{12 << 10}, nil, 1)
+	if err != nil {
+		t.Fatalf("a buffer the deleted one's memory makes room for: %v", err)
+	}
+	done.await()
+	done.destroy()
+	second.destroy()
+	first.destroy()
+}

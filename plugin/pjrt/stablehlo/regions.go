@@ -126,7 +126,13 @@ func (e *env) region(owner *mlir.Operation, r *mlir.Region, remat, passed []*mli
 		results = append(results, capParams...)
 	}
 	if len(results) == 0 {
-		return nil, unsupported(owner, "a region that returns nothing")
+		if body {
+			return nil, unsupported(owner, "a body that returns nothing")
+		}
+		// A branch that only has effects (a jax.debug.print under cond)
+		// returns a token, as IR regions return something; branches
+		// drops it.
+		results = []ir.Value{sub.b.Constant(tokenType, nil)}
 	}
 	p, err := sub.b.Build(results...)
 	if err != nil {
@@ -246,7 +252,11 @@ func branches(e *env, op *mlir.Operation, idx ir.Value, regions []*mlir.Region) 
 			return nil, err
 		}
 	}
-	return e.b.Results(e.b.Case(idx, progs, args...)), nil
+	outs := e.b.Results(e.b.Case(idx, progs, args...))
+	if len(op.Results) == 0 {
+		return nil, nil // the branches' token (region)
+	}
+	return outs, nil
 }
 
 // call inlines the callee (see the package doc for why).

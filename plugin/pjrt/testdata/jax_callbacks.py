@@ -75,6 +75,18 @@ def _():
     assert int(out) == 6
 
 
+@check("a print in one branch of a cond runs only when that branch is taken")
+def _():
+    def f(x):
+        jax.lax.cond(x > 0, lambda: jax.debug.print("positive {x}", x=x), lambda: None)
+        return x
+
+    _, text = captured(jax.jit(f), jnp.int32(3))
+    assert text == "positive 3\n", repr(text)
+    _, text = captured(jax.jit(f), jnp.int32(-3))
+    assert text == "", repr(text)
+
+
 @check("jax.debug.callback sees the operands as numpy arrays of their dtypes")
 def _():
     seen = []

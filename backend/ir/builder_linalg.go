@@ -171,9 +171,11 @@ func (b *Builder) Svd(a Value, fullMatrices bool) Value {
 	}})
 }
 
-// Eig is LAPACK's geev of the general matrices of a: it yields the
-// eigenvalues' real and imaginary parts, then the left eigenvectors' and
-// the right eigenvectors' (columns), each as two real tensors of a's dtype.
+// Eig is LAPACK's geev of the general matrices of a: of a real a it
+// yields the eigenvalues' real and imaginary parts, then the left
+// eigenvectors' and the right eigenvectors' (columns), each as two real
+// tensors of a's dtype; of a complex64 a, the eigenvalues, the left and
+// the right eigenvectors as three complex64 tensors.
 func (b *Builder) Eig(a Value) Value {
 	if b.err != nil {
 		return 0
@@ -184,6 +186,9 @@ func (b *Builder) Eig(a Value) Value {
 	}
 	w := func() TensorType { return TensorType{t.DType, matrixShape(batch, n)} }
 	v := func() TensorType { return TensorType{t.DType, t.Shape.Clone()} }
+	if t.DType == C64 {
+		return b.emitTuple(Instr{Op: OpEig, Args: []Value{a}, Tuple: []TensorType{w(), v(), v()}})
+	}
 	return b.emitTuple(Instr{Op: OpEig, Args: []Value{a}, Tuple: []TensorType{w(), w(), v(), v(), v(), v()}})
 }
 
@@ -204,8 +209,9 @@ func (b *Builder) Hessenberg(a Value) Value {
 }
 
 // Tridiagonal is LAPACK's sytrd of the symmetric matrices of a (read from
-// the lower triangle, or the upper): it yields the packed reflectors, the
-// diagonal, the off-diagonal and the taus.
+// the lower triangle, or the upper), or hetrd of complex64 Hermitian ones:
+// it yields the packed reflectors, the diagonal, the off-diagonal (real:
+// float32 for complex64) and the taus.
 func (b *Builder) Tridiagonal(a Value, lower bool) Value {
 	if b.err != nil {
 		return 0
@@ -216,8 +222,8 @@ func (b *Builder) Tridiagonal(a Value, lower bool) Value {
 	}
 	return b.emitTuple(Instr{Op: OpTridiagonal, Args: []Value{a}, Linalg: &LinalgAttrs{Lower: lower}, Tuple: []TensorType{
 		{t.DType, t.Shape.Clone()},
-		{t.DType, matrixShape(batch, n)},
-		{t.DType, matrixShape(batch, max(n-1, 0))},
+		{eigenvalueType(t.DType), matrixShape(batch, n)},
+		{eigenvalueType(t.DType), matrixShape(batch, max(n-1, 0))},
 		{t.DType, matrixShape(batch, max(n-1, 0))},
 	}})
 }

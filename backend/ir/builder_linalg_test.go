@@ -61,7 +61,6 @@ func linalgInferenceCases() []linalgCase {
 		{OpEig, "eig", sq, func(b *Builder, x []Value) Value { return b.Eig(x[0]) },
 			[]TensorType{tensorOf(f, 3, 4), tensorOf(f, 3, 4), tensorOf(f, 3, 4, 4), tensorOf(f, 3, 4, 4), tensorOf(f, 3, 4, 4), tensorOf(f, 3, 4, 4)}, ""},
 		{OpEig, "eig of a non-square", []TensorType{tensorOf(d, 4, 3)}, func(b *Builder, x []Value) Value { return b.Eig(x[0]) }, nil, "square"},
-		{OpEig, "eig of a complex64", []TensorType{tensorOf(C64, 3, 3)}, func(b *Builder, x []Value) Value { return b.Eig(x[0]) }, nil, "float32 or float64"},
 		{OpHessenberg, "hessenberg", sq, func(b *Builder, x []Value) Value { return b.Hessenberg(x[0]) },
 			[]TensorType{tensorOf(f, 3, 4, 4), tensorOf(f, 3, 3)}, ""},
 		{OpHessenberg, "hessenberg of an empty matrix", []TensorType{tensorOf(d, 0, 0)}, func(b *Builder, x []Value) Value { return b.Hessenberg(x[0]) },

@@ -169,7 +169,10 @@ const (
 	// matrix holding NaN or infinities, or one the QR iteration does not
 	// converge on, gives NaN in every result. The parts are real tensors
 	// of a's dtype: a frontend makes complex values of them. jax's CPU
-	// custom_call lapack_sgeev_ffi.
+	// custom_call lapack_sgeev_ffi. complex64 (zgeev) yields three
+	// complex64 tensors instead: the eigenvalues [..., n] (in the order
+	// the QR algorithm leaves them, no pairing), the left and the right
+	// eigenvectors [..., n, n], normalized alike (lapack_cgeev_ffi).
 	OpEig
 	// OpHessenberg is the reduction of a[..., n, n] to upper Hessenberg
 	// form H = Q^T a Q (LAPACK's gehrd over the whole matrix): it yields
@@ -187,7 +190,10 @@ const (
 	// sytrd packs them: lower, Q = H_0 ... H_{n-2} with v_i's unit entry
 	// at row i+1 and the rest below it in column i; upper,
 	// Q = H_{n-2} ... H_0 with v_i's unit entry at row i and the rest above
-	// it in column i+1.
+	// it in column i+1. complex64 is hetrd of a Hermitian a (the
+	// diagonal's imaginary parts are not read): T = Q^H a Q is real, so d
+	// and e are float32, the reflectors H_i = I - tau_i v_i v_i^H have
+	// complex64 taus, and a's diagonal comes out real.
 	OpTridiagonal
 	// OpQrPivoted is QR decomposition with column pivoting (LAPACK's
 	// geqp3) of a[..., m, n], given int32 jpvt [..., n] (a nonzero entry

@@ -605,6 +605,7 @@ func (h *harness) generalCases(d ir.DType) []tensor {
 }
 
 func testEig(t *testing.T, h *harness) {
+	testEigC64(t, h)
 	for _, d := range linalgDTypes(h) {
 		for _, a := range h.generalCases(d) {
 			name := fmt.Sprintf("%v %v", d, a.T.Shape)
@@ -721,6 +722,7 @@ func testHessenberg(t *testing.T, h *harness) {
 }
 
 func testTridiagonal(t *testing.T, h *harness) {
+	testTridiagonalC64(t, h)
 	for _, d := range linalgDTypes(h) {
 		for _, shape := range linalgSquareShapes {
 			for _, lower := range []bool{true, false} {

@@ -9,7 +9,8 @@ import (
 
 // complexLinalgKernel runs the complex64 linear algebra ops
 // (lapack.ComplexOps) through lapack.ApplyComplex in complex128, each
-// result rounded once to its dtype (eigh's eigenvalues to float32).
+// result rounded once to its dtype (eigh's eigenvalues and tridiagonal's
+// d and e to float32).
 func complexLinalgKernel(in ir.Instr, at []ir.TensorType) (multiKernel, error) {
 	if !slices.Contains(lapack.ComplexOps(), in.Op) {
 		return nil, errUnsupported(in, at)
@@ -43,7 +44,7 @@ func complexLinalgKernel(in ir.Instr, at []ir.TensorType) (multiKernel, error) {
 				for k, z := range r {
 					out[k] = complex64(z)
 				}
-			default: // eigh's eigenvalues
+			default: // eigh's eigenvalues, tridiagonal's d and e
 				out := view[float32](outs[i])
 				for k, z := range r {
 					out[k] = float32(real(z))

@@ -7,7 +7,8 @@ import (
 
 // complexLinalg runs a linear algebra instruction on complex64 operands
 // through lapack.ApplyComplex, the host driver's path, rounding each
-// result to its dtype (eigh's eigenvalues are float32).
+// result to its dtype (eigh's eigenvalues and tridiagonal's d and e are
+// float32).
 func complexLinalg(in ir.Instr, ins []Tensor) ([]Tensor, error) {
 	types := make([]ir.TensorType, len(ins))
 	args := make([][]complex128, len(ins))

@@ -1,7 +1,8 @@
 package lapack
 
 // The complex64 linear algebra ops (cholesky, triangular_solve, qr,
-// householder_product, eigh) on one row-major complex128 matrix at a time.
+// householder_product, eigh; eig and tridiagonal in complex_eig.go) on one
+// row-major complex128 matrix at a time.
 // gonum's LAPACK has no complex routines, so these are written here in
 // plain Go, following the conventions of LAPACK's zpotrf, ztrsm, zgeqrf
 // (zlarfg's reflectors: H = I - tau v v^H, v's first element 1, tau
@@ -25,13 +26,13 @@ import (
 
 // ComplexOps are the IR ops ApplyComplex computes on complex64 operands.
 func ComplexOps() []ir.Op {
-	return []ir.Op{ir.OpCholesky, ir.OpTriangularSolve, ir.OpQr, ir.OpHouseholderProduct, ir.OpEigh}
+	return []ir.Op{ir.OpCholesky, ir.OpTriangularSolve, ir.OpQr, ir.OpHouseholderProduct, ir.OpEigh, ir.OpEig, ir.OpTridiagonal}
 }
 
 // ApplyComplex is Apply on complex operands (complex64 elements, widened
 // to complex128): it returns the results in order as complex128, eigh's
-// real eigenvalues with zero imaginary parts, for the caller to round to
-// the result dtypes.
+// real eigenvalues and tridiagonal's real d and e with zero imaginary
+// parts, for the caller to round to the result dtypes.
 func ApplyComplex(in ir.Instr, argTypes []ir.TensorType, args [][]complex128) ([][]complex128, error) {
 	if !slices.Contains(ComplexOps(), in.Op) {
 		return nil, fmt.Errorf("lapack: %s of complex operands", in.Op)
@@ -89,6 +90,13 @@ func ApplyComplex(in ir.Instr, argTypes []ir.TensorType, args [][]complex128) ([
 			for i, x := range w {
 				part(outs[1], b)[i] = complex(x, 0)
 			}
+		case ir.OpEig:
+			a := append([]complex128(nil), part(args[0], b)...)
+			CEig(a, n, part(outs[0], b), part(outs[1], b), part(outs[2], b))
+		case ir.OpTridiagonal:
+			t := part(outs[0], b)
+			copy(t, part(args[0], b))
+			CTridiagonal(t, n, attrs.Lower, part(outs[1], b), part(outs[2], b), part(outs[3], b))
 		}
 	}
 	return outs, nil

@@ -21,54 +21,69 @@ import (
 // themselves, so info is zero). Each is one IR op, in the operand's
 // dtype: s (float32) and d (float64) where the results are real; geev's
 // complex eigenvectors are complex64 made of the IR's float32 parts, so
-// dgeev (complex128) is refused, and so are the complex routines (c, z),
-// as the IR decomposes real matrices only. jax's CPU lowering of
-// householder_product (orgqr, which qr with pivoting and hessenberg's Q
-// reach) is the IR's householder_product.
+// dgeev (complex128) is refused. Of the complex routines, cgeev and
+// chetrd are the IR's eig and tridiagonal of complex64 (which jnp.roots
+// of complex coefficients, jnp.linalg.eig and lax.linalg.tridiagonal
+// reach); the other c routines are refused, as the IR decomposes complex
+// matrices for those ops only, and every z routine (complex128). jax's CPU
+// lowering of householder_product (orgqr, which qr with pivoting and
+// hessenberg's Q reach) is the IR's householder_product.
 
-// lapackRoutines are the routines translated, with what each becomes and
-// whether its results are real for real operands (geev's are complex).
+// lapackRoutines are the routines translated, with what each becomes,
+// whether its results are complex for real operands (geev's are) and
+// whether its c (complex64) form is translated too (geev's, to the IR's
+// complex64 eig). sytrd's complex counterpart hetrd is lapackHetrd.
 var lapackRoutines = map[string]struct {
-	fn      func(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error)
-	note    string
-	complex bool
+	fn        func(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error)
+	note      string
+	complex   bool
+	complex64 bool
 }{
-	"geev":  {geevCall, "IR eig, its parts made complex64; the info zero", true},
-	"gehrd": {gehrdCall, "IR hessenberg (low 1, high n only)", false},
-	"sytrd": {sytrdCall, "IR tridiagonal (uplo L or U)", false},
-	"geqp3": {geqp3Call, "IR qr_pivoted, the permutation one-based", false},
-	"gees":  {geesCall, "IR schur (without sorting; sdim and info zero)", false},
-	"orgqr": {orgqrCall, "IR householder_product", false},
+	"geev":  {geevCall, "IR eig, its parts made complex64; the info zero", true, true},
+	"gehrd": {gehrdCall, "IR hessenberg (low 1, high n only)", false, false},
+	"sytrd": {sytrdCall, "IR tridiagonal (uplo L or U)", false, false},
+	"geqp3": {geqp3Call, "IR qr_pivoted, the permutation one-based", false, false},
+	"gees":  {geesCall, "IR schur (without sorting; sdim and info zero)", false, false},
+	"orgqr": {orgqrCall, "IR householder_product", false, false},
 }
 
+// lapackHetrd is the note on lapack_chetrd_ffi: sytrd's call, whose IR
+// tridiagonal takes complex64 Hermitian matrices.
+const lapackHetrd = "IR tridiagonal of complex64 (uplo L or U; d and e float32)"
+
 func init() {
+	type call = struct {
+		fn   func(*env, *mlir.Operation) ([]ir.Value, error)
+		note string
+	}
 	for routine, r := range lapackRoutines {
 		for _, letter := range "sdcz" {
 			target := fmt.Sprintf("lapack_%c%s_ffi", letter, routine)
 			dtype := map[rune]ir.DType{'s': ir.F32, 'd': ir.F64}[letter]
-			linalgCustomCalls[target] = struct {
-				fn   func(*env, *mlir.Operation) ([]ir.Value, error)
-				note string
-			}{lapackCall(routine, letter, dtype, r.complex, r.fn), r.note}
+			if letter == 'c' && r.complex64 {
+				dtype = ir.C64
+			}
+			linalgCustomCalls[target] = call{lapackCall(routine, letter, dtype, r.complex, r.fn), r.note}
 		}
 	}
-	// sytrd's complex counterpart, refused by name as the other complex routines.
-	for _, letter := range "cz" {
-		linalgCustomCalls[fmt.Sprintf("lapack_%chetrd_ffi", letter)] = struct {
-			fn   func(*env, *mlir.Operation) ([]ir.Value, error)
-			note string
-		}{lapackCall("hetrd", letter, 0, false, nil), "refused (complex)"}
-	}
+	linalgCustomCalls["lapack_chetrd_ffi"] = call{lapackCall("hetrd", 'c', ir.C64, false, sytrdCall), lapackHetrd}
+	linalgCustomCalls["lapack_zhetrd_ffi"] = call{lapackCall("hetrd", 'z', 0, false, nil), "refused (complex128)"}
 }
 
 // lapackNote is custom_call's note on the LAPACK targets.
 func lapackNote() string {
 	names := make([]string, 0, len(lapackRoutines))
 	for routine, r := range lapackRoutines {
-		names = append(names, fmt.Sprintf("lapack_{s,d}%s_ffi (%s)", routine, r.note))
+		letters := "s,d"
+		if r.complex64 {
+			letters = "s,d,c"
+		}
+		names = append(names, fmt.Sprintf("lapack_{%s}%s_ffi (%s)", letters, routine, r.note))
 	}
+	names = append(names, fmt.Sprintf("lapack_chetrd_ffi (%s)", lapackHetrd))
 	sort.Strings(names)
-	return "; jax's CPU LAPACK calls " + strings.Join(names, ", ") + "; the complex routines (c, z; hetrd too) and lapack_dgeev_ffi (complex128 results) are refused"
+	return "; jax's CPU LAPACK calls " + strings.Join(names, ", ") +
+		"; the other complex routines (c, and every z one: complex128) and lapack_dgeev_ffi (complex128 results) are refused"
 }
 
 // lapackCall checks the operands of a routine's call for the dtype its
@@ -77,8 +92,10 @@ func lapackCall(routine string, letter rune, dtype ir.DType, complexResults bool
 	fn func(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error)) func(*env, *mlir.Operation) ([]ir.Value, error) {
 	return func(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		switch {
-		case letter == 'c' || letter == 'z':
-			return nil, unsupported(op, "lapack_%c%s_ffi: complex matrices (the IR decomposes float32 and float64 ones)", letter, routine)
+		case letter == 'z':
+			return nil, unsupported(op, "lapack_z%s_ffi: complex128 matrices (the IR's complex type is complex64)", routine)
+		case letter == 'c' && dtype != ir.C64:
+			return nil, unsupported(op, "lapack_c%s_ffi: complex matrices (the IR decomposes complex64 ones for geev and hetrd only; float32 and float64 ones here)", routine)
 		case complexResults && dtype == ir.F64:
 			return nil, unsupported(op, "lapack_%c%s_ffi: its complex128 results (the IR's complex type is complex64; float32 matrices only)", letter, routine)
 		}
@@ -149,12 +166,20 @@ func infos(e *env, a ir.Value) ir.Value {
 	return intConst(e.b, ir.I32, s[:s.Rank()-2].Clone(), 0)
 }
 
-// geevCall: (a) -> (wr, wi, vl, vr, info), vl and vr complex64.
+// geevCall: (a) -> (wr, wi, vl, vr, info), vl and vr complex64; cgeev's
+// (a) -> (w, vl, vr, info), all complex64. The IR's eig computes both
+// sides' vectors whatever compute_left and compute_right ask: jax drops
+// those it did not ask for.
 func geevCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
 	if len(x) != 1 {
 		return nil, invalid(op, "has %d operands, want 1", len(x))
 	}
-	if err := wantResults(op, 5); err != nil {
+	complex64 := e.b.Type(x[0]).DType == ir.C64
+	want := 5
+	if complex64 {
+		want = 4
+	}
+	if err := wantResults(op, want); err != nil {
 		return nil, err
 	}
 	for _, name := range []string{"compute_left", "compute_right"} {
@@ -163,6 +188,12 @@ func geevCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
 		}
 	}
 	rs := e.b.Results(e.b.Eig(x[0]))
+	if complex64 {
+		if len(rs) != 3 {
+			return nil, nil // the builder recorded why
+		}
+		return append(rs, infos(e, x[0])), nil
+	}
 	if len(rs) != 6 {
 		return nil, nil // the builder recorded why
 	}
@@ -197,7 +228,7 @@ func gehrdCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
 	return []ir.Value{rs[0], rs[1], infos(e, x[0])}, nil
 }
 
-// sytrdCall: (a) -> (a, d, e, taus, info).
+// sytrdCall: (a) -> (a, d, e, taus, info); chetrd's too, d and e real.
 func sytrdCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
 	if len(x) != 1 {
 		return nil, invalid(op, "has %d operands, want 1", len(x))

@@ -1180,14 +1180,54 @@ def _():
     return f, (a, one, rot)
 
 
+# The complex64 routines jax's CPU lowers to (lapack_cgeev_ffi,
+# lapack_chetrd_ffi), the IR's complex64 eig and tridiagonal.
+
+
+@program("linalg_complex_eig", platform="cpu")
+def _():
+    r = rng("linalg_complex_eig")
+    a, big = crand(r, 2, 4, 4), crand(r, 7, 7)
+    rot = np.array([[0, -1], [1, 0]], np.complex64)
+    one = np.array([[-1.5 + 2j]], np.complex64)
+    bad = np.array([[1, np.nan], [0, 1j]], np.complex64)
+    coeffs = np.array([1, -1 - 2j, 0, 3j, -2], np.complex64)
+
+    def f(a, big, rot, one, bad, coeffs):
+        w, vl, vr = lax.linalg.eig(a, compute_left_eigenvectors=True)
+        # zgeev's normalization (unit norm, the largest component real and
+        # positive) leaves no freedom for distinct eigenvalues: the vectors
+        # themselves, and what defines them. rot's components tie in
+        # modulus, so only their moduli.
+        right = jnp.einsum("...ij,...jk->...ik", a, vr) - vr * w[..., None, :]
+        left = jnp.einsum("...ji,...jk->...ik", vl.conj(), a) - vl.conj().swapaxes(-1, -2) * w[..., :, None]
+        wr, vrot = jnp.linalg.eig(rot)
+        return (w, vl, vr, right, left, wr, jnp.abs(vrot), *jnp.linalg.eig(one), *jnp.linalg.eig(big),
+                jnp.linalg.eigvals(bad), jnp.roots(coeffs, strip_zeros=False), jnp.poly(a[0]))
+    return f, (a, big, rot, one, bad, coeffs)
+
+
+@program("linalg_complex_tridiagonal", platform="cpu")
+def _():
+    r = rng("linalg_complex_tridiagonal")
+    # Not Hermitian: each triangle names a different Hermitian matrix (the
+    # diagonal's imaginary parts are not read).
+    a, big, one = 2 * crand(r, 2, 6, 6), crand(r, 12, 12), np.array([[4.0 + 1j]], np.complex64)
+
+    def f(a, big, one):
+        return (*lax.linalg.tridiagonal(a, lower=True), *lax.linalg.tridiagonal(a, lower=False),
+                *lax.linalg.tridiagonal(big, lower=True), *lax.linalg.tridiagonal(one, lower=False))
+    return f, (a, big, one)
+
+
 @program("error_linalg_dgeev", x64=True, platform="cpu")
 def _():
     return jnp.linalg.eigvals, (np.eye(3),)
 
 
-@program("error_linalg_cgeev", platform="cpu")
+@program("error_linalg_cgees", platform="cpu")
 def _():
-    return jnp.linalg.eigvals, (np.eye(3, dtype=np.complex64),)
+    return jax.scipy.linalg.schur, (np.eye(3, dtype=np.complex64),)
 
 
 # Narrow types: bytes at main's boundary, float32 (or int8, uint8) inside.

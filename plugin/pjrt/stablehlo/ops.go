@@ -169,5 +169,8 @@ func handlerTable() map[string]handler {
 	add("builtin.unrealized_conversion_cast", identity, "identity (VHLO and builtin tensor types are one)")
 	h["vhlo.tuple_v1"] = handler{fn: tuple, note: "kept apart: only get_tuple_element may use the tuple", binds: true}
 	h["vhlo.get_tuple_element_v1"] = handler{fn: getTupleElement, note: "the element of a tuple_v1", binds: true}
+	h["vhlo.async_start_v1"] = handler{fn: asyncStart, binds: true,
+		note: "its region translated in place (one device runs in order); the future holds the region's values (async.go)"}
+	h["vhlo.async_done_v1"] = handler{fn: asyncDone, binds: true, note: "the values of its async_start's future"}
 	return h
 }

@@ -267,13 +267,16 @@ type env struct {
 	b      *ir.Builder
 	vals   map[*mlir.Value]ir.Value
 	tuples map[*mlir.Value][]*mlir.Value // results of tuple_v1
+	// futures are the values of async_start's results (async.go).
+	futures map[*mlir.Value][]ir.Value
 	// body is the op whose scalar body this env builds (reduce, sort,
 	// ...), or nil: a body may capture constants only.
 	body *mlir.Operation
 }
 
 func newEnv(t *translator, body *mlir.Operation) *env {
-	return &env{t: t, b: ir.NewBuilder(), vals: map[*mlir.Value]ir.Value{}, tuples: map[*mlir.Value][]*mlir.Value{}, body: body}
+	return &env{t: t, b: ir.NewBuilder(), vals: map[*mlir.Value]ir.Value{}, tuples: map[*mlir.Value][]*mlir.Value{},
+		futures: map[*mlir.Value][]ir.Value{}, body: body}
 }
 
 // block translates the ops of blk and returns the values its terminator

@@ -868,6 +868,34 @@ def _():
     return f, (x,)
 
 
+@program("async_collectives")
+def _():
+    # jax's asynchronous collectives on a mesh of one device, each its
+    # operand there: jax 0.12 writes them as custom calls
+    # "all-gather-start" and "all-gather-done" and so on (this fixture);
+    # jax 0.11 as async_start around the collective and async_done
+    # (async_collectives_v011, generated with jax 0.11).
+    from jax._src.lax import parallel
+
+    x = np.arange(8, dtype=np.float32) - 3
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("i",))
+
+    def body(v):
+        outs = [parallel.all_gather_start(v, "i", tiled=True).done(),
+                parallel.psum_start(v, "i").done(),
+                parallel.psum_scatter_start(v, "i", tiled=True).done(),
+                parallel.all_to_all_start(v, "i", 0, 0, tiled=True).done(),
+                parallel.ppermute_start(v, "i", perm=[(0, 0)]).done()]
+        return tuple(o * (k + 1) for k, o in enumerate(outs))
+
+    def f(x):
+        return jax.shard_map(body, mesh=mesh, in_specs=jax.P("i"), out_specs=jax.P("i"))(x)
+    return f, (x,)
+
+
+program("async_collectives_v011")(PROGRAMS["async_collectives"][0])
+
+
 @program("reduce_precision")
 def _():
     # Ties at each width, values past the narrower exponent's range both

@@ -115,7 +115,10 @@ func (f fb) csqrt(z cx) cx {
 
 // ctanh is Kahan's: t = tan(b), s = sinh(a), beta = 1 + t^2,
 // tanh = (beta s sqrt(1 + s^2) + i t) / (1 + beta s^2); where |a| is large
-// (s^2 would overflow) it is (sign(a), 0 with t's sign).
+// (s^2 would overflow) it is (sign(a), 0 with t's sign), the limit as a
+// grows, except that a finite a with b infinite or NaN has no limit:
+// NaN in both parts (C99's tanh(x + i inf)); a = ±inf is (±1, ±0)
+// whatever b.
 func (f fb) ctanh(z cx) cx {
 	a, b := z.re, z.im
 	t := f.div(f.un(ir.OpSin, b), f.un(ir.OpCos, b))
@@ -125,8 +128,15 @@ func (f fb) ctanh(z cx) cx {
 	den := f.add(f.c(1), f.mul(beta, s2))
 	re := f.div(f.mul(f.mul(beta, s), f.un(ir.OpSqrt, f.add(f.c(1), s2))), den)
 	im := f.div(t, den)
-	large := f.cmp(ir.CmpGT, f.un(ir.OpAbs, a), f.c(20))
-	return cx{f.sel(large, f.copysign(f.c(1), a), re), f.sel(large, f.mul(f.c(0), t), im)}
+	absA := f.un(ir.OpAbs, a)
+	large := f.cmp(ir.CmpGT, absA, f.c(20))
+	infA := f.cmp(ir.CmpEQ, absA, f.c(math.Inf(1)))
+	finiteB := f.cmp(ir.CmpLT, f.un(ir.OpAbs, b), f.c(math.Inf(1))) // false for NaN too
+	nan := f.c(math.NaN())
+	undefined := f.and(f.un(ir.OpNot, infA), f.un(ir.OpNot, finiteB))
+	limRe := f.sel(undefined, nan, f.copysign(f.c(1), a))
+	limIm := f.sel(undefined, nan, f.copysign(f.c(0), t))
+	return cx{f.sel(large, limRe, re), f.sel(large, limIm, im)}
 }
 
 // complexUnary composes a unary op on complex64; ok is false for ops it
@@ -151,7 +161,10 @@ func complexUnary(b *ir.Builder, o ir.Op, x ir.Value) (ir.Value, bool) {
 		// near 0.
 		h := f.un(ir.OpSin, f.mul(z.im, f.c(0.5)))
 		re := f.sub(f.mul(f.un(ir.OpExpm1, z.re), f.un(ir.OpCos, z.im)), f.mul(f.c(2), f.mul(h, h)))
-		r = cx{re, f.mul(f.un(ir.OpExp, z.re), f.un(ir.OpSin, z.im))}
+		// At b = 0 the imaginary part is b itself: exp(a) sin b would be
+		// inf * 0 = NaN where exp(a) overflows.
+		im := f.mul(f.un(ir.OpExp, z.re), f.un(ir.OpSin, z.im))
+		r = cx{re, f.sel(f.cmp(ir.CmpEQ, z.im, f.c(0)), z.im, im)}
 	case ir.OpLog:
 		r = f.clog(z)
 	case ir.OpLog1p:

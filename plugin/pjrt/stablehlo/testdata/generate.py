@@ -356,6 +356,22 @@ def _():
     return f, (x, y, a, m, w, img, k)
 
 
+@program("complex_extremes")
+def _():
+    # expm1, tanh and tan of complex64 over the whole plane, as jax's
+    # FunctionAccuracyTest samples it: zeros, the smallest normal, ordinary
+    # values, values where exp overflows, the largest float and the
+    # infinities, in every combination of signs.
+    edge = np.array([0.0, 1.1754944e-38, 2.3e-23, 1e-4, 0.5, 2.0, 30.0, 88550680.0, 1.7e23, 3.4028235e38, np.inf], np.float32)
+    v = np.concatenate([-edge[::-1], edge])
+    re, im = np.meshgrid(v, v)
+    x = (re + 1j * im).astype(np.complex64).ravel()
+
+    def f(x):
+        return jnp.expm1(x), jnp.tanh(x), jnp.tan(x)
+    return f, (x,)
+
+
 @program("fft")
 def _():
     r = rng("fft")

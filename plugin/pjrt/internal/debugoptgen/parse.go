@@ -274,18 +274,27 @@ func join(scope, name string) string {
 
 // message parses "message Name { ... }" declared in scope.
 func (p *parser) message(scope string) error {
-	p.pos++ // "message"
-	name, err := p.ident()
+	full, d, err := p.open(scope, "message")
 	if err != nil {
 		return err
 	}
+	return p.messageBody(full, d, "}")
+}
+
+// open reads "<kind> Name {" and declares Name in scope.
+func (p *parser) open(scope, kind string) (string, *decl, error) {
+	p.pos++ // the keyword
+	name, err := p.ident()
+	if err != nil {
+		return "", nil, err
+	}
 	full := join(scope, name)
-	d := &decl{kind: "message"}
+	d := &decl{kind: kind}
 	p.f.decls[full] = d
 	if err := p.expect("{"); err != nil {
-		return err
+		return "", nil, err
 	}
-	return p.messageBody(full, d, "}")
+	return full, d, nil
 }
 
 // messageBody parses fields and declarations up to end ("}" of a message
@@ -430,15 +439,8 @@ func (p *parser) reserved() ([]string, error) {
 
 // enum parses "enum Name { ... }" declared in scope.
 func (p *parser) enum(scope string) error {
-	p.pos++ // "enum"
-	name, err := p.ident()
+	full, d, err := p.open(scope, "enum")
 	if err != nil {
-		return err
-	}
-	full := join(scope, name)
-	d := &decl{kind: "enum"}
-	p.f.decls[full] = d
-	if err := p.expect("{"); err != nil {
 		return err
 	}
 	for {

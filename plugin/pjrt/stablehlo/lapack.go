@@ -10,29 +10,33 @@ import (
 )
 
 // jax's CPU lowerings of the linear algebra primitives it lowers only for
-// the CPU and GPUs (eig, hessenberg, tridiagonal, geqp3, schur), which
-// jax_plugins.metalplug registers for its platform too: LAPACK's routines
-// as typed FFI custom calls, lapack_<letter><routine>_ffi, their
-// arguments in the dictionary mhlo.backend_config (characters as ui8),
-// the matrices in column-major layouts (operand_layouts, result_layouts:
-// where the callee reads and writes them; the values are the same, so the
-// IR's row-major ops compute them unchanged), and an int32 info per
-// matrix that jax turns into NaN when nonzero (the IR's ops give NaN
-// themselves, so info is zero). Each is one IR op, in the operand's
-// dtype: s (float32) and d (float64) where the results are real; geev's
-// complex eigenvectors are complex64 made of the IR's float32 parts, so
-// dgeev (complex128) is refused. Of the complex routines, cgeev and
-// chetrd are the IR's eig and tridiagonal of complex64 (which jnp.roots
-// of complex coefficients, jnp.linalg.eig and lax.linalg.tridiagonal
-// reach); the other c routines are refused, as the IR decomposes complex
-// matrices for those ops only, and every z routine (complex128). jax's CPU
-// lowering of householder_product (orgqr, which qr with pivoting and
-// hessenberg's Q reach) is the IR's householder_product.
+// the CPU and GPUs (eig, hessenberg, tridiagonal, geqp3, schur), and of lu,
+// svd and eigh, whose platform-independent lowerings compare dimensions in
+// Python (so refuse shape polymorphism), which jax_plugins.metalplug
+// registers for its platform too: LAPACK's routines as typed FFI custom
+// calls, lapack_<letter><routine>_ffi, their arguments in the dictionary
+// mhlo.backend_config (characters as ui8), the matrices in column-major
+// layouts (operand_layouts, result_layouts: where the callee reads and
+// writes them; the values are the same, so the IR's row-major ops compute
+// them unchanged), and an int32 info per matrix that jax turns into NaN
+// when nonzero (the IR's ops give NaN themselves, so info is zero). Each
+// is one IR op, in the operand's dtype: s (float32) and d (float64) where
+// the results are real; geev's complex eigenvectors are complex64 made of
+// the IR's float32 parts, so dgeev (complex128) is refused. Of the
+// complex routines, cgeev, chetrd and cheevd are the IR's eig, tridiagonal
+// and eigh of complex64 (which jnp.roots of complex coefficients,
+// jnp.linalg.eig, lax.linalg.tridiagonal and jnp.linalg.eigh reach); the
+// other c routines are refused, as the IR decomposes complex matrices for
+// those ops only (jax_plugins.metalplug keeps complex lu and svd on jax's
+// own lowerings), and every z routine (complex128). jax's CPU lowering of
+// householder_product (orgqr, which qr with pivoting and hessenberg's Q
+// reach) is the IR's householder_product.
 
 // lapackRoutines are the routines translated, with what each becomes,
 // whether its results are complex for real operands (geev's are) and
 // whether its c (complex64) form is translated too (geev's, to the IR's
-// complex64 eig). sytrd's complex counterpart hetrd is lapackHetrd.
+// complex64 eig). The Hermitian routines, which have no real form, are
+// lapackHermitian.
 var lapackRoutines = map[string]struct {
 	fn        func(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error)
 	note      string
@@ -45,11 +49,22 @@ var lapackRoutines = map[string]struct {
 	"geqp3": {geqp3Call, "IR qr_pivoted, the permutation one-based", false, false},
 	"gees":  {geesCall, "IR schur (without sorting; sdim and info zero)", false, false},
 	"orgqr": {orgqrCall, "IR householder_product", false, false},
+	"getrf": {getrfCall, "IR lu, the pivots one-based; the info zero (a singular matrix is factored)", false, false},
+	"gesdd": {gesvdCall, "IR svd (mode A, S or N); the info zero", false, false},
+	"gesvd": {gesvdCall, "IR svd (mode A, S or N); the info zero", false, false},
+	"syevd": {syevdCall, "IR eigh (uplo L or U, mode V or N); the info zero", false, false},
 }
 
-// lapackHetrd is the note on lapack_chetrd_ffi: sytrd's call, whose IR
-// tridiagonal takes complex64 Hermitian matrices.
-const lapackHetrd = "IR tridiagonal of complex64 (uplo L or U; d and e float32)"
+// lapackHermitian are the complex routines that are the IR's ops of
+// complex64, their c forms translated and their z forms (complex128)
+// refused: hetrd is sytrd's call and heevd syevd's.
+var lapackHermitian = map[string]struct {
+	fn   func(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error)
+	note string
+}{
+	"hetrd": {sytrdCall, "IR tridiagonal of complex64 (uplo L or U; d and e float32)"},
+	"heevd": {syevdCall, "IR eigh of complex64 (uplo L or U, mode V or N; the eigenvalues float32)"},
+}
 
 func init() {
 	type call = struct {
@@ -66,8 +81,10 @@ func init() {
 			linalgCustomCalls[target] = call{lapackCall(routine, letter, dtype, r.complex, r.fn), r.note}
 		}
 	}
-	linalgCustomCalls["lapack_chetrd_ffi"] = call{lapackCall("hetrd", 'c', ir.C64, false, sytrdCall), lapackHetrd}
-	linalgCustomCalls["lapack_zhetrd_ffi"] = call{lapackCall("hetrd", 'z', 0, false, nil), "refused (complex128)"}
+	for routine, r := range lapackHermitian {
+		linalgCustomCalls["lapack_c"+routine+"_ffi"] = call{lapackCall(routine, 'c', ir.C64, false, r.fn), r.note}
+		linalgCustomCalls["lapack_z"+routine+"_ffi"] = call{lapackCall(routine, 'z', 0, false, nil), "refused (complex128)"}
+	}
 }
 
 // lapackNote is custom_call's note on the LAPACK targets.
@@ -80,7 +97,9 @@ func lapackNote() string {
 		}
 		names = append(names, fmt.Sprintf("lapack_{%s}%s_ffi (%s)", letters, routine, r.note))
 	}
-	names = append(names, fmt.Sprintf("lapack_chetrd_ffi (%s)", lapackHetrd))
+	for routine, r := range lapackHermitian {
+		names = append(names, fmt.Sprintf("lapack_c%s_ffi (%s)", routine, r.note))
+	}
 	sort.Strings(names)
 	return "; jax's CPU LAPACK calls " + strings.Join(names, ", ") +
 		"; the other complex routines (c, and every z one: complex128) and lapack_dgeev_ffi (complex128 results) are refused"
@@ -95,7 +114,7 @@ func lapackCall(routine string, letter rune, dtype ir.DType, complexResults bool
 		case letter == 'z':
 			return nil, unsupported(op, "lapack_z%s_ffi: complex128 matrices (the IR's complex type is complex64)", routine)
 		case letter == 'c' && dtype != ir.C64:
-			return nil, unsupported(op, "lapack_c%s_ffi: complex matrices (the IR decomposes complex64 ones for geev and hetrd only; float32 and float64 ones here)", routine)
+			return nil, unsupported(op, "lapack_c%s_ffi: complex matrices (the IR decomposes complex64 ones for geev, hetrd and heevd only; float32 and float64 ones here)", routine)
 		case complexResults && dtype == ir.F64:
 			return nil, unsupported(op, "lapack_%c%s_ffi: its complex128 results (the IR's complex type is complex64; float32 matrices only)", letter, routine)
 		}
@@ -293,4 +312,88 @@ func orgqrCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
 		return nil, err
 	}
 	return one(e.b.HouseholderProduct(x[0], x[1])), nil
+}
+
+// getrfCall: (a) -> (lu, ipiv, info), ipiv one-based (row i was swapped
+// with row ipiv[i]). LAPACK's info is positive for a singular matrix,
+// which jax accepts (it turns only a negative one into NaN): the IR
+// factors it all the same, so info is zero.
+func getrfCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
+	if len(x) != 1 {
+		return nil, invalid(op, "has %d operands, want 1", len(x))
+	}
+	if err := wantResults(op, 3); err != nil {
+		return nil, err
+	}
+	rs := e.b.Results(e.b.Lu(x[0]))
+	if len(rs) != 3 {
+		return nil, nil
+	}
+	t := e.b.Type(rs[1])
+	return []ir.Value{rs[0], e.b.Binary(ir.OpAdd, rs[1], intConst(e.b, ir.I32, t.Shape, 1)), infos(e, x[0])}, nil
+}
+
+// gesvdCall: gesdd's and gesvd's (a) -> (a, s, u, vt, info), the first
+// a's scratch (jax drops it: a here). mode A asks for the square u and vt,
+// S for the reduced ones and N for none, which jax still gives shapes to
+// (square or reduced, as full_matrices was) and drops: the IR's svd of
+// those shapes fills them.
+func gesvdCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
+	if len(x) != 1 {
+		return nil, invalid(op, "has %d operands, want 1", len(x))
+	}
+	if err := wantResults(op, 5); err != nil {
+		return nil, err
+	}
+	mode, err := ffiChar(op, "mode", "ASN")
+	if err != nil {
+		return nil, err
+	}
+	s := e.b.Type(x[0]).Shape
+	r := s.Rank()
+	if r < 2 {
+		return nil, invalid(op, "of a rank-%d operand", r)
+	}
+	m, n := s[r-2], s[r-1]
+	full := mode == 'A'
+	if mode == 'N' {
+		ut, err := resultType(op, 2)
+		if err != nil {
+			return nil, err
+		}
+		vt, err := resultType(op, 3)
+		if err != nil {
+			return nil, err
+		}
+		full = ut.Shape.Rank() == r && vt.Shape.Rank() == r && ut.Shape[r-1] == m && vt.Shape[r-2] == n
+	}
+	rs := e.b.Results(e.b.Svd(x[0], full))
+	if len(rs) != 3 {
+		return nil, nil
+	}
+	return []ir.Value{x[0], rs[0], rs[1], rs[2], infos(e, x[0])}, nil
+}
+
+// syevdCall: (a) -> (v, w, info); cheevd's too, w real. Mode N asks for
+// the eigenvalues only (jax always asks for V): the IR's eigh gives the
+// vectors all the same.
+func syevdCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
+	if len(x) != 1 {
+		return nil, invalid(op, "has %d operands, want 1", len(x))
+	}
+	if err := wantResults(op, 3); err != nil {
+		return nil, err
+	}
+	if _, err := ffiChar(op, "mode", "VN"); err != nil {
+		return nil, err
+	}
+	uplo, err := ffiChar(op, "uplo", "LU")
+	if err != nil {
+		return nil, err
+	}
+	rs := e.b.Results(e.b.Eigh(x[0], uplo == 'L'))
+	if len(rs) != 2 {
+		return nil, nil
+	}
+	return append(rs, infos(e, x[0])), nil
 }

@@ -13,10 +13,12 @@ import (
 // (geqrf as "Qr", householder_product as
 // "ProductOfElementaryHouseholderReflectors", and eigh's Jacobi branch as
 // "Eigh"), each one IR op, on float32, float64 or complex64; half types
-// go through float32. jnp.linalg.svd needs no call of its own: jax lowers
-// it through QDWH, which is Qr, the Householder product, Eigh and ordinary
-// ops, and lu (solve, inv, det) is ordinary ops on every platform but the
-// CPU's and GPUs'. lapack.go adds jax's CPU LAPACK calls.
+// go through float32. On those lowerings jnp.linalg.svd needs no call of
+// its own (jax lowers it through QDWH, which is Qr, the Householder
+// product, Eigh and ordinary ops) and lu (solve, inv, det) is ordinary
+// ops; jax_plugins.metalplug registers jax's CPU lowerings of svd, lu and
+// eigh instead (complex lu and svd excepted), whose LAPACK calls lapack.go
+// translates with the other CPU ones.
 
 // linalgHandlers adds the ops (ops.go's table calls it).
 func linalgHandlers(add func(string, func(*env, *mlir.Operation) ([]ir.Value, error), string)) {

@@ -321,7 +321,7 @@ def _():
     np.testing.assert_allclose(v @ np.diag(w) @ v.T, spd, rtol=1e-3, atol=1e-3)
     from jax.lax import linalg as lax_linalg
 
-    if hasattr(lax_linalg, "EighImplementation"):  # the TPU's lowering refuses QR; ours computes it
+    if hasattr(lax_linalg, "EighImplementation"):  # QR, which the TPU's lowering refuses: syevd's call, as the CPU's
         qr_w = on(lambda x: lax_linalg.eigh(x, implementation=lax_linalg.EighImplementation.QR)[1], spd)
         np.testing.assert_allclose(qr_w, np.linalg.eigvalsh(spd), **tol)
 
@@ -395,5 +395,52 @@ def _():
     np.testing.assert_allclose(q @ r, tall[:, p], **tol)
     assert np.all(np.abs(np.diag(r))[:-1] >= np.abs(np.diag(r))[1:]), np.diag(r)
 
+
+
+@check("lu, svd and eigh through LAPACK's calls as jax's CPU lowers them: symbolic shapes (jax.export), half types through float32")
+def _():
+    import sys
+
+    import jax.numpy as jnp
+    from jax import export
+    from jax.lax import linalg as lax_linalg
+
+    if "jax_plugins.metalplug" not in sys.modules:
+        print("     not this run: the library alone (PJRT_NAMES_AND_LIBRARY_PATHS) registers no lowerings")
+        return
+    tol = dict(rtol=2e-4, atol=2e-4)
+    a = rng.normal(size=(2, 5, 4)).astype(np.float32)
+    h = (a[:, :4] + np.swapaxes(a[:, :4], -1, -2)).astype(np.float32)
+    put = lambda x: jax.device_put(x, dev)
+    # jax's platform-independent lu and svd, and the TPU's eigh, compare
+    # dimensions in Python: these take symbolic ones.
+    for f, x, shapes in ((lax_linalg.lu, a, "b, m, n"), (lambda x: jnp.linalg.svd(x, compute_uv=False), a, "b, m, n"),
+                         (jnp.linalg.eigh, h, "b, n, n")):
+        exp = export.export(jax.jit(f), platforms=["metalplug"])(*export.symbolic_args_specs([x], shapes))
+        for got, want in zip(jax.tree.leaves(exp.call(put(x))), jax.tree.leaves(jax.jit(f)(put(x)))):
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), **tol)
+    lu, _, perm = (np.asarray(r) for r in jax.jit(lax_linalg.lu)(put(a)))
+    l, u = np.tril(lu[..., :4], -1) + np.eye(5, 4), np.triu(lu[..., :4, :])
+    np.testing.assert_allclose(l @ u, np.take_along_axis(a, perm[..., None], 1), **tol)
+    np.testing.assert_allclose(jax.jit(lambda x: jnp.linalg.svd(x, compute_uv=False))(put(a)),
+                               np.linalg.svd(a, compute_uv=False), **tol)
+    # The CPU's LAPACK has no half types; the device computes them in
+    # float32. jax 0.12's decompositions refuse them themselves.
+    b = h.astype(ml_dtypes.bfloat16)
+    try:
+        jax.eval_shape(lax_linalg.eigh, b)
+    except TypeError:
+        print(f"     half types not this jax ({jax.__version__}): its decompositions take float32 and float64 only")
+        return
+    w, v = jax.jit(jnp.linalg.eigh)(put(b))
+    assert w.dtype == ml_dtypes.bfloat16 and v.dtype == ml_dtypes.bfloat16, (w.dtype, v.dtype)
+    np.testing.assert_allclose(np.asarray(w, np.float32), np.linalg.eigvalsh(b.astype(np.float32)), rtol=2e-2, atol=2e-2)
+    ev = jax.jit(jnp.linalg.eigvals)(put(b))
+    assert ev.dtype == np.complex64, ev.dtype
+    np.testing.assert_allclose(np.sort(np.asarray(ev).real), np.sort(np.linalg.eigvalsh(b.astype(np.float32))), **tol)
+    s16 = jax.jit(lambda x: jnp.linalg.svd(x, compute_uv=False))(put(a.astype(np.float16)))
+    assert s16.dtype == np.float16, s16.dtype
+    np.testing.assert_allclose(np.asarray(s16, np.float32), np.linalg.svd(a.astype(np.float16).astype(np.float32), compute_uv=False),
+                               rtol=2e-3, atol=2e-3)
 
 finish()

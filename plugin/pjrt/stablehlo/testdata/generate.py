@@ -1264,6 +1264,83 @@ def _():
     return f, (a, big, one)
 
 
+# lu, svd and eigh as jax's CPU lowers them (lapack_{s,d}getrf_ffi,
+# {s,d}gesdd and gesvd, {s,d}syevd and cheevd), which jax_plugins.metalplug
+# registers for its platform in place of the platform-independent ones.
+# Each program holds a float64 matrix too (x64).
+
+
+@program("linalg_lu", x64=True, platform="cpu")
+def _():
+    r = rng("linalg_lu")
+    sq, tall, wide, batch = general(r, 5, 5), general(r, 6, 4), general(r, 3, 5), general(r, 2, 4, 4)
+    # Rank 2, its eliminations exact: U's last diagonal entry is zero
+    # (getrf's info 3, which jax accepts).
+    singular = np.array([[1, 2, 3], [2, 4, 6], [1, 0, 1]], np.float32)
+    zero, one = np.zeros((3, 3), np.float32), np.array([[-2.0]], np.float32)
+    d = r.uniform(-1, 1, (4, 4))
+
+    # Not solve or inv: lowered for the CPU, their triangular solves are
+    # LAPACK's trsm, where metalplug gets stablehlo.triangular_solve.
+    def f(sq, tall, wide, batch, singular, zero, one, d):
+        outs = []
+        for x in (sq, tall, wide, batch, singular, zero, one, d):
+            outs += lax.linalg.lu(x)
+        return (*outs, jnp.linalg.det(batch), *jnp.linalg.slogdet(sq), jnp.linalg.det(d), *jax.scipy.linalg.lu_factor(sq))
+    return f, (sq, tall, wide, batch, singular, zero, one, d)
+
+
+@program("linalg_svd_lapack", x64=True, platform="cpu")
+def _():
+    r = rng("linalg_svd_lapack")
+    tall, wide, batch = general(r, 5, 3), general(r, 3, 5), general(r, 2, 4, 4)
+    rank1 = np.outer(np.arange(1, 5), np.arange(1, 4)).astype(np.float32)
+    d = r.uniform(-1, 1, (4, 3))
+
+    def f(tall, wide, batch, rank1, d):
+        outs = []
+        for x in (tall, wide, batch, rank1, d):
+            k = min(x.shape[-2:])
+            for full in (False, True):
+                u, s, vh = jnp.linalg.svd(x, full_matrices=full)
+                # Singular vectors' signs are unspecified (and rank1's null
+                # space): what defines them.
+                outs += [s, jnp.einsum("...ij,...j,...jk->...ik", u[..., :k], s, vh[..., :k, :]),
+                         jnp.einsum("...ji,...jk->...ik", u, u), jnp.einsum("...ij,...kj->...ik", vh, vh)]
+            outs += [lax.linalg.svd(x, full_matrices=False, compute_uv=False),
+                     lax.linalg.svd(x, full_matrices=True, compute_uv=False)]
+            if hasattr(lax.linalg, "SvdAlgorithm"):  # gesvd, jax's CPU's for the QR algorithm
+                outs.append(lax.linalg.svd(x, full_matrices=False, compute_uv=False, algorithm=lax.linalg.SvdAlgorithm.QR))
+        return (*outs, jnp.linalg.pinv(tall), jnp.linalg.matrix_rank(rank1), jnp.linalg.norm(wide, 2),
+                jnp.linalg.norm(batch, "nuc", axis=(-2, -1)), jnp.linalg.cond(batch))
+    return f, (tall, wide, batch, rank1, d)
+
+
+@program("linalg_eigh_lapack", x64=True, platform="cpu")
+def _():
+    r = rng("linalg_eigh_lapack")
+    # Not symmetric (Hermitian): each triangle names a different matrix.
+    a, one, big = r.uniform(-2, 2, (2, 5, 5)).astype(np.float32), np.array([[3.0]], np.float32), general(r, 12, 12)
+    d, c = r.uniform(-1, 1, (6, 6)), (2 * crand(r, 2, 4, 4)).astype(np.complex64)
+    eye = np.eye(4, dtype=np.float32)  # one eigenvalue, four times
+
+    def f(a, one, big, d, c, eye):
+        outs = []
+        for x in (a, one, big, d, c, eye):
+            for lower in (True, False):
+                v, w = lax.linalg.eigh(x, lower=lower, symmetrize_input=False)
+                # Eigenvectors' signs (phases) are unspecified: what defines them.
+                outs += [w, jnp.einsum("...ij,...j,...kj->...ik", v, w.astype(v.dtype), jnp.conj(v)),
+                         jnp.einsum("...ji,...jk->...ik", jnp.conj(v), v)]
+        return (*outs, jnp.linalg.eigvalsh(big), jnp.linalg.eigvalsh(c, UPLO="U"))
+    return f, (a, one, big, d, c, eye)
+
+
+@program("error_linalg_cgetrf", platform="cpu")
+def _():
+    return lax.linalg.lu, (np.eye(3, dtype=np.complex64),)
+
+
 @program("error_linalg_dgeev", x64=True, platform="cpu")
 def _():
     return jnp.linalg.eigvals, (np.eye(3),)

@@ -249,22 +249,23 @@ def _register_lowerings():
     ours too, so that jax does not refuse the primitive before the library
     sees a program:
 
-    - eigh: jax's own TPU lowering, which needs no TPU: QDWH spectral
-      divide and conquer in jax, down to custom_call "Eigh" (a Jacobi
-      eigendecomposition) for matrices of 256 or fewer rows, which the
-      library computes.
     - tridiagonal_solve with perturb_singular (inverse iteration in
       jax.scipy.linalg.eigh_tridiagonal): jax's platform-independent lowering
       has no perturbation, so ours is Gaussian elimination with partial
       pivoting, as LAPACK's gtsv, whose pivots are kept off zero.
 
-    - eig, hessenberg, tridiagonal, geqp3 (qr with pivoting) and schur:
-      jax's own CPU lowerings, LAPACK's typed FFI custom calls
-      (lapack_sgeev_ffi and so on, column-major layouts), which the library
+    - eig, hessenberg, tridiagonal, geqp3 (qr with pivoting), schur, lu,
+      svd and eigh: jax's own CPU lowerings, LAPACK's typed FFI custom calls
+      (lapack_sgeev_ffi, lapack_sgetrf_ffi, lapack_sgesdd_ffi,
+      lapack_ssyevd_ffi and so on, column-major layouts), which the library
       translates into its own decompositions (gonum's LAPACK in float64 on
       the host); so jnp.linalg.eig and eigvals, jnp.roots,
-      jax.scipy.linalg.hessenberg and schur, and qr with pivoting run on the
-      device.
+      jax.scipy.linalg.hessenberg and schur, qr with pivoting, lu (solve,
+      inv, det), svd and eigh run on the device. Unlike jax's
+      platform-independent lu and svd and its TPU eigh, which compare
+      dimensions in Python, these take symbolic dimensions (jax.export's
+      shape polymorphism). See _register_linalg for what stays on jax's
+      other lowerings.
 
     And donation: jax sets up donated arguments (jit's donate_argnums) only
     for the platforms of its list _platforms_with_donation, warning on any
@@ -283,42 +284,126 @@ def _register_lowerings():
     try:
         from jax._src.interpreters import mlir
         from jax._src.lax import linalg
-        from jax._src.tpu.linalg import eigh as tpu_eigh
-
-        def eigh_lowering(ctx, operand, *, algorithm=None, **params):
-            # The TPU's lowering refuses the QR algorithm; ours computes
-            # what Eigh asks for by Jacobi whatever the size, so QR maps to
-            # it.
-            if algorithm == linalg.EighImplementation.QR:
-                algorithm = linalg.EighImplementation.JACOBI
-            return tpu_eigh._eigh_tpu_lowering(ctx, operand, algorithm=algorithm, **params)
-
-        mlir.register_lowering(linalg.eigh_p, eigh_lowering, platform=PLATFORM)
-    except Exception as e:  # noqa: BLE001 - jax's internals move between releases
-        logger.debug("metalplug: eigh keeps jax's own lowerings (%s)", e)
-    try:
-        from jax._src.interpreters import mlir
-        from jax._src.lax import linalg
 
         mlir.register_lowering(linalg.tridiagonal_solve_p, mlir.lower_fun(_tridiagonal_solve, multiple_results=False),
                                platform=PLATFORM)
     except Exception as e:  # noqa: BLE001
         logger.debug("metalplug: tridiagonal_solve keeps jax's own lowerings (%s)", e)
-    for prim, rule, cpu_gpu in (("eig_p", "_eig_cpu_lowering", False), ("hessenberg_p", "_hessenberg_cpu_lowering", False),
-                                ("tridiagonal_p", "_tridiagonal_cpu_gpu_lowering", True),
-                                ("geqp3_p", "_geqp3_cpu_gpu_lowering", True), ("schur_p", "_schur_cpu_lowering", False)):
+    _register_linalg()
+
+
+def _register_linalg():
+    """jax's CPU lowerings of the decompositions, for metalplug, each in a
+    wrapper where the CPU's rule refuses what the device computes:
+
+    - half types (float16, bfloat16; the CPU's LAPACK has none): eig, lu,
+      svd and eigh compute in float32 and round the results back, as XLA's
+      CPU does for half types elsewhere (eig's results are complex64
+      already). jax 0.11's primitives take half types; 0.12's refuse them
+      before any lowering.
+    - eigh: the QDWH algorithm and a subset of the eigenvalues
+      (subset_by_index) take jax's TPU lowering, which needs no TPU (QDWH
+      spectral divide and conquer in jax, down to custom_call "Eigh"); QR
+      and Jacobi, which the CPU's rule refuses, are syevd's answer, which is
+      what the device computes for either.
+    - lu and svd of complex matrices, and svd's POLAR algorithm and subsets,
+      keep jax's platform-independent lowerings (the blocked lu in jax; the
+      TPU's QDWH svd), as the library decomposes complex64 matrices for
+      eig, eigh, tridiagonal, cholesky and qr only; Jacobi svd, which the
+      CPU's rule refuses, is gesdd's answer.
+    """
+    try:
+        import functools
+
+        import numpy as np
+        from jax._src import core, dtypes
+        from jax._src.interpreters import mlir
+        from jax._src.lax import linalg
+    except Exception as e:  # noqa: BLE001 - jax's internals move between releases
+        logger.debug("metalplug: the decompositions keep jax's own lowerings (%s)", e)
+        return
+
+    def cpu(name):
+        """jax's CPU and GPUs' rule name, for the CPU."""
+        return functools.partial(getattr(linalg, name), target_name_prefix="cpu")
+
+    def complex_operand(ctx):
+        return dtypes.issubdtype(ctx.avals_in[0].dtype, np.complexfloating)
+
+    def through_float32(prim, rule):
+        """rule, but a half-type operand is widened to float32, the
+        primitive bound on that, and each result rounded back to its type."""
+        def lowering(ctx, operand, **params):
+            dtype = ctx.avals_in[0].dtype
+            if not (dtypes.issubdtype(dtype, np.floating) and np.dtype(dtype).itemsize < 4):
+                return rule(ctx, operand, **params)
+
+            def wide(x):
+                outs = prim.bind(x.astype(np.float32), **params)
+                return [o.astype(a.dtype) for o, a in zip(outs, ctx.avals_out)]
+            return mlir.lower_fun(wide, multiple_results=True)(ctx, operand)
+        return lowering
+
+    def lu_rule():
+        on_cpu = cpu("_lu_cpu_gpu_lowering")
+        generic = mlir.lower_fun(linalg._lu_python, multiple_results=True)
+
+        def lowering(ctx, operand):
+            return (generic if complex_operand(ctx) else on_cpu)(ctx, operand)
+        return lowering
+
+    def svd_rule():
+        from jax._src.tpu.linalg import svd as tpu_svd
+
+        on_cpu = cpu("_svd_cpu_gpu_lowering")
+        algorithms = linalg.SvdAlgorithm
+
+        def lowering(ctx, operand, *, full_matrices, compute_uv, subset_by_index, algorithm=None):
+            m, n = ctx.avals_in[0].shape[-2:]
+            whole = subset_by_index is None or subset_by_index == (0, core.min_dim(m, n))
+            params = dict(full_matrices=full_matrices, compute_uv=compute_uv, subset_by_index=subset_by_index)
+            if complex_operand(ctx) or not whole or algorithm == algorithms.POLAR:
+                return tpu_svd._svd_tpu_lowering_rule(ctx, operand, algorithm=algorithm, **params)
+            if algorithm == algorithms.JACOBI:
+                algorithm = None
+            return on_cpu(ctx, operand, algorithm=algorithm, **params)
+        return lowering
+
+    def eigh_rule():
+        from jax._src.tpu.linalg import eigh as tpu_eigh
+
+        on_cpu = cpu("_eigh_cpu_gpu_lowering")
+        algorithms = linalg.EighImplementation
+
+        def lowering(ctx, operand, *, lower, sort_eigenvalues, subset_by_index, algorithm=None):
+            n = ctx.avals_in[0].shape[-1]
+            whole = subset_by_index is None or subset_by_index == (0, n)
+            if algorithm == algorithms.QDWH or not whole:
+                return tpu_eigh._eigh_tpu_lowering(ctx, operand, lower=lower, sort_eigenvalues=sort_eigenvalues,
+                                                   subset_by_index=subset_by_index, algorithm=algorithms.QDWH)
+            return on_cpu(ctx, operand, lower=lower, sort_eigenvalues=sort_eigenvalues, subset_by_index=None,
+                          algorithm=None)
+        return lowering
+
+    rules = (
+        ("eig_p", lambda: linalg._eig_cpu_lowering, True),
+        ("hessenberg_p", lambda: linalg._hessenberg_cpu_lowering, False),
+        ("tridiagonal_p", lambda: cpu("_tridiagonal_cpu_gpu_lowering"), False),
+        ("geqp3_p", lambda: cpu("_geqp3_cpu_gpu_lowering"), False),
+        ("schur_p", lambda: linalg._schur_cpu_lowering, False),
+        ("lu_p", lu_rule, True),
+        ("svd_p", svd_rule, True),
+        ("eigh_p", eigh_rule, True),
+    )
+    for name, make, half in rules:
         try:
-            import functools
-
-            from jax._src.interpreters import mlir
-            from jax._src.lax import linalg
-
-            lowering = getattr(linalg, rule)
-            if cpu_gpu:  # the CPU's and GPUs' rule, told which by its target prefix
-                lowering = functools.partial(lowering, target_name_prefix="cpu")
-            mlir.register_lowering(getattr(linalg, prim), lowering, platform=PLATFORM)
+            prim = getattr(linalg, name)
+            rule = make()
+            if half:
+                rule = through_float32(prim, rule)
+            mlir.register_lowering(prim, rule, platform=PLATFORM)
         except Exception as e:  # noqa: BLE001
-            logger.debug("metalplug: %s keeps jax's own lowerings (%s)", prim, e)
+            logger.debug("metalplug: %s keeps jax's own lowerings (%s)", name, e)
 
 
 def _tridiagonal_solve(dl, d, du, b, *, perturb_singular):

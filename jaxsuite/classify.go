@@ -163,6 +163,13 @@ var Rules = []Rule{
 		Example: `ValueError: Function 'f_jax' was exported for platforms '('cpu', 'tpu')' but it is used on '('metalplug',)'.`, ExampleID: "tests/export_test.py::JaxExportTest::test_ordered_effects_multi_platform_and_poly_v_9",
 	},
 	{
+		Name: "jax expects another platform's refusal", Class: ClassJax,
+		Why:     "the test asserts an error that jax's lowering raises on cpu and gpu, and names those platforms to expect it: QR of float16 (LAPACK and cuSOLVER have none) on every platform but tpu, jnp.insert and nonzero under shape polymorphism (associative scans) on all but tpu; metalplug computes the result instead (float16 through float32; cumulative reductions as reduce_window, as on tpu)",
+		Test:    regexp.MustCompile(`::NumpyLinalgTest::testQrInvalidDtypeCPU$|::ShapePolyHarnessesTest::test_harness_jnp_(insert_insert|nonzero_size)_(constant|poly)$`),
+		Message: regexp.MustCompile(`^AssertionError: (NotImplementedError|Exception) not raised`),
+		Example: `AssertionError: Exception not raised`, ExampleID: "tests/linalg_test.py::NumpyLinalgTest::testQrInvalidDtypeCPU",
+	},
+	{
 		Name: "jax's list of platforms with donation", Class: ClassJax,
 		Why:     "jax warns that donation is not implemented for any platform missing from its hard-coded list (_platforms_with_donation in jax/_src/interpreters/mlir.py: cpu, cuda, rocm, tpu, neuron), and the suite turns warnings into errors; the plugin itself accepts donated buffers",
 		Message: regexp.MustCompile(`Donation is not implemented for \('metalplug',\)`),

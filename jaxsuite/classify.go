@@ -176,6 +176,38 @@ var Rules = []Rule{
 		Example: `UserWarning: Some donated buffers were not usable: ~float32[], ~float32[]. Donation is not implemented for ('metalplug',).`,
 	},
 	{
+		Name: "host memory kinds", Class: ClassOurs,
+		Why:     "the device offers one memory kind, device; jax's pinned_host and unpinned_host (memory spaces, compute_on with an output in host memory) are not offered, though on unified memory they could be the same memory: a missing feature of ours",
+		Message: regexp.MustCompile(`Got memory kind: (pinned|unpinned)_host|^AssertionError: - device$`),
+		Example: `ValueError: Could not find memory addressable by device host (reference driver). Device host (reference driver) can address the following memory kinds: device. Got memory kind: pinned_host`,
+	},
+	{
+		Name: "layouts other than row-major", Class: ClassOurs,
+		Why:     "device arrays are dense row-major: a layout the user asks device_put for (column-major) is not kept: a missing feature of ours",
+		Test:    regexp.MustCompile(`^tests/layout_test\.py::LayoutTest::test_device_put_user_concrete_layout$`),
+		Example: `AssertionError: Tuples differ: (0, 1) != (1, 0)`, ExampleID: "tests/layout_test.py::LayoutTest::test_device_put_user_concrete_layout",
+	},
+	{
+		Name: "complex lu and svd under shape polymorphism", Class: ClassOurs,
+		Why:     "the IR's lu and svd are real, so complex64 lu and svd keep jax's generic lowerings, which compare symbolic dims in Python; jax's CPU lowerings (LAPACK's cgetrf and cgesdd) would take them once the IR has complex64 lu and svd: ours",
+		Test:    regexp.MustCompile(`::ShapePolyHarnessesTest::test_harness_(lu|svd)_shape_complex64_`),
+		Message: regexp.MustCompile(`InconclusiveDimensionOperation|ConcretizationTypeError`),
+		Example: `jax._src.export.shape_poly.InconclusiveDimensionOperation: Symbolic dimension comparison 'n' < 'm' is inconclusive.`, ExampleID: "tests/shape_poly_test.py::ShapePolyHarnessesTest::test_harness_lu_shape_complex64_5_4_poly_m_n",
+	},
+	{
+		Name: "token buffers", Class: ClassOurs,
+		Why:     "a token crosses the program boundary as an empty bool buffer, not as PJRT's token type, so jax can read one as a numpy array where XLA's runtimes refuse: ours",
+		Test:    regexp.MustCompile(`::JitTest::test_print_token_buffer_error$`),
+		Message: regexp.MustCompile(`^AssertionError: RuntimeError not raised`),
+		Example: `AssertionError: RuntimeError not raised`, ExampleID: "tests/api_test.py::JitTest::test_print_token_buffer_error",
+	},
+	{
+		Name: "Compiled.as_text() is not XLA's optimized HLO", Class: ClassOurs,
+		Why:     "PJRT_Executable_OptimizedProgram gives the program as compiled (jax's StableHLO, which jaxlib prints as HLO): metalplug runs none of XLA's passes, so a test of what XLA's pipeline leaves (a call inlined, an async collective's call-start) does not find it, and where jaxlib cannot convert the program back (async_start of jax 0.11) as_text raises: ours",
+		Message: regexp.MustCompile(`INTERNAL: failed to convert to MHLO|^AssertionError: '(call\(|call @)' unexpectedly found in 'HloModule`),
+		Example: `jax.errors.JaxRuntimeError: INTERNAL: failed to convert to MHLO`,
+	},
+	{
 		Name: "a PJRT extension the plugin lacks", Class: ClassOurs,
 		Why:     "jax asks the plugin for a PJRT C API extension it does not offer (XlaTransform, ...): a missing feature of ours",
 		Message: regexp.MustCompile(`PJRT plugin does not support the \w+ extension`),

@@ -302,23 +302,6 @@ void mp_give_compile_options(PJRT_Executable_GetCompileOptions_Args* a, const ch
   a->serialized_compile_options_deleter = free_compile_options;
 }
 
-int mp_give_program(PJRT_Program* p, const char* code, size_t n, const char* format, size_t format_size) {
-  p->format = format;
-  p->format_size = format_size;
-  if (p->code == NULL) {
-    p->code_size = n;
-    return 1;
-  }
-  if (p->code_size < n) {
-    return 0;
-  }
-  if (n > 0) {
-    memcpy(p->code, code, n);
-  }
-  p->code_size = n;
-  return 1;
-}
-
 void mp_give_device_attributes(PJRT_Device_GetAttributes_Args* a, const PJRT_NamedValue* attrs,
                                size_t n) {
   a->attributes = attrs;
@@ -347,6 +330,7 @@ void mp_give_device_attributes(PJRT_Device_GetAttributes_Args* a, const PJRT_Nam
 #define SUCCEEDS(name) \
   static PJRT_Error* stub_##name(void* args) { return NULL; }
 
+UNIMPLEMENTED(PJRT_Executable_OptimizedProgram)
 UNIMPLEMENTED(PJRT_Executable_Serialize)
 UNIMPLEMENTED(PJRT_Executable_DeserializeAndLoad)
 UNIMPLEMENTED(PJRT_CopyToDeviceStream_Destroy)
@@ -509,7 +493,7 @@ static void fill_table(void) {
   GO(PJRT_Executable_Fingerprint);
   GO(PJRT_Executable_GetCompiledMemoryStats);
   GO(PJRT_Executable_GetCompileOptions);
-  GO(PJRT_Executable_OptimizedProgram);
+  STUB(PJRT_Executable_OptimizedProgram);
   STUB(PJRT_Executable_Serialize);
   STUB(PJRT_Executable_DeserializeAndLoad);
 

@@ -805,15 +805,6 @@ typedef struct PJRT_Executable_Fingerprint_Args {
 } PJRT_Executable_Fingerprint_Args;
 MP_SIZED(PJRT_Executable_Fingerprint_Args, executable_fingerprint_size);
 
-// The program the executable runs: with program->code NULL only
-// code_size is written; then the caller's code_size bytes are.
-typedef struct PJRT_Executable_OptimizedProgram_Args {
-  MP_ARGS_HEAD;
-  PJRT_Executable* executable;
-  PJRT_Program* program;  // in/out: the caller owns code
-} PJRT_Executable_OptimizedProgram_Args;
-MP_SIZED(PJRT_Executable_OptimizedProgram_Args, program);
-
 typedef struct PJRT_Executable_GetCompiledMemoryStats_Args {
   MP_ARGS_HEAD;
   PJRT_Executable* executable;
@@ -1175,7 +1166,7 @@ typedef struct PJRT_Api {
   MP_FN(PJRT_Executable_SizeOfGeneratedCodeInBytes);
   MP_FN(PJRT_Executable_GetCostAnalysis);
   MP_FN(PJRT_Executable_OutputMemoryKinds);
-  MP_FN(PJRT_Executable_OptimizedProgram);
+  MP_STUB(PJRT_Executable_OptimizedProgram);
   MP_STUB(PJRT_Executable_Serialize);
 
   MP_FN(PJRT_LoadedExecutable_Destroy);

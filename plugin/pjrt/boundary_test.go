@@ -163,7 +163,6 @@ var exportCalls = map[string]func() errT{
 	"mp_PJRT_Executable_NumReplicas":                       func() errT { return mp_PJRT_Executable_NumReplicas(nil) },
 	"mp_PJRT_Executable_OutputDimensions":                  func() errT { return mp_PJRT_Executable_OutputDimensions(nil) },
 	"mp_PJRT_Executable_OutputElementTypes":                func() errT { return mp_PJRT_Executable_OutputElementTypes(nil) },
-	"mp_PJRT_Executable_OptimizedProgram":                  func() errT { return mp_PJRT_Executable_OptimizedProgram(nil) },
 	"mp_PJRT_Executable_OutputMemoryKinds":                 func() errT { return mp_PJRT_Executable_OutputMemoryKinds(nil) },
 	"mp_PJRT_Executable_ParameterMemoryKinds":              func() errT { return mp_PJRT_Executable_ParameterMemoryKinds(nil) },
 	"mp_PJRT_Executable_SizeOfGeneratedCodeInBytes":        func() errT { return mp_PJRT_Executable_SizeOfGeneratedCodeInBytes(nil) },

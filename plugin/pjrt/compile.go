@@ -82,8 +82,6 @@ type program struct {
 	donated     []bool // by parameter: see Marks.Donated
 	hidden      int    // see Marks.Hidden: tokens, written nowhere
 	options     []byte // as the caller serialized them
-	code        []byte // the program as the caller gave it (OptimizedProgram)
-	format      cstr
 	fingerprint string
 
 	arena       arena
@@ -140,8 +138,7 @@ func (c *client) compile(code []byte, format string, options []byte) (*program, 
 		}
 	}
 	pr := &program{prog: p, exe: exe, params: p.Params, results: results[:len(results)-marks.Hidden], hidden: marks.Hidden,
-		options: append([]byte(nil), options...), code: append([]byte(nil), code...)}
-	pr.format = pr.arena.cstr(format)
+		options: append([]byte(nil), options...)}
 	for i := range pr.params {
 		pr.donated = append(pr.donated, marked(marks.Donated, i))
 	}

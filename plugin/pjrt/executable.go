@@ -651,36 +651,3 @@ func mp_PJRT_Executable_GetCompileOptions(args *C.PJRT_Executable_GetCompileOpti
 	C.mp_give_compile_options(args, data, C.size_t(len(pr.options)))
 	return nil
 }
-
-// mp_PJRT_Executable_OptimizedProgram gives the program as the caller
-// compiled it (format "mlir": jax's StableHLO artifact), which is what
-// runs: metalplug rewrites its own IR, not the program's StableHLO.
-// jaxlib reads it back for Compiled.as_text() and cost views.
-//
-//export mp_PJRT_Executable_OptimizedProgram
-func mp_PJRT_Executable_OptimizedProgram(args *C.PJRT_Executable_OptimizedProgram_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_OptimizedProgram", &res)
-	hook("mp_PJRT_Executable_OptimizedProgram")
-	if err := need(args, C.PJRT_Executable_OptimizedProgram_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_OptimizedProgram", err)
-	}
-	pr, err := programOf(args.executable)
-	if err != nil {
-		return fail("mp_PJRT_Executable_OptimizedProgram", err)
-	}
-	if args.program == nil {
-		return fail("mp_PJRT_Executable_OptimizedProgram", invalidf("program is NULL"))
-	}
-	if err := need(args.program, C.PJRT_Program_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_OptimizedProgram", err)
-	}
-	var code *C.char
-	if len(pr.code) > 0 {
-		code = (*C.char)(unsafe.Pointer(&pr.code[0]))
-	}
-	if C.mp_give_program(args.program, code, C.size_t(len(pr.code)), pr.format.p, pr.format.n) == 0 {
-		return fail("mp_PJRT_Executable_OptimizedProgram", invalidf("program.code_size is %d, smaller than the program's %d bytes (ask with code NULL first)",
-			uint64(args.program.code_size), len(pr.code)))
-	}
-	return nil
-}

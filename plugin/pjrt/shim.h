@@ -51,10 +51,6 @@ void mp_give_device_assignment(PJRT_LoadedExecutable_GetDeviceAssignment_Args* a
                                const char* data, size_t n);
 void mp_give_compile_options(PJRT_Executable_GetCompileOptions_Args* a, const char* data,
                              size_t n);
-// The executable's program into the caller's PJRT_Program: with code NULL
-// only code_size; else the code, which must fit in code_size (returns 0 when
-// it does not). format lives as long as the executable.
-int mp_give_program(PJRT_Program* p, const char* code, size_t n, const char* format, size_t format_size);
 // Device attributes live as long as the device: the deleter does nothing.
 void mp_give_device_attributes(PJRT_Device_GetAttributes_Args* a, const PJRT_NamedValue* attrs,
                                size_t n);

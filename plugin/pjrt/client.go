@@ -74,7 +74,7 @@ type client struct {
 // that fails waits for those frees and tries again.
 type pendingFrees struct {
 	mu              sync.Mutex
-	done            sync.Cond
+	done            sync.Cond // on mu, set by newClientOn
 	issued, settled uint64
 }
 
@@ -87,9 +87,7 @@ func (p *pendingFrees) add() {
 func (p *pendingFrees) settle() {
 	p.mu.Lock()
 	p.settled++
-	if p.done.L != nil {
-		p.done.Broadcast()
-	}
+	p.done.Broadcast()
 	p.mu.Unlock()
 }
 
@@ -98,9 +96,6 @@ func (p *pendingFrees) settle() {
 func (p *pendingFrees) wait() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.done.L == nil {
-		p.done.L = &p.mu
-	}
 	target := p.issued
 	if p.settled >= target {
 		return false
@@ -137,6 +132,7 @@ func newClientOn(d driver.Driver, kind string) (*client, error) {
 		return nil, fmt.Errorf("creating the device's stream: %w", err)
 	}
 	c := &client{drv: d, kind: kind, stream: s}
+	c.pending.done.L = &c.pending.mu
 	c.name = c.arena.cstr(PlatformName)
 	c.version = c.arena.cstr(fmt.Sprintf("metalplug, PJRT C API %d.%d, %s driver: %s",
 		C.MP_PJRT_MAJOR, C.MP_PJRT_MINOR, d.Name(), d.Description()))

@@ -240,20 +240,12 @@ func (p *parser) file() error {
 			if err := p.expect(";"); err != nil {
 				return err
 			}
-		case "message":
-			if err := p.message(pkg); err != nil {
-				return err
-			}
-		case "enum":
-			if err := p.enum(pkg); err != nil {
+		case "message", "enum":
+			if err := p.declaration(kw, pkg); err != nil {
 				return err
 			}
 		case "service", "extend":
-			p.pos++
-			if _, err := p.ident(); err != nil {
-				return err
-			}
-			if err := p.skipBlock(); err != nil {
+			if err := p.skipNamedBlock(); err != nil {
 				return err
 			}
 		case ";":
@@ -270,6 +262,24 @@ func join(scope, name string) string {
 		return name
 	}
 	return scope + "." + name
+}
+
+// declaration parses a message or enum (kw) declared in scope.
+func (p *parser) declaration(kw, scope string) error {
+	if kw == "message" {
+		return p.message(scope)
+	}
+	return p.enum(scope)
+}
+
+// skipNamedBlock skips "<keyword> Name { ... }" (service, extend), which
+// declare no fields of DebugOptions.
+func (p *parser) skipNamedBlock() error {
+	p.pos++
+	if _, err := p.ident(); err != nil {
+		return err
+	}
+	return p.skipBlock()
 }
 
 // message parses "message Name { ... }" declared in scope.
@@ -309,12 +319,8 @@ func (p *parser) messageBody(full string, d *decl, end string) error {
 			return p.errorf("unexpected string or end of file in message %s", full)
 		case ";":
 			p.pos++
-		case "message":
-			if err := p.message(full); err != nil {
-				return err
-			}
-		case "enum":
-			if err := p.enum(full); err != nil {
+		case "message", "enum":
+			if err := p.declaration(kw, full); err != nil {
 				return err
 			}
 		case "option", "extensions":
@@ -322,11 +328,7 @@ func (p *parser) messageBody(full string, d *decl, end string) error {
 				return err
 			}
 		case "extend":
-			p.pos++
-			if _, err := p.ident(); err != nil {
-				return err
-			}
-			if err := p.skipBlock(); err != nil {
+			if err := p.skipNamedBlock(); err != nil {
 				return err
 			}
 		case "reserved":

@@ -536,10 +536,10 @@ def _register_host_callbacks(path):
     if not getattr(original, "_metalplug", False):
         emit_python_callback._metalplug = True
         jcb.emit_python_callback = emit_python_callback
-    for prim, rule in ((debugging.debug_callback_p, "debug_callback_lowering"),
-                       (getattr(debugging, "debug_print_p", None), "debug_print_lowering_rule"),
-                       (checkify.check_p, "check_lowering_rule")):
-        module = checkify if rule == "check_lowering_rule" else debugging
+    for module, prim, rule in ((debugging, "debug_callback_p", "debug_callback_lowering"),
+                               (debugging, "debug_print_p", "debug_print_lowering_rule"),
+                               (checkify, "check_p", "check_lowering_rule")):
+        prim = getattr(module, prim, None)
         if prim is None or not hasattr(module, rule):
             logger.debug("metalplug: jax has no %s to register for metalplug", rule)
             continue

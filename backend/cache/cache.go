@@ -9,6 +9,11 @@ import (
 	"sync"
 )
 
+// ExecutableCacheSize bounds the compiled programs a driver keeps: enough for
+// every op of a large model at a few shapes each; the least recently used
+// is compiled again when it comes back.
+const ExecutableCacheSize = 4096
+
 // LRU is a fixed-capacity map safe for concurrent use.
 type LRU[K comparable, V any] struct {
 	mu    sync.Mutex

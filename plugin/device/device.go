@@ -8,12 +8,15 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/host"
 	"github.com/metalplug/metalplug/backend/driver/metal"
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
+	"github.com/metalplug/metalplug/backend/split"
+	"github.com/metalplug/metalplug/backend/stats"
 	"github.com/metalplug/metalplug/plugin/cenv"
 )
 
@@ -29,7 +32,7 @@ const (
 
 var chosen struct {
 	once sync.Once
-	d    driver.Driver
+	d    *split.Driver
 	kind Kind
 	why  string
 }
@@ -41,10 +44,45 @@ var chosen struct {
 // METALPLUG_HOST_DEVICE=1, METALPLUG_DRIVER=metal-model picks instead the
 // Metal driver on the model of MPSGraph, on any OS. With no driver, why
 // says what to do.
+//
+// The driver is wrapped by backend/split, which runs on the host what the
+// device does not (on Metal; the host driver runs everything itself) and
+// counts what ran where: For gives a frontend the view that counts its work.
 func Driver() (d driver.Driver, kind Kind, why string) {
-	chosen.once.Do(func() { chosen.d, chosen.kind, chosen.why = choose() })
-	return chosen.d, chosen.kind, chosen.why
+	return For(stats.Other)
 }
+
+// For is Driver as one frontend uses it: its work is counted in c.
+func For(c *stats.Counters) (d driver.Driver, kind Kind, why string) {
+	chosen.once.Do(func() {
+		var dev driver.Driver
+		dev, chosen.kind, chosen.why = choose()
+		if dev != nil {
+			var hostDrv *host.Driver
+			if chosen.kind == Metal || chosen.kind == MetalModel {
+				hostDrv = host.New(host.Options{MemoryBytes: 1 << 62}) // the memory is the device's
+			}
+			chosen.d = split.New(dev, hostDrv, SplitOptions())
+			chosenDriver.Store(chosen.d)
+		}
+	})
+	if chosen.d == nil {
+		return nil, chosen.kind, chosen.why
+	}
+	return chosen.d.For(c), chosen.kind, chosen.why
+}
+
+// Chosen is the name of the driver that backs the device ("host", "metal"
+// or "metal-model"), or "" while no frontend has asked for one or when
+// there is none; it never chooses one itself.
+func Chosen() string {
+	if d := chosenDriver.Load(); d != nil {
+		return d.Name()
+	}
+	return ""
+}
+
+var chosenDriver atomic.Pointer[split.Driver]
 
 // hostSide is the driver METALPLUG_HOST_DEVICE=1 asks for: the host
 // reference driver, or with METALPLUG_DRIVER=metal-model the Metal driver
@@ -78,12 +116,22 @@ func hostSide() (driver.Driver, Kind, string) {
 	}
 }
 
-// MetalOptions are the Metal driver's settings: METALPLUG_NO_CPU_FALLBACK=1
-// makes a program that needs the CPU (an op or case the lowering does not
-// express in MPSGraph) an error instead, for sweeping what the lowering
-// itself runs.
-func MetalOptions() metal.Options {
-	return metal.Options{NoCPUFallback: cenv.Get("METALPLUG_NO_CPU_FALLBACK") == "1"}
+// MetalOptions are the Metal driver's settings.
+func MetalOptions() metal.Options { return metal.Options{} }
+
+// SplitOptions are the settings of running parts of programs on the host:
+// METALPLUG_NO_CPU_FALLBACK=1 makes a program that needs the host (an op or
+// case the lowering does not express in MPSGraph) an error instead, for
+// sweeping what the lowering itself runs; METALPLUG_DEBUG=1 logs each
+// program's parts once. A part that leaves the GPU for want of a lowering
+// is said on stderr once per op and reason, whatever the settings.
+func SplitOptions() split.Options {
+	say := func(msg string) { fmt.Fprintf(os.Stderr, "metalplug: %s\n", msg) }
+	o := split.Options{RequireDevice: cenv.Get("METALPLUG_NO_CPU_FALLBACK") == "1", Warn: say}
+	if cenv.Get("METALPLUG_DEBUG") == "1" {
+		o.Debug = say
+	}
+	return o
 }
 
 // memoryCap is METALPLUG_HOST_MEMORY_MB in bytes (0 when unset), which caps

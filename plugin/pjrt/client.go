@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"github.com/metalplug/metalplug/backend/stats"
 	"sync"
 	"unsafe"
 
@@ -23,7 +24,7 @@ func chooseDriver() (driver.Driver, string, error) {
 	if cenv.Get("METALPLUG_DISABLE") == "1" {
 		return nil, "", errorf(codeFailedPrecondition, "metalplug is disabled (METALPLUG_DISABLE=1): no device offered")
 	}
-	d, kind, why := backing.Driver()
+	d, kind, why := backing.For(stats.JAX)
 	if d == nil {
 		return nil, "", errorf(codeFailedPrecondition, "%s", why)
 	}

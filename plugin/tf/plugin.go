@@ -13,6 +13,7 @@ import "C"
 
 import (
 	"fmt"
+	"github.com/metalplug/metalplug/backend/stats"
 	"os"
 	"sync"
 	"unsafe"
@@ -70,7 +71,7 @@ func decide() {
 			return
 		}
 	}
-	d, kind, why := device.Driver()
+	d, kind, why := device.For(stats.TensorFlow)
 	if d == nil {
 		state.reason = why
 		return

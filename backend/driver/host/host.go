@@ -48,10 +48,8 @@ type Driver struct {
 	cache *cache.LRU[ir.Key, *executable] // by program key, bounded (ExecutableCacheSize)
 }
 
-// ExecutableCacheSize bounds the compiled programs a driver keeps: enough for
-// every op of a large model at a few shapes each; the least recently used
-// is compiled again when it comes back.
-const ExecutableCacheSize = 4096
+// ExecutableCacheSize bounds the compiled programs the driver keeps.
+const ExecutableCacheSize = cache.ExecutableCacheSize
 
 // allocation is one live mapping. mem keeps the mapping's pointer as a real
 // pointer (never a uintptr) and is what Munmap needs back.

@@ -1,6 +1,7 @@
 package metal
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/metalplug/metalplug/backend/driver"
@@ -18,8 +19,8 @@ type binding struct {
 	bytes int
 }
 
-// executable is a compiled program: a graph executable, or a host-driver
-// executable for programs that need something not lowered.
+// executable is a compiled program: a graph executable (nil when every
+// result is empty, so nothing runs).
 type executable struct {
 	prog    *ir.Program
 	params  []ir.TensorType
@@ -28,18 +29,12 @@ type executable struct {
 	exe     gpu.Executable // nil when nothing runs on the GPU
 	feeds   []binding      // in the order the executable was compiled with
 	targets []binding
-
-	cpu      driver.Executable // set when the program runs on the CPU
-	fallback string            // why
 }
 
 var _ driver.Executable = (*executable)(nil)
 
 // Program implements driver.Executable.
 func (e *executable) Program() *ir.Program { return e.prog }
-
-// OnCPU reports whether the program runs on the CPU, and why.
-func (e *executable) OnCPU() (bool, string) { return e.cpu != nil, e.fallback }
 
 func (e *executable) release() {
 	if e.exe != nil {
@@ -48,52 +43,80 @@ func (e *executable) release() {
 	}
 }
 
-// compile validates p, then lowers it; a program that needs an op or case
-// not lowered runs on the CPU through the host driver unless the options
-// forbid it.
-func (d *Driver) compile(p *ir.Program) (*executable, error) {
+// check validates p: what the caller got wrong is an error before anything
+// reaches MPSGraph.
+func check(p *ir.Program) error {
 	// The IR's verifier checks every operand count, type and attribute the
-	// way the frontends' lowerings did, before anything reaches MPSGraph.
+	// way the frontends' lowerings did.
 	if err := ir.Verify(p); err != nil {
-		return nil, status.Invalid(fmt.Errorf("metal: compile: %w", err))
+		return status.Invalid(fmt.Errorf("metal: compile: %w", err))
 	}
-	// Metal has no float64 at all, so neither does this driver (the CPU
-	// fallback is for what MPSGraph lacks, not for a type the device lacks):
-	// the caller's program asks for what the device does not have.
+	// Metal has no float64 at all, so neither does this driver (running a
+	// part on the host is for what MPSGraph lacks, not for a type the
+	// device lacks): the caller's program asks for what the device does
+	// not have.
 	for i, in := range p.Instrs {
 		if in.Type.DType == ir.F64 {
-			return nil, status.Invalidf("metal: compile: %s: float64 is not supported by Metal (cast to float32 first)", describe(p, i))
+			return status.Invalidf("metal: compile: %s: float64 is not supported by Metal (cast to float32 first)", describe(p, i))
 		}
 	}
 	for i, t := range p.Params {
 		if t.DType == ir.F64 {
-			return nil, status.Invalidf("metal: compile: parameter #%d is %v: float64 is not supported by Metal", i, t)
+			return status.Invalidf("metal: compile: parameter #%d is %v: float64 is not supported by Metal", i, t)
 		}
 	}
-	e := &executable{prog: p, params: p.Params, results: p.ResultTypes()}
-	err := d.lower(p, e)
-	if err == nil {
-		return e, nil
-	}
-	e.release()
-	if isFallback(err) && !d.opts.NoCPUFallback {
-		hostExe, herr := d.cpu.Compile(p)
-		if herr != nil {
-			return nil, fmt.Errorf("metal: compile: %v; and on the CPU: %w", err, herr)
-		}
-		return &executable{prog: p, params: p.Params, results: p.ResultTypes(), cpu: hostExe, fallback: err.Error()}, nil
-	}
-	if isFallback(err) {
-		return nil, fmt.Errorf("metal: compile: %w (the program needs the CPU, and the CPU fallback is off)", err)
-	}
-	return nil, fmt.Errorf("metal: compile: %w", err)
+	return nil
 }
 
-// lower builds the graph of p and compiles it into e. A call outside
-// MPSGraph's contract is a fallback to the CPU, naming the instruction and
-// the primitive (a lowering bug, which tests with NoCPUFallback catch); a
-// panic in a lowering is an error.
-func (d *Driver) lower(p *ir.Program, e *executable) (err error) {
+// compile validates p, then lowers it. A program that needs an op or case
+// not lowered is a *driver.Unsupported naming the instruction: the split
+// layer above (backend/split) runs that part on the host.
+func (d *Driver) compile(p *ir.Program) (*executable, error) {
+	if err := check(p); err != nil {
+		return nil, err
+	}
+	e := &executable{prog: p, params: p.Params, results: p.ResultTypes()}
+	if err := d.lower(p, e, nil); err != nil {
+		e.release()
+		if _, ok := driver.AsUnsupported(err); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("metal: compile: %w", err)
+	}
+	return e, nil
+}
+
+// Place implements driver.Placer: it lowers p without compiling it, and
+// says which instructions cannot be lowered and why; each of those is
+// replaced by a placeholder of its type, so that the rest is still tried.
+func (d *Driver) Place(p *ir.Program) ([]*driver.Unsupported, error) {
+	if err := check(p); err != nil {
+		return nil, err
+	}
+	place := make([]*driver.Unsupported, len(p.Instrs))
+	if err := d.lower(p, &executable{prog: p}, place); err != nil {
+		return nil, err
+	}
+	return place, nil
+}
+
+// unsupported names instruction i of p and why it is not lowered.
+func unsupported(p *ir.Program, i int, fb *fallbackError) *driver.Unsupported {
+	op := ir.OpParameter
+	if i >= 0 {
+		op = p.Instrs[i].Op
+	}
+	return &driver.Unsupported{Instr: i, Op: op, Reason: fb.reason, Planned: hostHome[op]}
+}
+
+// lower builds the graph of p and, unless place is set, compiles it into
+// e. An instruction outside MPSGraph's contract is unsupported, naming the
+// instruction and the primitive (a lowering bug, which tests that require
+// the GPU catch); a panic in a lowering is an error. With place set (one
+// entry per instruction), an unsupported instruction is recorded there and
+// stands in the graph as a placeholder; only the program's parameters and
+// results, which every part of the program needs, still fail the whole.
+func (d *Driver) lower(p *ir.Program, e *executable, place []*driver.Unsupported) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("lowering panicked: %v", r)
@@ -121,8 +144,23 @@ func (d *Driver) lower(p *ir.Program, e *executable) (err error) {
 		if err == nil && g.Err() != nil {
 			err = fallback(in.Op, "the lowering broke MPSGraph's contract: %v", g.Err())
 		}
-		if err != nil {
+		var fb *fallbackError
+		switch {
+		case err == nil:
+		case !errors.As(err, &fb):
 			return fmt.Errorf("%s: %w", describe(p, i), err)
+		case place == nil:
+			return unsupported(p, i, fb)
+		case in.Op == ir.OpParameter:
+			return unsupported(p, -1, fb)
+		default:
+			place[i] = unsupported(p, i, fb)
+			g.ClearErr()
+			v = val{typ: in.Type, empty: in.Type.Shape.Size() == 0}
+			if in.Tuple == nil && !v.empty {
+				st, _ := physType(in.Type.DType)
+				v.t = l.placeholder(physShape(in.Type), st)
+			}
 		}
 		l.vals[i] = v
 	}
@@ -138,6 +176,10 @@ func (d *Driver) lower(p *ir.Program, e *executable) (err error) {
 		if err == nil && g.Err() != nil {
 			err = fallback(ir.OpParameter, "the lowering broke MPSGraph's contract: %v", g.Err())
 		}
+		var fb *fallbackError
+		if errors.As(err, &fb) {
+			return unsupported(p, -1, fb)
+		}
 		if err != nil {
 			return fmt.Errorf("result %d (%v): %w", r, rv.typ, err)
 		}
@@ -145,8 +187,8 @@ func (d *Driver) lower(p *ir.Program, e *executable) (err error) {
 		targets = append(targets, t)
 		e.targets = append(e.targets, binding{index: r, shape: physShape(rv.typ), dtype: st, bytes: rv.typ.Bytes()})
 	}
-	if len(targets) == 0 {
-		return nil // every result is empty: nothing to run
+	if len(targets) == 0 || place != nil {
+		return nil // every result is empty (nothing to run), or only placing
 	}
 	exe, err := g.Compile(feeds, targets)
 	if err != nil {

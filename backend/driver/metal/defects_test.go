@@ -60,7 +60,7 @@ func i64Bytes(v ...int64) []byte {
 // pad converts it out of range, which is undefined (the model gives the
 // lowest value, so every padded window's min would be MinInt64).
 func TestInt64WindowPadding(t *testing.T) {
-	d := open(t, Options{NoCPUFallback: true})
+	d := open(t, Options{})
 	for _, c := range []struct {
 		kind ir.ReduceKind
 		want []int64
@@ -86,7 +86,7 @@ func TestInt64WindowPadding(t *testing.T) {
 // TestPackedRows: a rank-2 tensor at an interior offset with rows of 12
 // bytes reads and writes right only if its MPSNDArray asks for packed rows.
 func TestPackedRows(t *testing.T) {
-	d := open(t, Options{NoCPUFallback: true})
+	d := open(t, Options{})
 	if !d.MacOS().AtLeast(gpu.NDArrayOffsets) {
 		t.Skipf("%v binds no data at offsets", d.MacOS())
 	}
@@ -114,7 +114,7 @@ func TestPackedRows(t *testing.T) {
 // by bit: exact over the whole range, MinInt64 / -1 wrapping, the
 // remainder with the dividend's sign, and the host driver's answers by 0.
 func TestInt64Division(t *testing.T) {
-	d := open(t, Options{NoCPUFallback: true})
+	d := open(t, Options{})
 	xs := []int64{math.MinInt64, math.MinInt64, math.MaxInt64, -7, 7, 1 << 62, -(1 << 62) - 3, 12345678901234, 5, -5}
 	ys := []int64{-1, 1, -7, 3, -3, 3, 1 << 31, -98765, 0, 0}
 	for _, op := range []ir.Op{ir.OpDiv, ir.OpRem} {
@@ -152,7 +152,7 @@ func TestInt64Division(t *testing.T) {
 // (blockedSum). The data make the order visible: 2^24 first, then 11999 ones,
 // each of which a running sum already holding 2^24 rounds away.
 func TestLongSumsAreBlocked(t *testing.T) {
-	d := open(t, Options{NoCPUFallback: true})
+	d := open(t, Options{})
 	const n = 12000
 	b := ir.NewBuilder()
 	x := b.Parameter(ir.TensorType{DType: ir.F32, Shape: ir.Shape{n}})

@@ -22,10 +22,11 @@
 // handlers, for the reasons given on type event.
 //
 // Programs compile to MPSGraphExecutables, cached by program key (bounded). Each IR op
-// lowers to MPSGraph operations in the file of its family; ops or cases that
-// MPSGraph cannot express exactly (see NotLowered and Fallbacks) run on the
-// CPU through the pure-Go host driver, over the same unified memory. Metal has
-// no float64, so Compile rejects float64 programs.
+// lowers to MPSGraph operations in the file of its family; an op or case that
+// MPSGraph cannot express exactly (see NotLowered and Fallbacks) makes Compile
+// return a *driver.Unsupported, and Place says which instructions those are:
+// backend/split runs them on the host, over the same unified memory. Metal
+// has no float64, so Compile rejects float64 programs.
 //
 // The darwin adapter has not run on a Mac from this repository's machines:
 // it is type-checked for darwin/arm64 by setup/darwincheck. Everything else
@@ -41,7 +42,6 @@ import (
 
 	"github.com/metalplug/metalplug/backend/cache"
 	"github.com/metalplug/metalplug/backend/driver"
-	"github.com/metalplug/metalplug/backend/driver/host"
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -51,10 +51,6 @@ type Options struct {
 	// MemoryBytes caps the bytes that may be allocated at once; 0 means the
 	// device's recommendedMaxWorkingSetSize.
 	MemoryBytes int64
-	// NoCPUFallback makes Compile fail, instead of running the program on
-	// the CPU, when a program needs an op or case that is not lowered to
-	// MPSGraph. Tests of the lowerings set it.
-	NoCPUFallback bool
 }
 
 // Driver is the Metal driver. It is safe for concurrent use.
@@ -67,10 +63,7 @@ type Driver struct {
 
 	mem memory
 
-	cache *cache.LRU[ir.Key, *executable] // by program key, bounded (host.ExecutableCacheSize)
-
-	// cpu runs the programs MPSGraph cannot, on the same unified memory.
-	cpu *host.Driver
+	cache *cache.LRU[ir.Key, *executable] // by program key, bounded (cache.ExecutableCacheSize)
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -92,8 +85,7 @@ func newDriver(dev gpu.Device, name string, opts Options) (*Driver, error) {
 		name:     name,
 		pageSize: os.Getpagesize(),
 		opts:     opts,
-		cache:    cache.New[ir.Key, *executable](host.ExecutableCacheSize),
-		cpu:      host.New(host.Options{MemoryBytes: 1 << 62}),
+		cache:    cache.New[ir.Key, *executable](cache.ExecutableCacheSize),
 		capacity: opts.MemoryBytes,
 	}
 	if d.capacity <= 0 {
@@ -149,8 +141,8 @@ func (d *Driver) NewEvent() driver.Event { return &event{} }
 // NewStream makes a stream with its own command queue.
 func (d *Driver) NewStream() (driver.Stream, error) { return newStream(d) }
 
-// Compile lowers p to an MPSGraph executable, or prepares it for the CPU when
-// it needs something not lowered. Executables are cached by the program's
+// Compile lowers p to an MPSGraph executable; a program that needs something
+// not lowered is a *driver.Unsupported. Executables are cached by the program's
 // key, so compiling an identical program again costs one lookup. An
 // executable the bounded cache drops releases its device objects once
 // nothing in Go (a stream's queue, a kernel's program cache) still holds it.

@@ -12,8 +12,10 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/drivertest"
+	"github.com/metalplug/metalplug/backend/driver/host"
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/split"
 )
 
 // open is the driver the tests run on: the Metal device on a Mac that has
@@ -37,18 +39,19 @@ func open(t *testing.T, opts Options) *Driver {
 }
 
 // TestConformance runs the suite every driver passes, on the GPU on a Mac,
-// on the model of MPSGraph elsewhere. float64 cases are skipped: Metal has
-// no float64, and the driver declines it. Cases the lowering hands to the
-// CPU must do so for a reason NotLowered or Fallbacks gives: a call that
-// broke MPSGraph's contract (a lowering bug the model or the Mac caught)
-// fails the test, though the CPU got the numbers right.
+// on the model of MPSGraph elsewhere, through backend/split, which runs on
+// the host what the driver does not lower. float64 cases are skipped: Metal
+// has no float64, and the driver declines it. Parts run on the host must be
+// there for a reason NotLowered or Fallbacks gives: a call that broke
+// MPSGraph's contract (a lowering bug the model or the Mac caught) fails the
+// test, though the host got the numbers right.
 func TestConformance(t *testing.T) {
 	first := open(t, Options{})
 	t.Logf("on %s", first.Description())
 	var mu sync.Mutex
 	reasons := map[string]int{}
 	drivertest.Run(t, func() driver.Driver {
-		return &watched{Driver: open(t, Options{}), onCPU: func(why string) {
+		return &watched{Driver: split.New(open(t, Options{}), host.New(host.Options{}), split.Options{}), onHost: func(why string) {
 			mu.Lock()
 			reasons[why]++
 			mu.Unlock()
@@ -58,26 +61,26 @@ func TestConformance(t *testing.T) {
 	for why, count := range reasons {
 		n += count
 		if strings.Contains(why, "contract") || strings.Contains(why, "panicked") {
-			t.Errorf("%d programs ran on the CPU because %s", count, why)
+			t.Errorf("%d programs ran parts on the host because %s", count, why)
 		}
 	}
 	for why, count := range reasons {
-		t.Logf("%d on the CPU: %s", count, why)
+		t.Logf("%d on the host: %s", count, why)
 	}
-	t.Logf("%d programs ran on the CPU, for %d reasons", n, len(reasons))
+	t.Logf("%d programs ran parts on the host, for %d reasons", n, len(reasons))
 }
 
-// watched reports each program the driver compiles for the CPU.
+// watched reports each program the driver compiles with parts on the host.
 type watched struct {
-	*Driver
-	onCPU func(why string)
+	*split.Driver
+	onHost func(why string)
 }
 
 func (w *watched) Compile(p *ir.Program) (driver.Executable, error) {
 	e, err := w.Driver.Compile(p)
 	if err == nil {
-		if cpu, why := e.(*executable).OnCPU(); cpu {
-			w.onCPU(why)
+		if on, why := e.(*split.Executable).OnHost(); on {
+			w.onHost(strings.Join(why, "; "))
 		}
 	}
 	return e, err
@@ -125,14 +128,11 @@ func f32s(b []byte) []float32 {
 // allocation, inside one (as TensorFlow's allocator carves them), and in
 // host memory (as TensorFlow keeps int32 and host-memory tensors).
 func TestPointerKinds(t *testing.T) {
-	d := open(t, Options{NoCPUFallback: true})
+	d := open(t, Options{})
 	const n = 5
 	exe, err := d.Compile(addProgram(t, ir.F32, n))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if cpu, why := exe.(*executable).OnCPU(); cpu {
-		t.Fatalf("add runs on the CPU: %s", why)
 	}
 	s, err := d.NewStream()
 	if err != nil {
@@ -198,25 +198,31 @@ func TestFloat64IsRejected(t *testing.T) {
 	}
 }
 
-// TestFallbackRunsOnCPU checks that a case Fallbacks names still runs.
-func TestFallbackRunsOnCPU(t *testing.T) {
+// TestFallbackIsUnsupported checks that a case Fallbacks names is an
+// Unsupported naming the instruction, which Place reports too.
+func TestFallbackIsUnsupported(t *testing.T) {
 	d := open(t, Options{})
 	b := ir.NewBuilder()
 	key := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
 	ctr := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
-	p, err := b.Build(b.Rng(key, ctr, ir.RngNormal, ir.TensorType{DType: ir.F32, Shape: ir.Shape{8}}))
+	x := b.Rng(key, ctr, ir.RngNormal, ir.TensorType{DType: ir.F32, Shape: ir.Shape{8}})
+	p, err := b.Build(b.Binary(ir.OpAdd, x, x))
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe, err := d.Compile(p)
+	_, err = d.Compile(p)
+	u, ok := driver.AsUnsupported(err)
+	if !ok || p.Instrs[u.Instr].Op != ir.OpRng || u.Planned {
+		t.Fatalf("Compile of a normal rng = %v, want an Unsupported naming the rng, not planned", err)
+	}
+	places, err := d.Place(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cpu, _ := exe.(*executable).OnCPU(); !cpu {
-		t.Error("normal rng compiled for the GPU; Fallbacks says it runs on the CPU")
-	}
-	if _, err := open(t, Options{NoCPUFallback: true}).Compile(p); err == nil {
-		t.Error("NoCPUFallback compiled a program that needs the CPU")
+	for i, pl := range places {
+		if (pl != nil) != (i == u.Instr) {
+			t.Errorf("Place: instruction %d (%s) = %v", i, p.Instrs[i].Op, pl)
+		}
 	}
 }
 
@@ -233,9 +239,9 @@ func TestOlderReleases(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return &watched{Driver: d, onCPU: func(why string) {
+				return &watched{Driver: split.New(d, host.New(host.Options{}), split.Options{}), onHost: func(why string) {
 					if strings.Contains(why, "contract") || strings.Contains(why, "panicked") {
-						t.Errorf("on %v a program ran on the CPU because %s", v, why)
+						t.Errorf("on %v a program ran parts on the host because %s", v, why)
 					}
 				}}
 			})

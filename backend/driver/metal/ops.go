@@ -70,6 +70,16 @@ var NotLowered = map[ir.Op]string{
 		"runs on the CPU (splitting the graph around the call would keep the rest on the GPU; not done yet)",
 }
 
+// hostHome are the ops whose home is the host by design: matrix
+// decompositions (MPSGraph has none; the host's LAPACK reads unified memory
+// in place) and host callbacks. backend/split runs them there without a
+// warning; any other op that leaves the GPU is said once.
+var hostHome = map[ir.Op]bool{
+	ir.OpCholesky: true, ir.OpTriangularSolve: true, ir.OpQr: true, ir.OpHouseholderProduct: true,
+	ir.OpEigh: true, ir.OpLu: true, ir.OpSvd: true, ir.OpEig: true, ir.OpHessenberg: true,
+	ir.OpTridiagonal: true, ir.OpQrPivoted: true, ir.OpSchur: true, ir.OpHostCall: true,
+}
+
 // Fallbacks lists, per lowered op, the cases that still run on the CPU
 // through the host driver, and why. Each is decided at compile time from
 // the program's types and attributes and from the methods the running

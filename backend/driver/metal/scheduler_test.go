@@ -81,7 +81,7 @@ func (b *lateBuffer) Commit(done func(error)) {
 func lateDriver(t *testing.T, fail func(int) bool) (*Driver, *lateDevice) {
 	t.Helper()
 	dev := &lateDevice{Device: model.New(model.Options{}), rnd: rand.New(rand.NewPCG(3, 4)), fail: fail}
-	d, err := newDriver(dev, "metal-model", Options{NoCPUFallback: true})
+	d, err := newDriver(dev, "metal-model", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,37 +149,24 @@ func (s *stream) commit(cb gpu.CommandBuffer, after func(error) error, kind driv
 	})
 }
 
-// Execute runs exe: on the GPU, or on the CPU through the host driver for a
-// program that needs something not lowered (the pointers are unified memory,
-// so the host driver reads and writes them as they are).
+// Execute runs exe on the GPU.
 func (s *stream) Execute(exe driver.Executable, args, results []unsafe.Pointer) {
 	s.ExecuteNamed("", exe, args, results)
 }
 
 // ExecuteNamed is Execute with the name the trace records the run by
-// (driver.NamedExecutor): on the GPU with the command buffer's own start and
-// end, on the CPU with the run's.
+// (driver.NamedExecutor), with the command buffer's own start and end.
 func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results []unsafe.Pointer) {
 	args = slices.Clone(args)
 	results = slices.Clone(results)
 	e, ok := exe.(*executable)
-	switch {
-	case !ok:
+	if !ok {
 		s.cpu(func() error {
 			return fmt.Errorf("metal: execute: executable %T was not compiled by the Metal driver", exe)
 		})
-	case e.cpu != nil:
-		s.cpu(func() error {
-			return driver.Timed(s.id, driver.TraceKernel, name, func() error {
-				if err := s.d.cpu.Run(e.cpu, args, results); err != nil {
-					return fmt.Errorf("metal: execute on the CPU (%s): %w", e.fallback, err)
-				}
-				return nil
-			})
-		})
-	default:
-		s.gpu(func(s *stream) error { return s.encodeRun(e, args, results, name) })
+		return
 	}
+	s.gpu(func(s *stream) error { return s.encodeRun(e, args, results, name) })
 }
 
 // Memcpy copies on the GPU when both sides are device memory and the blit

@@ -11,7 +11,7 @@ import (
 // times (the model's run; a Mac's GPUStartTime and GPUEndTime), copies
 // their direction, and nothing is recorded outside a trace.
 func TestTrace(t *testing.T) {
-	d := open(t, Options{NoCPUFallback: true})
+	d := open(t, Options{})
 	exe := addOne(t, d, 256)
 	s, err := d.NewStream()
 	if err != nil {

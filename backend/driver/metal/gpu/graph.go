@@ -41,6 +41,10 @@ func NewGraph(b Backend, macOS Version) *Graph { return &Graph{b: b, macOS: macO
 // Err is the first contract violation, if any.
 func (g *Graph) Err() error { return g.err }
 
+// ClearErr forgets the contract violation, so that building goes on: for
+// a graph that is only tried (metal's Place), never compiled.
+func (g *Graph) ClearErr() { g.err = nil }
+
 // MacOS is the release the graph is built for.
 func (g *Graph) MacOS() Version { return g.macOS }
 

@@ -1,0 +1,327 @@
+package split_test
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/driver/host"
+	"github.com/metalplug/metalplug/backend/driver/metal"
+	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/split"
+	"github.com/metalplug/metalplug/backend/stats"
+)
+
+func newSplit(t *testing.T, opts split.Options) *split.Driver {
+	t.Helper()
+	m, err := metal.OpenModel(metal.ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return split.New(m, host.New(host.Options{}), opts)
+}
+
+// run executes p on d with args, returning each result's bytes.
+func run(t *testing.T, d driver.Driver, p *ir.Program, args ...[]byte) [][]byte {
+	t.Helper()
+	exe, err := d.Compile(p)
+	if err != nil {
+		t.Fatalf("compile: %v\n%s", err, p)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var in, out []unsafe.Pointer
+	alloc := func(n int) unsafe.Pointer {
+		ptr, err := d.Allocate(max(n, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Free(ptr) })
+		return ptr
+	}
+	for i, a := range args {
+		ptr := alloc(len(a))
+		copy(unsafe.Slice((*byte)(ptr), len(a)), a)
+		if len(a) != p.Params[i].Bytes() {
+			t.Fatalf("argument %d has %d bytes for %v", i, len(a), p.Params[i])
+		}
+		in = append(in, ptr)
+	}
+	for _, rt := range p.ResultTypes() {
+		out = append(out, alloc(rt.Bytes()))
+	}
+	s.Execute(exe, in, out)
+	if err := s.Synchronize(); err != nil {
+		t.Fatalf("execute: %v\n%s", err, p)
+	}
+	var res [][]byte
+	for i, rt := range p.ResultTypes() {
+		res = append(res, append([]byte(nil), unsafe.Slice((*byte)(out[i]), rt.Bytes())...))
+	}
+	return res
+}
+
+func f32(vs ...float32) []byte {
+	b := make([]byte, 4*len(vs))
+	for i, v := range vs {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+func floats(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// same runs p split on the model and whole on the host driver, and
+// requires the same results (to float32 rounding: MPSGraph's arithmetic is
+// not the host's), returning the split executable.
+func same(t *testing.T, d *split.Driver, p *ir.Program, args ...[]byte) *split.Executable {
+	t.Helper()
+	got := run(t, d, p, args...)
+	want := run(t, host.New(host.Options{}), p, args...)
+	for r := range want {
+		if p.ResultTypes()[r].DType != ir.F32 {
+			if string(got[r]) != string(want[r]) {
+				t.Errorf("result %d = %v, want %v", r, got[r], want[r])
+			}
+			continue
+		}
+		g, w := floats(got[r]), floats(want[r])
+		for k := range w {
+			if d := math.Abs(float64(g[k] - w[k])); d > 1e-5*math.Max(1, math.Abs(float64(w[k]))) {
+				t.Errorf("result %d element %d = %v, want %v", r, k, g[k], w[k])
+			}
+		}
+	}
+	exe, err := d.Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe.(*split.Executable)
+}
+
+func wheres(e *split.Executable) string {
+	var w []string
+	for _, s := range e.Segments() {
+		w = append(w, s.Where)
+	}
+	return strings.Join(w, ",")
+}
+
+var mat = ir.TensorType{DType: ir.F32, Shape: ir.Shape{3, 3}}
+
+// spd builds x x^T + 3I, a matrix Cholesky takes.
+func spd(b *ir.Builder, x ir.Value) ir.Value {
+	xxt := b.DotGeneral(x, x, ir.DotDims{LhsContract: []int{1}, RhsContract: []int{1}})
+	eye := b.Constant(mat, f32(3, 0, 0, 0, 3, 0, 0, 0, 3))
+	return b.Binary(ir.OpAdd, xxt, eye)
+}
+
+var xArg = f32(1, 2, 0, -1, 0.5, 2, 0, 1, 1)
+
+// A decomposition between device work: three parts, the host's in the
+// middle, with the numbers of the whole program on the host.
+func TestDeviceHostDevice(t *testing.T) {
+	d := newSplit(t, split.Options{})
+	b := ir.NewBuilder()
+	x := b.Parameter(mat)
+	l := b.Cholesky(spd(b, x), true)
+	y := b.Binary(ir.OpMul, l, b.Unary(ir.OpExp, x))
+	p, err := b.Build(y, b.Reduce(y, ir.ReduceSum, []int{0, 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := same(t, d, p, xArg)
+	if got := wheres(e); got != "device,host,device" {
+		t.Errorf("segments %s, want device,host,device", got)
+	}
+	segs := e.Segments()
+	if !strings.Contains(segs[1].Reason, "cholesky") || segs[1].Ops[0] != "cholesky" {
+		t.Errorf("the host part says %+v, want cholesky and why", segs[1])
+	}
+}
+
+// Host work that depends on nothing recent is hoisted, and device work on
+// either side of it merges: program order alternates four times, the
+// schedule has two parts.
+func TestFewestBoundaries(t *testing.T) {
+	d := newSplit(t, split.Options{})
+	b := ir.NewBuilder()
+	x := b.Parameter(mat)
+	a := b.Unary(ir.OpExp, x)
+	c1 := b.Cholesky(spd(b, x), true) // needs only x
+	a2 := b.Binary(ir.OpAdd, a, a)
+	c2 := b.Cholesky(spd(b, b.Unary(ir.OpNeg, x)), true) // device then host
+	out := b.Binary(ir.OpAdd, b.Binary(ir.OpAdd, a2, c1), c2)
+	p, err := b.Build(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := same(t, d, p, xArg)
+	if got := wheres(e); got != "device,host,device" {
+		t.Errorf("segments %s, want device,host,device (the program's own order would cut it into 5)", got)
+	}
+}
+
+// Results that no part computes (a parameter, a constant), a value
+// returned twice, and a host result read by a device part.
+func TestResultsOfEveryKind(t *testing.T) {
+	d := newSplit(t, split.Options{})
+	b := ir.NewBuilder()
+	x := b.Parameter(mat)
+	l := b.Cholesky(spd(b, x), true)
+	k := b.Constant(ir.TensorType{DType: ir.I32, Shape: ir.Shape{2}}, []byte{7, 0, 0, 0, 9, 0, 0, 0})
+	y := b.Unary(ir.OpNeg, l)
+	p, err := b.Build(x, k, l, y, l, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, d, p, xArg)
+}
+
+// countdown is while (n > 0) { n -= 1; acc = acc*1.5 + x }: a trip count
+// only the data know.
+func countdown(t *testing.T, withHost bool) *ir.Program {
+	t.Helper()
+	i32 := ir.TensorType{DType: ir.I32}
+	cb := ir.NewBuilder()
+	n := cb.Parameter(i32)
+	cb.Parameter(mat)
+	cb.Parameter(mat)
+	cond, err := cb.Build(cb.Compare(ir.CmpGT, n, cb.Scalar(ir.I32, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := ir.NewBuilder()
+	n = bb.Parameter(i32)
+	acc := bb.Parameter(mat)
+	x := bb.Parameter(mat)
+	next := bb.Binary(ir.OpAdd, bb.Binary(ir.OpMul, acc, bb.Full(mat, 1.5)), x)
+	if withHost {
+		next = bb.Binary(ir.OpAdd, next, bb.Cholesky(spd(bb, x), true))
+	}
+	body, err := bb.Build(bb.Binary(ir.OpSub, n, bb.Scalar(ir.I32, 1)), next, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ir.NewBuilder()
+	trips := b.Parameter(i32)
+	x = b.Parameter(mat)
+	w := b.While(cond, body, trips, b.Full(mat, 0), x)
+	p, err := b.Build(b.Unary(ir.OpExp, b.Unary(ir.OpNeg, b.GetResult(w, 1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func i32(v int32) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(v)) }
+
+// A data-dependent while whose body the device runs is driven from the
+// host, one wait per iteration to read the condition; with a host op in
+// the body the body is itself split.
+func TestHostDrivenLoop(t *testing.T) {
+	for _, withHost := range []bool{false, true} {
+		d := newSplit(t, split.Options{})
+		p := countdown(t, withHost)
+		for _, trips := range []int32{0, 1, 5} {
+			before := stats.Other.Snapshot()
+			e := same(t, d, p, i32(trips), xArg)
+			if got := wheres(e); !strings.Contains(got, "loop") {
+				t.Errorf("withHost %v: segments %s, want a loop", withHost, got)
+			}
+			// same runs the program once on d (then once on the host driver).
+			delta := stats.Other.Snapshot().Sub(before)
+			if delta.Waits < int64(trips)+1 {
+				t.Errorf("withHost %v, %d trips: %d waits counted, want at least one per condition read (%d)", withHost, trips, delta.Waits, trips+1)
+			}
+			if withHost && delta.HostSegments < int64(trips) {
+				t.Errorf("%d trips with a host op in the body: %d host parts counted", trips, delta.HostSegments)
+			}
+		}
+	}
+}
+
+// RequireDevice refuses a program with a host part, naming the op.
+func TestRequireDevice(t *testing.T) {
+	d := newSplit(t, split.Options{RequireDevice: true})
+	b := ir.NewBuilder()
+	x := b.Parameter(mat)
+	p, err := b.Build(b.Unary(ir.OpNeg, b.Cholesky(spd(b, x), true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Compile(p); err == nil || !strings.Contains(err.Error(), "cholesky") || !strings.Contains(err.Error(), "METALPLUG_NO_CPU_FALLBACK") {
+		t.Errorf("Compile = %v, want a refusal naming cholesky and the setting", err)
+	}
+}
+
+// An op that leaves the GPU for want of a lowering is said once; a
+// decomposition, whose home is the host, is not.
+func TestWarnOnce(t *testing.T) {
+	var said []string
+	d := newSplit(t, split.Options{Warn: func(s string) { said = append(said, s) }})
+	for range 2 {
+		b := ir.NewBuilder()
+		key := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
+		ctr := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
+		x := b.Parameter(mat)
+		r := b.Rng(key, ctr, ir.RngNormal, mat)
+		p, err := b.Build(b.Binary(ir.OpAdd, r, b.Cholesky(spd(b, x), true)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Compile(p); err != nil {
+			t.Fatal(err)
+		}
+		b2 := ir.NewBuilder() // another program, the same reason
+		key = b2.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
+		ctr = b2.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
+		p2, err := b2.Build(b2.Unary(ir.OpNeg, b2.Rng(key, ctr, ir.RngNormal, mat)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Compile(p2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "rng") {
+		t.Errorf("warnings %q, want one naming rng", said)
+	}
+}
+
+// The counters of a frontend's view: one execution, its device parts, its
+// host part and the wait before it, and one compile however often the
+// program is compiled.
+func TestCounters(t *testing.T) {
+	c := &stats.Counters{}
+	d := newSplit(t, split.Options{}).For(c)
+	b := ir.NewBuilder()
+	x := b.Parameter(mat)
+	p, err := b.Build(b.Unary(ir.OpNeg, b.Cholesky(spd(b, x), true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, d, p, xArg)
+	run(t, d, p, xArg)
+	got := c.Snapshot()
+	want := stats.Figures{Executions: 2, Compiles: 1, DeviceExecutions: 4, HostSegments: 2, Waits: 4}
+	if got.Executions != want.Executions || got.Compiles != want.Compiles || got.DeviceExecutions != want.DeviceExecutions ||
+		got.HostSegments != want.HostSegments || got.Waits != want.Waits {
+		t.Errorf("counters %+v, want %+v", got, want)
+	}
+	if len(got.HostReasons) != 1 {
+		t.Errorf("host reasons %v, want cholesky's", got.HostReasons)
+	}
+}

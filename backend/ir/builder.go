@@ -12,7 +12,13 @@ import (
 type Builder struct {
 	prog Program
 	err  error
+	loc  string // given to every instruction emitted (SetLoc)
 }
+
+// SetLoc makes loc the source location of the instructions emitted from
+// now on: a frontend sets it to the position of the op it translates, so
+// that what the device cannot run is named by the user's source line.
+func (b *Builder) SetLoc(loc string) { b.loc = loc }
 
 // NewBuilder starts an empty program.
 func NewBuilder() *Builder { return &Builder{} }
@@ -67,6 +73,9 @@ func (b *Builder) emit(in Instr) Value {
 		if int(a) < 0 || int(a) >= len(b.prog.Instrs) {
 			return b.fail(in.Op, "operand %%%d does not exist", a)
 		}
+	}
+	if in.Loc == "" {
+		in.Loc = b.loc
 	}
 	b.prog.Instrs = append(b.prog.Instrs, in)
 	return Value(len(b.prog.Instrs) - 1)

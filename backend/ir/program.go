@@ -33,8 +33,13 @@ type Instr struct {
 	Linalg  *LinalgAttrs   // OpCholesky, OpTriangularSolve, OpEigh, OpSvd, OpTridiagonal
 	Host    *HostCallAttrs // OpHostCall
 
-	Regions []*Program   // OpWhile (cond, body), OpCase (branches), OpCall (callee)
-	Tuple   []TensorType // the results of the region ops (OpWhile, OpCase, OpCall, ...) and of OpQr, OpEigh, OpLu, OpSvd, OpEig, OpHessenberg, OpTridiagonal, OpQrPivoted, OpSchur and OpHostCall, whose own Type is unset
+	Regions []*Program // OpWhile (cond, body), OpCase (branches), OpCall (callee)
+	// Loc is where the frontend's source wrote the instruction (jax's
+	// "jit(f)/mul at model.py:12:8"), for messages only: neither String
+	// nor Key prints it, so it never tells two programs apart.
+	Loc string
+
+	Tuple []TensorType // the results of the region ops (OpWhile, OpCase, OpCall, ...) and of OpQr, OpEigh, OpLu, OpSvd, OpEig, OpHessenberg, OpTridiagonal, OpQrPivoted, OpSchur and OpHostCall, whose own Type is unset
 }
 
 // Program is a straight-line computation: parameters in, results out.

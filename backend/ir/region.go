@@ -145,6 +145,9 @@ func (b *Builder) emitTuple(in Instr) Value {
 			return b.fail(in.Op, "%v", err)
 		}
 	}
+	if in.Loc == "" {
+		in.Loc = b.loc
+	}
 	b.prog.Instrs = append(b.prog.Instrs, in)
 	return Value(len(b.prog.Instrs) - 1)
 }

@@ -300,7 +300,7 @@ func (d *Driver) wholeOnHost(e *Executable, p *ir.Program, u *driver.Unsupported
 	}
 	reason := u.Error()
 	e.whole(onHost, exe, p, reason)
-	d.warn(u)
+	d.warn(u, "")
 	return e, d.require(e)
 }
 
@@ -340,7 +340,7 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 			return err
 		}
 		e.whole(onHost, exe, p, reasons(p, places, nil))
-		warnAll(d, places)
+		warnAll(d, p, places)
 		return nil
 	}
 	segs := partition(p, wh)
@@ -377,7 +377,7 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 			seg.Reason = st.reason
 			for _, i := range c.seg.instrs {
 				if places[i] != nil {
-					d.warn(places[i])
+					d.warn(places[i], p.Instrs[i].Loc)
 				}
 			}
 		case asLoop:
@@ -529,17 +529,18 @@ func reasons(p *ir.Program, places []*driver.Unsupported, instrs []int) string {
 	return strings.Join(out, "; ")
 }
 
-func warnAll(d *Driver, places []*driver.Unsupported) {
-	for _, u := range places {
+func warnAll(d *Driver, p *ir.Program, places []*driver.Unsupported) {
+	for i, u := range places {
 		if u != nil {
-			d.warn(u)
+			d.warn(u, p.Instrs[i].Loc)
 		}
 	}
 }
 
 // warn says once per op and reason that a part leaves the GPU for a reason
-// other than an op whose home is the host.
-func (d *Driver) warn(u *driver.Unsupported) {
+// other than an op whose home is the host, naming where the source wrote
+// it (loc) when the frontend said.
+func (d *Driver) warn(u *driver.Unsupported, loc string) {
 	if d.opts.Warn == nil || u.Planned || u.Op == ir.OpGetResult {
 		return
 	}
@@ -547,7 +548,11 @@ func (d *Driver) warn(u *driver.Unsupported) {
 	if _, seen := d.warned.LoadOrStore(key, struct{}{}); seen {
 		return
 	}
-	d.opts.Warn(fmt.Sprintf("%s: %s runs on the CPU, not the GPU: %s (said once; stats() counts every time)", d.Name(), u.Op, u.Reason))
+	where := ""
+	if loc != "" {
+		where = " (" + loc + ")"
+	}
+	d.opts.Warn(fmt.Sprintf("%s: %s%s runs on the CPU, not the GPU: %s (said once per op and reason; metalplug.stats() counts every run)", d.Name(), u.Op, where, u.Reason))
 }
 
 // opsOf lists the distinct ops of instrs (all of p's when nil), for reports.

@@ -277,7 +277,9 @@ func TestWarnOnce(t *testing.T) {
 		key := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
 		ctr := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
 		x := b.Parameter(mat)
+		b.SetLoc("jit(f)/normal at model.py:3:4")
 		r := b.Rng(key, ctr, ir.RngNormal, mat)
+		b.SetLoc("")
 		p, err := b.Build(b.Binary(ir.OpAdd, r, b.Cholesky(spd(b, x), true)))
 		if err != nil {
 			t.Fatal(err)
@@ -296,8 +298,8 @@ func TestWarnOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(said) != 1 || !strings.Contains(said[0], "rng") {
-		t.Errorf("warnings %q, want one naming rng", said)
+	if len(said) != 1 || !strings.Contains(said[0], "rng") || !strings.Contains(said[0], "model.py:3:4") {
+		t.Errorf("warnings %q, want one naming rng and its source line", said)
 	}
 }
 

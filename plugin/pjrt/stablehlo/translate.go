@@ -304,6 +304,9 @@ func (e *env) block(owner *mlir.Operation, blk *mlir.Block) ([]ir.Value, error) 
 func (e *env) op(op *mlir.Operation) error {
 	outer := e.t.current
 	e.t.current = op // left set by a panic, for the message
+	if op.Loc.File != "" || op.Loc.Name != "" {
+		e.b.SetLoc(op.Loc.String())
+	}
 	if len(op.Successors) > 0 {
 		return unsupported(op, "branches between blocks")
 	}

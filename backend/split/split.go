@@ -37,10 +37,10 @@ import (
 
 // Options configure a Driver.
 type Options struct {
-	// RequireDevice makes Compile fail, naming the instruction and the
-	// reason, when any part of a program would run on the host
-	// (METALPLUG_NO_CPU_FALLBACK=1): for sweeping what the device runs.
-	RequireDevice bool
+	// Host says which parts of a program may run on the host; a program
+	// that needs another fails to compile, naming the op and the reason:
+	// for sweeping what the device runs (METALPLUG_NO_CPU_FALLBACK).
+	Host HostPolicy
 	// Debug, when set, receives each program's segments once, when it is
 	// compiled (METALPLUG_DEBUG=1).
 	Debug func(msg string)
@@ -49,6 +49,15 @@ type Options struct {
 	// home is the host.
 	Warn func(msg string)
 }
+
+// HostPolicy says which parts of programs may run on the host.
+type HostPolicy int
+
+const (
+	AnyHostPart HostPolicy = iota // whatever the device does not run
+	PlannedOnly                   // only the ops whose home is the host (METALPLUG_NO_CPU_FALLBACK=unplanned)
+	NoHostPart                    // none (METALPLUG_NO_CPU_FALLBACK=1)
+)
 
 // Driver is a device driver whose programs may run partly on the host. It
 // is a driver.Driver itself: memory comes from the device, and its
@@ -144,6 +153,9 @@ type Executable struct {
 	temps    []ir.TensorType // the intermediates that cross a boundary
 	literals map[int]unsafe.Pointer
 	segments []Segment
+	// hostUnplanned is set when a host part is there for want of a
+	// lowering, not by design.
+	hostUnplanned bool
 
 	pool chan []unsafe.Pointer // sets of temporaries, reused
 }
@@ -264,20 +276,40 @@ func (d *Driver) build(p *ir.Program, c *stats.Counters) (*Executable, error) {
 	return nil, fmt.Errorf("%s: compile: cutting the program did not converge", d.Name())
 }
 
-// require refuses an executable with host parts when the options ask for
-// the device alone.
+// require refuses an executable with host parts the options forbid.
 func (d *Driver) require(e *Executable) error {
-	if !d.opts.RequireDevice {
+	setting := "1"
+	switch d.opts.Host {
+	case AnyHostPart:
 		return nil
+	case PlannedOnly:
+		if !e.unplanned() {
+			return nil
+		}
+		setting = "unplanned"
 	}
 	if on, why := e.OnHost(); on {
-		return fmt.Errorf("%s: compile: %s (a part of the program needs the host, and METALPLUG_NO_CPU_FALLBACK=1 forbids it)", d.Name(), strings.Join(why, "; "))
+		return fmt.Errorf("%s: compile: %s (a part of the program needs the host, and METALPLUG_NO_CPU_FALLBACK=%s forbids it)", d.Name(), strings.Join(why, "; "), setting)
 	}
 	return nil
 }
 
+// unplanned says whether a part of e runs on the host for want of a
+// lowering rather than by design.
+func (e *Executable) unplanned() bool {
+	if e.hostUnplanned {
+		return true
+	}
+	for _, st := range e.steps {
+		if st.loop != nil && (st.loop.cond.unplanned() || st.loop.body.unplanned()) {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *Executable) reset() {
-	e.steps, e.temps, e.segments = nil, nil, nil
+	e.steps, e.temps, e.segments, e.hostUnplanned = nil, nil, nil, false
 }
 
 // whole makes e one step that runs p itself.
@@ -300,6 +332,7 @@ func (d *Driver) wholeOnHost(e *Executable, p *ir.Program, u *driver.Unsupported
 	}
 	reason := u.Error()
 	e.whole(onHost, exe, p, reason)
+	e.hostUnplanned = !u.Planned
 	d.warn(u, "")
 	return e, d.require(e)
 }
@@ -340,6 +373,7 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 			return err
 		}
 		e.whole(onHost, exe, p, reasons(p, places, nil))
+		e.hostUnplanned = anyUnplanned(p, places, nil)
 		warnAll(d, p, places)
 		return nil
 	}
@@ -375,6 +409,7 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 			st.exe = exe
 			st.reason = reasons(p, places, c.seg.instrs)
 			seg.Reason = st.reason
+			e.hostUnplanned = e.hostUnplanned || anyUnplanned(p, places, c.seg.instrs)
 			for _, i := range c.seg.instrs {
 				if places[i] != nil {
 					d.warn(places[i], p.Instrs[i].Loc)
@@ -527,6 +562,17 @@ func reasons(p *ir.Program, places []*driver.Unsupported, instrs []int) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// anyUnplanned says whether an instruction (of instrs, or all when nil)
+// leaves the device for want of a lowering.
+func anyUnplanned(p *ir.Program, places []*driver.Unsupported, instrs []int) bool {
+	for i, u := range places {
+		if u != nil && !u.Planned && p.Instrs[i].Op != ir.OpGetResult && (instrs == nil || slices.Contains(instrs, i)) {
+			return true
+		}
+	}
+	return false
 }
 
 func warnAll(d *Driver, p *ir.Program, places []*driver.Unsupported) {

@@ -253,17 +253,39 @@ func TestHostDrivenLoop(t *testing.T) {
 	}
 }
 
-// RequireDevice refuses a program with a host part, naming the op.
-func TestRequireDevice(t *testing.T) {
-	d := newSplit(t, split.Options{RequireDevice: true})
+// NoHostPart refuses a program with a host part, naming the op;
+// PlannedOnly takes a decomposition but not an op that lacks a lowering.
+func TestHostPolicy(t *testing.T) {
 	b := ir.NewBuilder()
 	x := b.Parameter(mat)
-	p, err := b.Build(b.Unary(ir.OpNeg, b.Cholesky(spd(b, x), true)))
+	chol, err := b.Build(b.Unary(ir.OpNeg, b.Cholesky(spd(b, x), true)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Compile(p); err == nil || !strings.Contains(err.Error(), "cholesky") || !strings.Contains(err.Error(), "METALPLUG_NO_CPU_FALLBACK") {
-		t.Errorf("Compile = %v, want a refusal naming cholesky and the setting", err)
+	b = ir.NewBuilder()
+	key := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
+	ctr := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
+	rng, err := b.Build(b.Unary(ir.OpNeg, b.Rng(key, ctr, ir.RngNormal, mat)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		policy   split.HostPolicy
+		p        *ir.Program
+		op, want string // want: "" when it compiles
+	}{
+		{split.NoHostPart, chol, "cholesky", "METALPLUG_NO_CPU_FALLBACK=1"},
+		{split.PlannedOnly, chol, "cholesky", ""},
+		{split.PlannedOnly, rng, "rng", "METALPLUG_NO_CPU_FALLBACK=unplanned"},
+		{split.AnyHostPart, rng, "rng", ""},
+	} {
+		_, err := newSplit(t, split.Options{Host: c.policy}).Compile(c.p)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("policy %d, %s: %v", c.policy, c.op, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.op) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("policy %d, %s: Compile = %v, want a refusal naming %s and %s", c.policy, c.op, err, c.op, c.want)
+		}
 	}
 }
 

@@ -121,13 +121,25 @@ func MetalOptions() metal.Options { return metal.Options{} }
 
 // SplitOptions are the settings of running parts of programs on the host:
 // METALPLUG_NO_CPU_FALLBACK=1 makes a program that needs the host (an op or
-// case the lowering does not express in MPSGraph) an error instead, for
-// sweeping what the lowering itself runs; METALPLUG_DEBUG=1 logs each
+// case the lowering does not express in MPSGraph, or a decomposition) an
+// error instead, for sweeping what the lowering itself runs, and
+// METALPLUG_NO_CPU_FALLBACK=unplanned does so but for the ops whose home is
+// the host (decompositions, callbacks); METALPLUG_DEBUG=1 logs each
 // program's parts once. A part that leaves the GPU for want of a lowering
 // is said on stderr once per op and reason, whatever the settings.
 func SplitOptions() split.Options {
 	say := func(msg string) { fmt.Fprintf(os.Stderr, "metalplug: %s\n", msg) }
-	o := split.Options{RequireDevice: cenv.Get("METALPLUG_NO_CPU_FALLBACK") == "1", Warn: say}
+	o := split.Options{Warn: say}
+	switch v := cenv.Get("METALPLUG_NO_CPU_FALLBACK"); v {
+	case "", "0":
+	case "1":
+		o.Host = split.NoHostPart
+	case "unplanned":
+		o.Host = split.PlannedOnly
+	default:
+		say("METALPLUG_NO_CPU_FALLBACK=" + v + " is not a setting (1: no part of a program on the CPU; unplanned: only the decompositions and callbacks); taking 1")
+		o.Host = split.NoHostPart
+	}
 	if cenv.Get("METALPLUG_DEBUG") == "1" {
 		o.Debug = say
 	}

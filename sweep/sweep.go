@@ -118,8 +118,9 @@ const (
 // Fallbacks tables name.
 const NeedsCPU Status = "needs-cpu"
 
-// NeedsCPUMarker is what the Metal driver's refusal says.
-const NeedsCPUMarker = "the CPU fallback is off"
+// NeedsCPUMarker is what the refusal of a program with a host part says
+// (backend/split).
+const NeedsCPUMarker = "a part of the program needs the host"
 
 // Accounted says whether s counts as verified, needs-an-entry-point or
 // needs-cpu.

@@ -263,8 +263,8 @@ func (d *Driver) build(p *ir.Program, c *stats.Counters) (*Executable, error) {
 		switch {
 		case err == nil:
 			return e, d.require(e)
-		case errors.As(err, &u) && u.Instr >= 0 && places[u.Instr] == nil:
-			places[u.Instr] = u
+		case errors.As(err, &u) && u.Instr >= 0 && places[ownerOf(p, u.Instr)] == nil:
+			places[ownerOf(p, u.Instr)] = u
 			e.reset()
 		case errors.As(err, &u) && u.Instr < 0: // a part's parameters the device cannot take
 			e.reset()
@@ -339,6 +339,15 @@ func (d *Driver) wholeOnHost(e *Executable, p *ir.Program, u *driver.Unsupported
 
 // plan places, cuts and compiles p into e's steps.
 func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported) error {
+	// A tuple never crosses a segment, so a get_result the device cannot
+	// take sends the instruction whose tuple it takes apart to the host.
+	for i, u := range places {
+		if u != nil && p.Instrs[i].Op == ir.OpGetResult {
+			if o := ownerOf(p, i); places[o] == nil {
+				places[o] = u
+			}
+		}
+	}
 	wh := make([]where, len(p.Instrs))
 	loops := map[int]*loop{}
 	host := 0
@@ -651,4 +660,13 @@ func (c cleanupState) release() {
 func (d *Driver) Declines(dt ir.DType) bool {
 	dec, ok := d.Driver.(interface{ Declines(ir.DType) bool })
 	return ok && dec.Declines(dt)
+}
+
+// ownerOf is the instruction whose tuple the get_result at i takes apart,
+// or i itself.
+func ownerOf(p *ir.Program, i int) int {
+	for p.Instrs[i].Op == ir.OpGetResult {
+		i = int(p.Instrs[i].Args[0])
+	}
+	return i
 }

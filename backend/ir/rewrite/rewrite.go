@@ -19,10 +19,23 @@ type ref struct {
 // scope maps one source program's values (the program being rebuilt, or
 // a region being inlined into it) to the program being built.
 type scope struct {
+	src  *ir.Program
 	refs []ref
 }
 
-func newScope(p *ir.Program) *scope { return &scope{refs: make([]ref, len(p.Instrs))} }
+func newScope(p *ir.Program) *scope { return &scope{src: p, refs: make([]ref, len(p.Instrs))} }
+
+// getResults is how many get_results of the source take the tuple v
+// apart: instructions that go when the tuple is replaced.
+func (s *scope) getResults(v int) int {
+	n := 0
+	for _, in := range s.src.Instrs[v+1:] {
+		if in.Op == ir.OpGetResult && int(in.Args[0]) == v {
+			n++
+		}
+	}
+	return n
+}
 
 func (s *scope) values(vs []ir.Value) []ir.Value {
 	out := make([]ir.Value, len(vs))

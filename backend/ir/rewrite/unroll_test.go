@@ -172,6 +172,15 @@ func TestUnroll(t *testing.T) {
 			for range 4 {
 				sameResults(t, p, q, randomArgs(rng, p, c.lo, c.hi))
 			}
+			s, err := rewrite.Simplify(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameSignature(t, p, s)
+			sameResults(t, p, s, randomArgs(rng, p, c.lo, c.hi))
+			if rewrite.Size(s) > rewrite.Size(q) {
+				t.Errorf("Simplify grew the program from %d to %d instructions", rewrite.Size(q), rewrite.Size(s))
+			}
 		})
 	}
 }

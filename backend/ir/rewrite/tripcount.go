@@ -32,7 +32,11 @@ import (
 // under a condition true at the start. Anything else (a condition that
 // also tests data, an and of two comparisons, a bound computed from the
 // program's inputs, a counter the body computes otherwise, float
-// counters) gives ok false.
+// counters) gives ok false, and so does a count above 2^31-1.
+//
+// For a loop inside a region, p is the region: a region sees only its
+// parameters, so such a loop's count is known only from the region's own
+// constants (Unroll tries again where it inlines the region).
 func TripCount(p *ir.Program, i int) (n int, ok bool) {
 	if p == nil || i < 0 || i >= len(p.Instrs) {
 		return 0, false

@@ -144,6 +144,8 @@ var loopCases = []loopCase{
 	{name: "wraps past int32's top", d: ir.I32, k0: 2147483640, n: 2147483647, step: 5, dir: ir.CmpLT, want: -1},
 	{name: "uint32 wraps", d: ir.U32, n: 1<<32 - 1, step: 2, dir: ir.CmpLT, want: -1},
 	{name: "not equal, jumping over the bound", d: ir.I32, n: 10, step: 3, dir: ir.CmpNE, want: -1},
+	{name: "more trips than 2^31-1", d: ir.I64, n: 1 << 31, step: 1, dir: ir.CmpLT, want: -1},
+	{name: "2^31-1 trips", d: ir.I64, n: 1<<31 - 1, step: 1, dir: ir.CmpLT, want: 1<<31 - 1},
 }
 
 func TestTripCount(t *testing.T) {

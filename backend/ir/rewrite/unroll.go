@@ -9,10 +9,8 @@ import (
 
 // Unroll replaces each while loop whose trip count n is known (TripCount)
 // by n copies of its body, each taking the values the one before gave (the
-// first the loop's operands), and the loop's results by the last copy's:
-// the condition, which is known to hold exactly n times, is not computed.
-// A loop runs only when its trip count is known, so its copies run as
-// often as its body did.
+// first the loop's operands), and the loop's results by the last copy's.
+// The condition is not computed: it is known to hold exactly n times.
 //
 // Loops nested in regions are unrolled inner first; a loop left in a body
 // because its trip count depends on the outer loop (jax's
@@ -22,17 +20,19 @@ import (
 //
 // maxInstrs bounds the result: a loop is unrolled only if the whole
 // program, counted by Size (regions included), stays within maxInstrs
-// afterwards, counting the loop's replacement as n times its body's
+// afterwards, the loop and its get_results replaced by n times its body's
 // instructions (parameters aside); a loop whose replacement is no larger
 // than the loop itself (n of 0 or 1) is unrolled whatever the bound.
 // Loops are taken in program order, inner first, while the budget lasts;
 // those that do not qualify stay as they are. The budget holds after each
 // loop, so where the copies of a loop hold loops that unroll smaller than
 // they were (jax's fori_loop(0, i, ...) for small i), the whole may need a
-// budget above its final size. The copies leave behind
-// values no one uses (a body's constants, results of the last copy the
-// program drops): Simplify removes them. A program with no loop to
-// unroll comes back as the same pointer.
+// budget above its final size.
+//
+// The copies leave behind values no one uses (a body's constants, the
+// results of the last copy the program drops) and counters that are
+// constant chains: Simplify removes and folds them. A program with no
+// loop to unroll comes back as the same pointer.
 func Unroll(p *ir.Program, maxInstrs int) (*ir.Program, error) {
 	if p == nil {
 		return nil, fmt.Errorf("rewrite: unrolling: nil program")

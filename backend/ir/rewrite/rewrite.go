@@ -149,12 +149,20 @@ func (r *rewriter) inline(e *emitter, region *ir.Program, args []ir.Value) ([]ir
 	return s.values(region.Results), nil
 }
 
-// run applies r to p and verifies what it made.
-func run(what string, r *rewriter, p *ir.Program) (*ir.Program, error) {
+// run applies r to p and verifies what it made. p must verify (every
+// program a driver accepts does); a malformed one may make the rewrite
+// fail, and a panic on the way is returned as an error, never thrown at
+// the process that loaded the library.
+func run(what string, r *rewriter, p *ir.Program) (q *ir.Program, err error) {
 	if p == nil {
 		return nil, fmt.Errorf("rewrite: %s: nil program", what)
 	}
-	q, err := r.program(p)
+	defer func() {
+		if x := recover(); x != nil {
+			q, err = nil, fmt.Errorf("rewrite: %s: panic (is the program verified?): %v", what, x)
+		}
+	}()
+	q, err = r.program(p)
 	if err != nil {
 		return nil, fmt.Errorf("rewrite: %s: %w", what, err)
 	}

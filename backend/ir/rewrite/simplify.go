@@ -21,11 +21,16 @@ import (
 // whose trip count is not known and anything holding one (removing a loop
 // that might never end would change what the program does). A program
 // with nothing to remove comes back as the same pointer.
-func Simplify(p *ir.Program) (*ir.Program, error) {
+func Simplify(p *ir.Program) (q *ir.Program, err error) {
 	if p == nil {
 		return nil, fmt.Errorf("rewrite: simplifying: nil program")
 	}
-	q := simplify(p)
+	defer func() {
+		if x := recover(); x != nil {
+			q, err = nil, fmt.Errorf("rewrite: simplifying: panic (is the program verified?): %v", x)
+		}
+	}()
+	q = simplify(p)
 	if q == p {
 		return p, nil
 	}

@@ -10,7 +10,9 @@ import (
 // Unroll replaces each while loop whose trip count n is known (TripCount)
 // by n copies of its body, each taking the values the one before gave (the
 // first the loop's operands), and the loop's results by the last copy's.
-// The condition is not computed: it is known to hold exactly n times.
+// The condition is not computed: it is known to hold exactly n times (a
+// loop whose condition calls a host function, which must run n+1 times,
+// stays a loop).
 //
 // Loops nested in regions are unrolled inner first; a loop left in a body
 // because its trip count depends on the outer loop (jax's
@@ -56,7 +58,9 @@ func (u *unroller) instr(r *rewriter, e *emitter, s *scope, i int, in ir.Instr) 
 	loop := in
 	loop.Args = args
 	n, ok := tripCount(e.fold, loop)
-	if !ok || !u.afford(in, n, s.getResults(i)) {
+	// A condition that calls a host function runs it n+1 times: dropping
+	// it would drop the calls.
+	if !ok || hasHostCall(in.Regions[0]) || !u.afford(in, n, s.getResults(i)) {
 		e.copyInstr(s, i, in)
 		return nil
 	}

@@ -2,6 +2,7 @@ package rewrite_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -256,5 +257,52 @@ func TestUnrollWithoutLoops(t *testing.T) {
 	}
 	if _, err := rewrite.Unroll(nil, 1000); err == nil {
 		t.Error("a nil program unrolled")
+	}
+}
+
+// TestUnrollKeepsConditionEffects: a loop of known count whose condition
+// calls a host function (jax.debug.print in cond_fun) stays: unrolled, the
+// condition and its calls would go. One whose body calls is unrolled, its
+// calls made as often, in order.
+func TestUnrollKeepsConditionEffects(t *testing.T) {
+	rec := withRecorder(t)
+	f := tensor(ir.F32, 2)
+	loop := func(inCond bool) *ir.Program {
+		types := []ir.TensorType{scalar(ir.I32), f}
+		cb := ir.NewBuilder()
+		ck, cx := cb.Parameter(types[0]), cb.Parameter(types[1])
+		if inCond {
+			cb.HostCall(1, cb.Constant(ir.TokenType, nil), []ir.Value{cx}, nil)
+		}
+		cond := build(t, cb, cb.Compare(ir.CmpLT, ck, cb.Scalar(ir.I32, 3)))
+		bb := ir.NewBuilder()
+		bk, bx := bb.Parameter(types[0]), bb.Parameter(types[1])
+		if !inCond {
+			bx = bb.GetResult(bb.HostCall(2, bb.Constant(ir.TokenType, nil), []ir.Value{bx}, []ir.TensorType{f}), 1)
+		}
+		body := build(t, bb, bb.Binary(ir.OpAdd, bk, bb.Scalar(ir.I32, 1)), bb.Unary(ir.OpNeg, bx))
+		b := ir.NewBuilder()
+		x := b.Parameter(f)
+		return build(t, b, b.GetResult(b.While(cond, body, b.Scalar(ir.I32, 0), x), 1))
+	}
+	args := randomArgs(rand.New(rand.NewPCG(19, 20)), loop(true), 0, 0)
+	for _, inCond := range []bool{true, false} {
+		p := loop(inCond)
+		if n, ok := rewrite.TripCount(p, len(p.Instrs)-2); !ok || n != 3 {
+			t.Fatalf("TripCount = %d, %v; want 3\n%s", n, ok, p)
+		}
+		q, err := rewrite.Unroll(p, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unrolled := q != p; unrolled == inCond {
+			t.Errorf("host call in the condition %v: unrolled %v\n%s", inCond, unrolled, q)
+		}
+		rec.take()
+		sameResults(t, p, q, args)
+		calls := rec.take()
+		if h := len(calls) / 2; len(calls) == 0 || !slices.Equal(calls[:h], calls[h:]) {
+			t.Errorf("host calls %v, the original's then the rewritten's", calls)
+		}
 	}
 }

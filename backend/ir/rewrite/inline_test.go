@@ -153,3 +153,23 @@ func TestInlineCallsKeepsEffectsInOrder(t *testing.T) {
 		t.Errorf("host calls %v, want 1, 2, 3 in order", calls)
 	}
 }
+
+// sameCalls runs p, then q, on args, and requires q to make the host
+// calls p makes, in p's order, on the same operands (and the same
+// results, by sameResults).
+func sameCalls(t *testing.T, rec *recorder, p, q *ir.Program, args []eval.Tensor) {
+	t.Helper()
+	rec.take()
+	if _, err := eval.Run(p, args); err != nil {
+		t.Fatal(err)
+	}
+	want := rec.take()
+	if _, err := eval.Run(q, args); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.take(); !slices.Equal(got, want) {
+		t.Errorf("host calls %v, the original's %v", got, want)
+	}
+	sameResults(t, p, q, args)
+	rec.take()
+}

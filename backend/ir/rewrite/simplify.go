@@ -21,7 +21,10 @@ import (
 // whose trip count is not known and anything holding one (removing a loop
 // that might never end would change what the program does). A program
 // with nothing to remove comes back as the same pointer.
-func Simplify(p *ir.Program) (q *ir.Program, err error) {
+func Simplify(p *ir.Program) (*ir.Program, error) { return simplifyVerified(p) }
+
+// simplifyVerified is Simplify: simplify, verified, its panics returned.
+func simplifyVerified(p *ir.Program) (q *ir.Program, err error) {
 	if p == nil {
 		return nil, fmt.Errorf("rewrite: simplifying: nil program")
 	}

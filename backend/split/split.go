@@ -247,6 +247,13 @@ func (d *Driver) build(p *ir.Program, c *stats.Counters) (*Executable, error) {
 		e.whole(onDevice, exe, p, "")
 		return e, nil
 	}
+	// What runs is p straightened (the same computation without the
+	// control flow MPSGraph lacks, where that can be done at compile
+	// time); Program still reports p.
+	p, err := d.straighten(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: compile: %w", d.Name(), err)
+	}
 	places, err := d.placer.Place(p)
 	if u, ok := driver.AsUnsupported(err); ok && u.Instr < 0 {
 		return d.wholeOnHost(e, p, u)

@@ -349,3 +349,64 @@ func TestCounters(t *testing.T) {
 		t.Errorf("host reasons %v, want cholesky's", got.HostReasons)
 	}
 }
+
+// counted is fori_loop(0, n, acc = acc*0.999 + x): a trip count known at
+// compile time.
+func counted(t *testing.T, n int) *ir.Program {
+	t.Helper()
+	i32 := ir.TensorType{DType: ir.I32}
+	cb := ir.NewBuilder()
+	k := cb.Parameter(i32)
+	cb.Parameter(mat)
+	cb.Parameter(mat)
+	cond, err := cb.Build(cb.Compare(ir.CmpLT, k, cb.Scalar(ir.I32, float64(n))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := ir.NewBuilder()
+	k = bb.Parameter(i32)
+	acc := bb.Parameter(mat)
+	x := bb.Parameter(mat)
+	next := bb.Binary(ir.OpAdd, bb.Binary(ir.OpMul, acc, bb.Full(mat, 0.999)), x)
+	body, err := bb.Build(bb.Binary(ir.OpAdd, k, bb.Scalar(ir.I32, 1)), next, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ir.NewBuilder()
+	x = b.Parameter(mat)
+	w := b.While(cond, body, b.Scalar(ir.I32, 0), b.Full(mat, 0), x)
+	p, err := b.Build(b.GetResult(w, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A loop of known trip count is unrolled into the one graph while it fits
+// UnrollBudget, and beyond it replayed: its body enqueued once per trip,
+// with no wait.
+func TestCountedLoops(t *testing.T) {
+	d := newSplit(t, split.Options{})
+	e := same(t, d, counted(t, 5), xArg)
+	if got := wheres(e); got != "device" {
+		t.Errorf("5 trips: segments %s, want one device part (unrolled)", got)
+	}
+	before := stats.Other.Snapshot()
+	e = same(t, d, counted(t, 4000), xArg)
+	delta := stats.Other.Snapshot().Sub(before)
+	var loops, devices int
+	for _, s := range e.Segments() {
+		switch {
+		case s.Where == "loop" && s.Trips == 4000:
+			loops++
+		case s.Where == "device":
+			devices++
+		}
+	}
+	if loops != 1 {
+		t.Fatalf("4000 trips: segments %v, want a loop of 4000 trips", e.Segments())
+	}
+	if delta.DeviceExecutions != int64(4000+devices) || delta.Waits != 1 {
+		t.Errorf("4000 trips replayed: %d device executions and %d waits, want %d and the final one", delta.DeviceExecutions, delta.Waits, 4000+devices)
+	}
+}

@@ -106,6 +106,17 @@ func TestJaxEndToEnd(t *testing.T) {
 			t.Errorf("jax_model.py did not pass:\n%s", out)
 		}
 	})
+	t.Run("ordinary programs stay on the GPU (model)", func(t *testing.T) {
+		programs, err := filepath.Abs("testdata/jax_gpu_programs.py")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := run("jax_gpu_programs.py", []string{"PYTHONPATH=" + withLib, "JAX_PLATFORMS=metalplug,cpu", "METALPLUG_HOST_DEVICE=1",
+			"METALPLUG_DRIVER=metal-model"}, programs)
+		if !strings.Contains(out, "\nALL OK") {
+			t.Errorf("jax_gpu_programs.py did not pass:\n%s", out)
+		}
+	})
 	cpuOnly := "import jax; print([d.platform for d in jax.devices()])"
 	t.Run("no library: jax runs on CPU", func(t *testing.T) {
 		out := run("no library", []string{"PYTHONPATH=" + withoutLib, "METALPLUG_HOST_DEVICE=1"}, "-c", cpuOnly)

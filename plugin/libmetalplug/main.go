@@ -6,6 +6,4 @@
 // TensorFlow and a TensorFlow-only build no jaxlib.
 package main
 
-import _ "github.com/metalplug/metalplug/plugin/statsapi" // metalplug_stats, for metalplug.stats()
-
 func main() {}

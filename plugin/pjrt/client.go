@@ -15,6 +15,7 @@ import (
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/plugin/cenv"
 	backing "github.com/metalplug/metalplug/plugin/device"
+	_ "github.com/metalplug/metalplug/plugin/statsapi" // metalplug_stats, for metalplug.stats()
 )
 
 // chooseDriver is the process's driver (plugin/device, shared with

@@ -21,6 +21,7 @@ import (
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/plugin/cenv"
 	"github.com/metalplug/metalplug/plugin/device"
+	_ "github.com/metalplug/metalplug/plugin/statsapi" // metalplug_stats, for metalplug.stats()
 	"github.com/metalplug/metalplug/plugin/tf/capi"
 	"github.com/metalplug/metalplug/plugin/version"
 )

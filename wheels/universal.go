@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/metalplug/metalplug/plugin/pjrt/python"
+	jaxplugin "github.com/metalplug/metalplug/plugin/pjrt/python"
+	"github.com/metalplug/metalplug/plugin/python"
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
@@ -19,10 +20,11 @@ import (
 // platform: the library built for each supported TensorFlow release, with
 // the JAX frontend in each (metalplug/builds/tf-X.Y/), a build for processes
 // without TensorFlow (metalplug/builds/jax/), the loader TensorFlow finds in
-// tensorflow-plugins, which loads the build of the running TensorFlow, and
-// the jax_plugins module, which loads the same one. It requires neither
-// TensorFlow nor jax, so installing it never moves either. The per-release
-// wheels (BuildWheelhouse) stay for whoever pins one.
+// tensorflow-plugins, which loads the build of the running TensorFlow, the
+// jax_plugins module, which loads the same one, and the metalplug module
+// (metalplug.stats()), in whose package directory the builds are data. It
+// requires neither TensorFlow nor jax, so installing it never moves either.
+// The per-release wheels (BuildWheelhouse) stay for whoever pins one.
 
 // BuildsDir is where the universal wheel puts the builds, relative to
 // site-packages. The loader finds it as ../metalplug/builds from
@@ -106,8 +108,7 @@ func BuildUniversal(o UniversalOptions) (*Universal, error) {
 	if err != nil {
 		return nil, err
 	}
-	type built struct{ name, lib, what string }
-	var builds []built
+	var builds []universalBuild
 	var newest *probe.Report
 	for _, tf := range o.Releases {
 		r, err := probeRelease(findPython, dist, tf, logf)
@@ -121,7 +122,7 @@ func BuildUniversal(o UniversalOptions) (*Universal, error) {
 		if _, err := build.Build(build.Options{Report: &both, Root: o.Root, Out: lib, Pin: version.Minor(tf), Log: logf}); err != nil {
 			return nil, fmt.Errorf("the build for %s %s: %w", dist, tf, err)
 		}
-		builds = append(builds, built{name, lib, fmt.Sprintf("%s %s and jaxlib %s", dist, tf, o.Jax.Jax.JaxlibVersion)})
+		builds = append(builds, universalBuild{name, lib, fmt.Sprintf("%s %s and jaxlib %s", dist, tf, o.Jax.Jax.JaxlibVersion)})
 		if newest == nil || version.Less(newest.TensorFlow.Version, tf) {
 			newest = r
 		}
@@ -132,37 +133,25 @@ func BuildUniversal(o UniversalOptions) (*Universal, error) {
 	if _, err := build.Build(build.Options{Report: &jaxOnly, Root: o.Root, Out: jaxLib, Log: logf}); err != nil {
 		return nil, fmt.Errorf("the JAX-only build: %w", err)
 	}
-	builds = append(builds, built{JaxBuild, jaxLib, "jaxlib " + o.Jax.Jax.JaxlibVersion})
+	builds = append(builds, universalBuild{JaxBuild, jaxLib, "jaxlib " + o.Jax.Jax.JaxlibVersion})
 	loader := filepath.Join(libDir, "loader", build.LoaderName(newest.GOOS))
 	if err := build.BuildLoader(o.Root, loader, newest); err != nil {
 		return nil, err
 	}
 
 	u := &Universal{Version: project}
-	var files []file
-	add := func(name, lib string) error {
-		data, err := os.ReadFile(lib)
-		if err != nil {
-			return err
-		}
+	files, err := universalFiles(loader, builds, func(lib string) ([]byte, error) {
 		if newest.GOOS == "linux" {
-			if data, err = portableLinux(lib, &u.GLIBC); err != nil {
-				return err
-			}
+			return portableLinux(lib, &u.GLIBC)
 		}
-		files = append(files, file{name, data, 0o755})
-		return nil
-	}
-	if err := add("tensorflow-plugins/"+filepath.Base(loader), loader); err != nil {
+		return os.ReadFile(lib)
+	})
+	if err != nil {
 		return nil, err
 	}
 	for _, b := range builds {
-		if err := add(BuildsDir+"/"+b.name+"/"+filepath.Base(b.lib), b.lib); err != nil {
-			return nil, err
-		}
 		u.Builds = append(u.Builds, b.name+": "+b.what)
 	}
-	files = append(files, file{python.ModulePath, python.Module, 0o644})
 	meta := UniversalMetadata(project, o.Releases, o.Jax.Jax.JaxlibVersion)
 	platform := PlatformTag(newest)
 	if newest.GOOS == "linux" {
@@ -202,6 +191,36 @@ func BuildUniversal(o UniversalOptions) (*Universal, error) {
 	u.Elapsed = time.Since(start)
 	logf("%s: %.1f MB, builds %s", u.File, float64(u.Size)/1e6, strings.Join(u.Builds, "; "))
 	return u, nil
+}
+
+// universalBuild is one build of the library in the universal wheel: its
+// name under BuildsDir, the library, and what it was built against.
+type universalBuild struct{ name, lib, what string }
+
+// universalFiles lays out the universal wheel (all but the dist-info): the
+// loader in tensorflow-plugins, each build in BuildsDir/<name>/, the
+// jax_plugins module and the metalplug module, in that order. The builds
+// stay data: metalplug/ gains an __init__.py, metalplug/builds none. read
+// gives a library's bytes as the wheel holds them.
+func universalFiles(loader string, builds []universalBuild, read func(lib string) ([]byte, error)) ([]file, error) {
+	var files []file
+	add := func(name, lib string) error {
+		data, err := read(lib)
+		if err != nil {
+			return err
+		}
+		files = append(files, file{name, data, 0o755})
+		return nil
+	}
+	if err := add("tensorflow-plugins/"+filepath.Base(loader), loader); err != nil {
+		return nil, err
+	}
+	for _, b := range builds {
+		if err := add(BuildsDir+"/"+b.name+"/"+filepath.Base(b.lib), b.lib); err != nil {
+			return nil, err
+		}
+	}
+	return append(files, file{jaxplugin.ModulePath, jaxplugin.Module, 0o644}, file{python.ModulePath, python.Module, 0o644}), nil
 }
 
 // UniversalMetadata is the universal wheel's core metadata. It has no

@@ -18,7 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/metalplug/metalplug/plugin/pjrt/python"
+	jaxplugin "github.com/metalplug/metalplug/plugin/pjrt/python"
+	"github.com/metalplug/metalplug/plugin/python"
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
@@ -104,6 +105,7 @@ type Spec struct {
 	Platform string
 	// Lib is the library; it is installed as tensorflow-plugins/<its base
 	// name> when it serves TensorFlow, else next to the jax_plugins module.
+	// The metalplug module (metalplug.stats()) goes into every wheel.
 	Lib string
 	// Report is the probe of the TensorFlow Lib was built against; it gives
 	// the Requires-Dist pin.
@@ -156,11 +158,13 @@ func WriteWheel(dir string, s Spec) (string, error) {
 		files = append(files, file{"tensorflow-plugins/" + filepath.Base(s.Lib), data, 0o755})
 	}
 	if s.Report.HasJax() {
-		files = append(files, file{python.ModulePath, python.Module, 0o644})
+		files = append(files, file{jaxplugin.ModulePath, jaxplugin.Module, 0o644})
 		if !s.Report.HasTensorFlow() {
-			files = append(files, file{filepath.Dir(python.ModulePath) + "/" + filepath.Base(s.Lib), data, 0o755})
+			files = append(files, file{filepath.Dir(jaxplugin.ModulePath) + "/" + filepath.Base(s.Lib), data, 0o755})
 		}
 	}
+	// metalplug.stats(), whichever frameworks the wheel serves.
+	files = append(files, file{python.ModulePath, python.Module, 0o644})
 	return assemble(dir, s.Version, s.Platform, files, s.Metadata(), s.Report.HasJax())
 }
 
@@ -177,7 +181,7 @@ func assemble(dir, version, platform string, files []file, metadata []byte, jax 
 	wheel := strings.Join(append(lines, "", ""), "\n")
 	files = append(files, file{distInfo + "/METADATA", metadata, 0o644}, file{distInfo + "/WHEEL", []byte(wheel), 0o644})
 	if jax {
-		files = append(files, file{distInfo + "/entry_points.txt", []byte(python.EntryPoints), 0o644})
+		files = append(files, file{distInfo + "/entry_points.txt", []byte(jaxplugin.EntryPoints), 0o644})
 	}
 	var record bytes.Buffer
 	for _, f := range files {

@@ -15,11 +15,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	jaxplugin "github.com/metalplug/metalplug/plugin/pjrt/python"
+	"github.com/metalplug/metalplug/plugin/python"
 	"github.com/metalplug/metalplug/setup/probe"
 )
 
@@ -151,6 +154,110 @@ func TestWheelContentsAndRecord(t *testing.T) {
 	}
 	if last := order[len(order)-1].Name; last != di+"RECORD" {
 		t.Errorf("last entry %s, want RECORD", last)
+	}
+}
+
+// names are the entries of a wheel, sorted.
+func names(files map[string][]byte) []string {
+	var n []string
+	for name := range files {
+		n = append(n, name)
+	}
+	slices.Sort(n)
+	return n
+}
+
+// TestWheelFilesPerFramework: a per-release wheel holds the library once
+// (where TensorFlow looks when it serves TensorFlow, else next to the
+// jax_plugins module), the jax_plugins module and its entry point when it
+// serves jax, and the metalplug module (metalplug.stats()) whichever it
+// serves, each module as it is.
+func TestWheelFilesPerFramework(t *testing.T) {
+	lib := fakeLib(t)
+	di := "metalplug-0.1.0.dist-info/"
+	meta := []string{di + "METADATA", di + "RECORD", di + "WHEEL"}
+	for _, c := range []struct {
+		name    string
+		tf, jax bool
+		want    []string
+	}{
+		{"TensorFlow", true, false, []string{"metalplug/__init__.py", "tensorflow-plugins/libmetalplug.so"}},
+		{"jax", false, true, []string{"jax_plugins/metalplug/__init__.py", "jax_plugins/metalplug/libmetalplug.so", di + "entry_points.txt", "metalplug/__init__.py"}},
+		{"both", true, true, []string{"jax_plugins/metalplug/__init__.py", di + "entry_points.txt", "metalplug/__init__.py", "tensorflow-plugins/libmetalplug.so"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &probe.Report{GOOS: "linux", GOARCH: "amd64"}
+			if c.tf {
+				r.TensorFlow.Distribution, r.TensorFlow.Version = "tensorflow-cpu", "2.21.0"
+			}
+			if c.jax {
+				r.Jax = &probe.Jax{JaxlibVersion: "0.12.0"}
+			}
+			dir := t.TempDir()
+			name, err := WriteWheel(dir, Spec{Version: "0.1.0", Platform: "manylinux_2_34_x86_64", Lib: lib, Report: r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, _ := readZip(t, filepath.Join(dir, name))
+			want := append(slices.Clone(c.want), meta...)
+			slices.Sort(want)
+			if got := names(files); !slices.Equal(got, want) {
+				t.Errorf("the wheel holds\n%q\nwant\n%q", got, want)
+			}
+			if !bytes.Equal(files[python.ModulePath], python.Module) {
+				t.Error("the metalplug module in the wheel is not python.Module")
+			}
+			if c.jax && !bytes.Equal(files[jaxplugin.ModulePath], jaxplugin.Module) {
+				t.Error("the jax_plugins module in the wheel is not jaxplugin.Module")
+			}
+		})
+	}
+}
+
+// TestUniversalWheelFiles: the universal wheel holds the loader in
+// tensorflow-plugins, every build under metalplug/builds, the jax_plugins
+// module and the metalplug module; metalplug/ is a package, whose builds
+// directory holds no Python.
+func TestUniversalWheelFiles(t *testing.T) {
+	libs := t.TempDir()
+	lib := func(name string) string {
+		p := filepath.Join(libs, name, "libmetalplug.so")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("\x7fELF "+name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	loader := filepath.Join(libs, "libmetalplug-loader.so")
+	os.WriteFile(loader, []byte("\x7fELF loader"), 0o755)
+	builds := []universalBuild{{TFBuild("2.20.0"), lib("tf-2.20"), ""}, {TFBuild("2.21.0"), lib("tf-2.21"), ""}, {JaxBuild, lib(JaxBuild), ""}}
+	files, err := universalFiles(loader, builds, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	name, err := assemble(dir, "0.1.0", "manylinux_2_34_x86_64", files, UniversalMetadata("0.1.0", []string{"2.20.0", "2.21.0"}, "0.12.0"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := readZip(t, filepath.Join(dir, name))
+	di := "metalplug-0.1.0.dist-info/"
+	want := []string{
+		di + "METADATA", di + "RECORD", di + "WHEEL", di + "entry_points.txt",
+		"jax_plugins/metalplug/__init__.py",
+		"metalplug/__init__.py",
+		"metalplug/builds/jax/libmetalplug.so", "metalplug/builds/tf-2.20/libmetalplug.so", "metalplug/builds/tf-2.21/libmetalplug.so",
+		"tensorflow-plugins/libmetalplug-loader.so",
+	}
+	slices.Sort(want)
+	if n := names(got); !slices.Equal(n, want) {
+		t.Errorf("the universal wheel holds\n%q\nwant\n%q", n, want)
+	}
+	if !bytes.Equal(got[python.ModulePath], python.Module) || !bytes.Equal(got[jaxplugin.ModulePath], jaxplugin.Module) {
+		t.Error("a module in the universal wheel differs from its source")
+	}
+	if string(got[BuildsDir+"/tf-2.21/libmetalplug.so"]) != "\x7fELF tf-2.21" {
+		t.Error("the tf-2.21 build in the wheel is not that build")
 	}
 }
 
@@ -417,6 +524,8 @@ func TestSdistCarriesWhatTheInstallBuildNeeds(t *testing.T) {
 	}
 	for _, want := range []string{"go.mod", "go.sum", "pyproject.toml", "PKG-INFO", "TF_SUPPORTED_VERSION", "vendor/modules.txt",
 		"setup/pep517/metalplug_backend.py", "setup/cmd/pep517/main.go", "setup/probe/probe.py", "plugin/libmetalplug/main.go", "wheels/wheels.go",
+		// The metalplug module every install writes, embedded from its source.
+		"plugin/python/python.go", "plugin/python/metalplug/__init__.py",
 		"vendor/github.com/Masterminds/semver/v3/version.go", "plugin/untracked.c",
 		// The backend's linear algebra runs on gonum's LAPACK.
 		"vendor/gonum.org/v1/gonum/lapack/gonum/dpotrf.go"} {
@@ -442,6 +551,32 @@ func TestSdistCarriesWhatTheInstallBuildNeeds(t *testing.T) {
 	t.Logf("sdist: %d files, %d bytes", len(have), len(a))
 	if len(a) > 3<<20 {
 		t.Errorf("the sdist is %d bytes; what building needs is under 3 MiB", len(a))
+	}
+}
+
+// TestSdistCarriesTheMetalplugModule: the sdist's PEP 517 build writes the
+// metalplug module into the wheel from the source embedded in plugin/python,
+// so that source goes into the sdist with the package (the full sdist test
+// needs the wheelhouse; this one reads only the selection).
+func TestSdistCarriesTheMetalplugModule(t *testing.T) {
+	names, err := sourceFiles("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	needed, err := buildPackages("..", "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := slimmed(names, needed)
+	for _, want := range []string{"plugin/python/python.go", "plugin/python/" + python.ModulePath, "plugin/pjrt/python/module.go", "plugin/pjrt/python/" + jaxplugin.ModulePath} {
+		if !slices.Contains(kept, want) {
+			t.Errorf("the sdist would lack %s", want)
+		}
+	}
+	for _, name := range kept {
+		if strings.HasPrefix(name, "plugin/python/testdata/") || strings.HasSuffix(name, "_test.go") {
+			t.Errorf("the sdist would hold %s", name)
+		}
 	}
 }
 

@@ -2,7 +2,8 @@
 // tensorflow-plugins directory of the site-packages that holds TensorFlow,
 // and the jax_plugins.metalplug module in the one that holds jaxlib (with
 // the library next to it when there is no TensorFlow: one copy, so that a
-// process importing both loads one Go runtime).
+// process importing both loads one Go runtime); and the metalplug module
+// (metalplug.stats()) in each of them.
 package install
 
 import (
@@ -11,7 +12,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/metalplug/metalplug/plugin/pjrt/python"
+	jaxplugin "github.com/metalplug/metalplug/plugin/pjrt/python"
+	"github.com/metalplug/metalplug/plugin/python"
 	"github.com/metalplug/metalplug/setup/probe"
 )
 
@@ -26,8 +28,24 @@ func JaxModuleDir(r *probe.Report) string {
 	return filepath.Join(filepath.Dir(r.Jax.JaxlibDir), "jax_plugins", "metalplug")
 }
 
-// Install puts lib, built for r, where its frameworks find it, and returns
-// the paths it wrote.
+// SitePackages are the site-packages directories that hold the probed
+// TensorFlow and jaxlib, each once.
+func SitePackages(r *probe.Report) []string {
+	var dirs []string
+	if r.HasTensorFlow() {
+		dirs = append(dirs, filepath.Dir(r.TensorFlow.PackageDir))
+	}
+	if r.HasJax() {
+		if d := filepath.Dir(r.Jax.JaxlibDir); len(dirs) == 0 || dirs[0] != d {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// Install puts lib, built for r, where its frameworks find it, with the
+// metalplug module in every site-packages of SitePackages, and returns the
+// paths it wrote.
 func Install(lib string, r *probe.Report) ([]string, error) {
 	var wrote []string
 	if r.HasTensorFlow() {
@@ -46,7 +64,14 @@ func Install(lib string, r *probe.Report) ([]string, error) {
 			}
 			wrote = append(wrote, dst)
 		}
-		dst := filepath.Join(dir, filepath.Base(python.ModulePath))
+		dst := filepath.Join(dir, filepath.Base(jaxplugin.ModulePath))
+		if err := writeAtomic(dst, jaxplugin.Module); err != nil {
+			return nil, err
+		}
+		wrote = append(wrote, dst)
+	}
+	for _, site := range SitePackages(r) {
+		dst := filepath.Join(site, filepath.FromSlash(python.ModulePath))
 		if err := writeAtomic(dst, python.Module); err != nil {
 			return nil, err
 		}

@@ -364,7 +364,7 @@ func (l *lowering) lowerInstr(in ir.Instr, args []val) (val, error) {
 	}
 	lower, ok := lowerings[in.Op]
 	if !ok {
-		return out, fallback(in.Op, "no lowering")
+		return out, fallback(in.Op, "%s", notLoweredWhy(in.Op))
 	}
 	t, err := lower(l, in, args)
 	if err != nil {
@@ -468,3 +468,12 @@ func describe(p *ir.Program, i int) string {
 
 // lowerFunc lowers one instruction whose operands and result are not empty.
 type lowerFunc func(l *lowering, in ir.Instr, args []val) (tensor, error)
+
+// notLoweredWhy is NotLowered's reason for op, what a user reads when the
+// op runs on the CPU.
+func notLoweredWhy(op ir.Op) string {
+	if why, ok := NotLowered[op]; ok {
+		return why
+	}
+	return "no lowering"
+}

@@ -32,42 +32,47 @@ func registerLowering(f lowerFunc, ops ...ir.Op) {
 	}
 }
 
-// NotLowered lists the IR ops with no MPSGraph lowering at all, and why.
-// Programs that use them run on the CPU through the host driver (unless
-// Options.NoCPUFallback). A test (setup/docs) fails when the IR gains an op
-// that is neither registered by a lowering nor listed here with its reason.
+// NotLowered lists the IR ops with no MPSGraph lowering at all, and why;
+// each reason stands alone, since it is what a user reads when the op runs
+// on the CPU. backend/split runs these instructions on the host driver and
+// the rest of the program on the GPU. A test (setup/docs) fails when the IR
+// gains an op that is neither registered by a lowering nor listed here.
 var NotLowered = map[ir.Op]string{
-	ir.OpWhile:     "control flow is not lowered yet (MPSGraph has while and if operations taking blocks, which darwinkit v0.5.0 binds but nothing here builds): the program runs on the CPU",
-	ir.OpCase:      "as while",
-	ir.OpCall:      "as while (a frontend can inline calls instead)",
-	ir.OpGetResult: "the results of while, case and call, which run on the CPU",
-	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: the program runs on the CPU; " +
+	ir.OpWhile: "a loop MPSGraph cannot run as one graph: its trip count is known only at run time (loops of a known count are unrolled or replayed), " +
+		"so the host drives it, one wait for the GPU per iteration",
+	ir.OpCase:      "a conditional whose branches the GPU cannot all run (a branch with a host part or a data-dependent loop): it runs on the CPU",
+	ir.OpCall:      "a call left after inlining: it runs on the CPU",
+	ir.OpGetResult: "the results of an instruction that runs on the CPU",
+	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: it runs on the CPU; " +
 		"the fixed monoids are reduce, which is",
-	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: the program runs on the CPU; the fixed orders are sort, which is",
+	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: it runs on the CPU; the fixed orders are sort, which is",
 	ir.OpBitcastConvert: "not lowered yet: inside a graph half types are held as float32, so their bits would first have to be stored " +
-		"and reinterpreted; the program runs on the CPU",
-	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: the program runs on the CPU; " +
+		"and reinterpreted; it runs on the CPU",
+	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: it runs on the CPU; " +
 		"replace, add, multiply, max and min are scatter, which is",
-	ir.OpReduceWindowRegion: "a windowed reduction by an arbitrary body is not lowered: the program runs on the CPU; " +
+	ir.OpReduceWindowRegion: "a windowed reduction by an arbitrary body is not lowered: it runs on the CPU; " +
 		"sum, max and min are reduce_window, which is",
-	ir.OpSelectAndScatterRegion: "select_and_scatter by arbitrary bodies is not lowered: the program runs on the CPU; " +
+	ir.OpSelectAndScatterRegion: "select_and_scatter by arbitrary bodies is not lowered: it runs on the CPU; " +
 		"max and min pooling's gradients are select_and_scatter, which is",
-	ir.OpCholesky: "MPSGraph has no matrix decompositions: the program runs on the CPU, through the host driver's gonum " +
-		"LAPACK in float64, which on unified memory reads the tensors in place, a fair first kernel " +
-		"(MPS's MPSMatrixDecompositionCholesky, which darwinkit binds, is a kernel outside the graph, not used yet)",
-	ir.OpTriangularSolve:    "as cholesky (MPSGraph has no triangular solve; MPS's MPSMatrixSolveTriangular is outside the graph)",
-	ir.OpQr:                 "as cholesky (neither MPSGraph nor MPS has a QR decomposition)",
-	ir.OpHouseholderProduct: "as qr",
-	ir.OpEigh:               "as cholesky (neither MPSGraph nor MPS has an eigendecomposition)",
-	ir.OpLu:                 "as cholesky (MPSGraph has no LU decomposition; MPS's MPSMatrixDecompositionLU is outside the graph)",
-	ir.OpSvd:                "as eigh",
-	ir.OpEig:                "as eigh (neither MPSGraph nor MPS has a nonsymmetric eigendecomposition)",
-	ir.OpHessenberg:         "as qr (neither MPSGraph nor MPS has a Hessenberg reduction)",
-	ir.OpTridiagonal:        "as qr (neither MPSGraph nor MPS has a tridiagonal reduction)",
-	ir.OpQrPivoted:          "as qr",
-	ir.OpSchur:              "as eig",
-	ir.OpHostCall: "a host function (one of jax's Python callbacks) reads and writes host memory between kernels: the program " +
-		"runs on the CPU (splitting the graph around the call would keep the rest on the GPU; not done yet)",
+	ir.OpCholesky:           decomposition("MPSGraph has no Cholesky factorization (MPS's MPSMatrixDecompositionCholesky is a kernel outside the graph)"),
+	ir.OpTriangularSolve:    decomposition("MPSGraph has no triangular solve (MPS's MPSMatrixSolveTriangular is a kernel outside the graph)"),
+	ir.OpQr:                 decomposition("neither MPSGraph nor MPS has a QR decomposition"),
+	ir.OpHouseholderProduct: decomposition("neither MPSGraph nor MPS forms Householder products"),
+	ir.OpEigh:               decomposition("neither MPSGraph nor MPS has an eigendecomposition"),
+	ir.OpLu:                 decomposition("MPSGraph has no LU factorization (MPS's MPSMatrixDecompositionLU is a kernel outside the graph)"),
+	ir.OpSvd:                decomposition("neither MPSGraph nor MPS has a singular value decomposition"),
+	ir.OpEig:                decomposition("neither MPSGraph nor MPS has a nonsymmetric eigendecomposition"),
+	ir.OpHessenberg:         decomposition("neither MPSGraph nor MPS has a Hessenberg reduction"),
+	ir.OpTridiagonal:        decomposition("neither MPSGraph nor MPS has a tridiagonal reduction"),
+	ir.OpQrPivoted:          decomposition("neither MPSGraph nor MPS has a pivoted QR decomposition"),
+	ir.OpSchur:              decomposition("neither MPSGraph nor MPS has a Schur decomposition"),
+	ir.OpHostCall: "a host function (one of jax's Python callbacks) reads and writes host memory: it runs on the CPU, " +
+		"between the GPU parts of the program",
+}
+
+// decomposition is the reason a matrix decomposition runs on the CPU.
+func decomposition(why string) string {
+	return why + ": it runs on the CPU through the host driver's LAPACK (gonum, in float64), which reads the unified memory in place"
 }
 
 // hostHome are the ops whose home is the host by design: matrix

@@ -307,13 +307,20 @@ func AllRules() []Rule {
 	return append(append([]Rule{CPURule}, Rules...), DefaultRule)
 }
 
-// Reclassify applies the current rules to every recorded failure.
+// Reclassify applies the current rules to every recorded failure, on
+// every driver.
 func (r *Report) Reclassify() {
 	for i := range r.Modules {
-		for j := range r.Modules[i].Failures {
-			f := &r.Modules[i].Failures[j]
-			rule := Classify(f.ID, f.Error, f.Class == ClassCPU)
-			f.Class, f.Rule = rule.Class, rule.Name
+		for _, d := range Drivers {
+			res := r.Modules[i].On(d)
+			if res == nil {
+				continue
+			}
+			for j := range res.Failures {
+				f := &res.Failures[j]
+				rule := Classify(f.ID, f.Error, f.Class == ClassCPU)
+				f.Class, f.Rule = rule.Class, rule.Name
+			}
 		}
 	}
 }

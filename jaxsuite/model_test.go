@@ -162,6 +162,43 @@ func modelReport() *Report {
 	return r
 }
 
+func TestMarkdownShowsTheModel(t *testing.T) {
+	r := modelReport()
+	c, ran := r.TotalsOn(DriverModel)
+	if ran != 1 || c != (Counts{Passed: 5, Failed: 4, Gaps: 3, CPUToo: 1, Skipped: 1}) {
+		t.Fatalf("model totals %+v over %d modules", c, ran)
+	}
+	md := r.Markdown()
+	for _, want := range []string{
+		"| modules run | 2 of 3 | 1 of 3 |",
+		"| passed | 13 | 5 |",
+		"| of which not on the GPU yet | 0 | 3 |",
+		"| pass rate of the tests that ran and were not skipped, leaving apart those failing on CPU too | **92.86%** | **55.56%** |",
+		"| the same, over the modules both have run (1) | 88.89% | 55.56% |",
+		"**92.86%** (13 passed, 1 failed)", // the host driver's figures as before
+		"| ours | 1 | 4 |",
+		"| not on the GPU yet | ours | 0 | 3 |",
+		"| while | control flow is not lowered yet (...) | 3 | 2 | a_test |",
+		"| bitcast_convert | not lowered yet | 1 | 0 | a_test |",
+		"| a_test | 2026-12-01 | - | 8 | 1 | 1 | 1 | 1m2s | 1 | 1 | 0 | 30s | 5 | 4 | 3 | 1 | 1 | 10m0s |",
+		"| b_test *alone* *whole* | 2026-12-01 | - | 5 | 0 | 0 | 2 | 3s | 5 | 0 | 3 | 4s | | | | | | |",
+		"Not run on the model yet (2): b_test, c_test.",
+		"### a_test on the model (5)",
+		"| T::testLoop | ours | not on the GPU yet |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+	// Before the model has run, its cells are blank.
+	md = sampleReport().Markdown()
+	for _, want := range []string{"| modules run | 2 of 3 | 0 of 3 |", "| passed | 13 |  |", "No module has run yet.", "The model has not run yet."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
 // A report with the model's results goes through its JSON unchanged, and
 // one from before the model (no "model") loads with none.
 func TestModelRoundTrip(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/magefile/mage/mg"
@@ -95,21 +94,35 @@ func Test() error {
 // Jaxfixtures regenerates the committed jax artifacts (plugin/pjrt/mlir/testdata, plugin/pjrt/stablehlo/testdata) with the pinned jax.
 func Jaxfixtures() error { return tasks.JaxFixtures(logf) }
 
-// Jaxsuite runs jax's own tests/ (of checkout, a jax checkout at the installed release's tag) on the device and on jax's CPU, every module not run yet, and updates docs/jax_suite.json and docs/jax_suite.md.
+// Jaxsuite runs jax's own tests/ (of checkout, a jax checkout at the installed release's tag) on the device (the host driver off macOS) and on jax's CPU, every module not run yet, and updates docs/jax_suite.json and docs/jax_suite.md.
 func Jaxsuite(checkout string) error {
 	return jaxsuite.Measure(jaxsuite.Options{Root: ".", Checkout: checkout, Log: logf})
 }
 
 // JaxsuiteModules runs (again) only the named modules of jax's tests/, comma or space separated (for example "api_test,lax_test"), and merges them into docs/jax_suite.json.
 func JaxsuiteModules(checkout, modules string) error {
-	list := strings.FieldsFunc(modules, func(r rune) bool { return r == ',' || r == ' ' })
+	return jaxsuiteModules(checkout, modules, jaxsuite.DriverHost)
+}
+
+// JaxsuiteModel runs jax's own tests/ as jaxsuite does, on the Metal driver's lowering over the model of MPSGraph (host parts only for decompositions and callbacks), every module not run there yet.
+func JaxsuiteModel(checkout string) error {
+	return jaxsuite.Measure(jaxsuite.Options{Root: ".", Checkout: checkout, Driver: jaxsuite.DriverModel, Log: logf})
+}
+
+// JaxsuiteModelModules runs (again) only the named modules of jax's tests/ on the model of MPSGraph, comma or space separated, and merges them into docs/jax_suite.json.
+func JaxsuiteModelModules(checkout, modules string) error {
+	return jaxsuiteModules(checkout, modules, jaxsuite.DriverModel)
+}
+
+func jaxsuiteModules(checkout, modules, driver string) error {
+	list := jaxsuite.ParseModules(modules)
 	if len(list) == 0 {
 		return fmt.Errorf("no modules named")
 	}
-	return jaxsuite.Measure(jaxsuite.Options{Root: ".", Checkout: checkout, Modules: list, Log: logf})
+	return jaxsuite.Measure(jaxsuite.Options{Root: ".", Checkout: checkout, Modules: list, Driver: driver, Log: logf})
 }
 
-// JaxsuiteReport classifies the failures in docs/jax_suite.json again with the current rules and renders docs/jax_suite.md, running nothing.
+// JaxsuiteReport classifies the failures in docs/jax_suite.json again with the current rules and renders docs/jax_suite.md (the host driver's and the model's runs side by side), running nothing.
 func JaxsuiteReport() error { return jaxsuite.Render(".") }
 
 // Demo makes a venv with the pinned TensorFlow, installs the plugin and trains a Keras model on the device.

@@ -2,6 +2,7 @@ package jaxsuite
 
 import (
 	"regexp"
+	"strings"
 )
 
 // Class is what a failure on the device is put down to.
@@ -54,9 +55,60 @@ var (
 		Why: "matches no rule: a bug of ours until shown otherwise"}
 )
 
+// GapPattern matches the compile error of a program that needs the host
+// for a part whose home is not the host, on the Metal driver with
+// METALPLUG_NO_CPU_FALLBACK set: the driver's name, then after "compile: "
+// the op and the reason of each such part ("op: reason", joined by "; "),
+// then the setting's sentence. Group 1 is the list of parts.
+var GapPattern = regexp.MustCompile(`metal(?:-model)?: compile: (.+?) \(a part of the program needs the host, and METALPLUG_NO_CPU_FALLBACK=\w+ forbids it\)`)
+
+// GapRule classifies the model's failures for want of a lowering: the
+// report counts them per op and reason (Gaps).
+var GapRule = Rule{
+	Name: "not on the GPU yet", Class: ClassOurs,
+	Why: "on the Metal driver (the model run), the program needs the host for an op whose home is not the host, which METALPLUG_NO_CPU_FALLBACK=unplanned forbids, " +
+		"so it fails to compile naming the op and the reason: a lowering to MPSGraph that is missing, ours (the ops whose home is the host, matrix decompositions and host callbacks, run there and pass)",
+	Message: GapPattern,
+	Example: "jaxlib._jax.XlaRuntimeError: UNIMPLEMENTED: metal-model: compile: while: control flow is not lowered yet (MPSGraph has while and if operations taking blocks, which darwinkit v0.5.0 binds but nothing here builds): the program runs on the CPU (a part of the program needs the host, and METALPLUG_NO_CPU_FALLBACK=1 forbids it)",
+}
+
+// Gap is one part of a program that the Metal driver would run on the
+// host: its IR op and why.
+type Gap struct{ Op, Reason string }
+
+// gapStart finds the start of each "op: " in GapPattern's list of parts:
+// at its start or after "; " (a reason may hold "; " too, never followed
+// by a lowercase word and a colon).
+var gapStart = regexp.MustCompile(`(?:^|; )([a-z][a-z0-9_]*): `)
+
+// Gaps are the parts an error line of GapRule names, in its order; none
+// for any other line.
+func Gaps(line string) []Gap {
+	m := GapPattern.FindStringSubmatch(line)
+	if m == nil {
+		return nil
+	}
+	list := m[1]
+	at := gapStart.FindAllStringSubmatchIndex(list, -1)
+	if len(at) == 0 || at[0][0] != 0 {
+		return []Gap{{Op: "?", Reason: list}}
+	}
+	var out []Gap
+	for i, a := range at {
+		end := len(list)
+		if i+1 < len(at) {
+			end = at[i+1][0]
+		}
+		out = append(out, Gap{Op: list[a[2]:a[3]], Reason: strings.TrimSpace(list[a[1]:end])})
+	}
+	return out
+}
+
 // Rules are tried in order; the first that matches classifies.
-// Specific rules come before general ones.
+// Specific rules come before general ones; GapRule comes first, since the
+// reasons it quotes may say what later rules look for.
 var Rules = []Rule{
+	GapRule,
 	{
 		Name: "complex operands", Class: ClassOurs,
 		Why:     "the translation refuses an op on complex operands that it does not compose yet (division, transcendentals, abs, power): a missing feature of ours",
@@ -255,13 +307,20 @@ func AllRules() []Rule {
 	return append(append([]Rule{CPURule}, Rules...), DefaultRule)
 }
 
-// Reclassify applies the current rules to every recorded failure.
+// Reclassify applies the current rules to every recorded failure, on
+// every driver.
 func (r *Report) Reclassify() {
 	for i := range r.Modules {
-		for j := range r.Modules[i].Failures {
-			f := &r.Modules[i].Failures[j]
-			rule := Classify(f.ID, f.Error, f.Class == ClassCPU)
-			f.Class, f.Rule = rule.Class, rule.Name
+		for _, d := range Drivers {
+			res := r.Modules[i].On(d)
+			if res == nil {
+				continue
+			}
+			for j := range res.Failures {
+				f := &res.Failures[j]
+				rule := Classify(f.ID, f.Error, f.Class == ClassCPU)
+				f.Class, f.Rule = rule.Class, rule.Name
+			}
 		}
 	}
 }

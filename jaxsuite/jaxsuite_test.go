@@ -80,18 +80,30 @@ func TestRulesClassifyTheirExamples(t *testing.T) {
 	}
 }
 
+// complexExample is the example of the rule "complex operands".
+var complexExample = ruleNamed("complex operands").Example
+
+func ruleNamed(name string) Rule {
+	for _, r := range Rules {
+		if r.Name == name {
+			return r
+		}
+	}
+	panic("no rule " + name)
+}
+
 func sampleReport() *Report {
 	r := &Report{Jax: "0.11.0", Jaxlib: "0.11.0", Python: "3.12.1", Machine: "linux/amd64, 2 cores", Workers: 2, Generated: 10}
 	r.SetModules([]string{"b_test", "a_test", "c_test"})
-	*r.Module("a_test") = Module{Name: "a_test", Jax: "0.11.0", Date: "2026-12-01T17:00:00Z",
+	*r.Module("a_test") = Module{Name: "a_test", Results: Results{Jax: "0.11.0", Date: "2026-12-01T17:00:00Z",
 		Metalplug: &Run{Passed: 8, Failed: 2, Skipped: 1, Seconds: 62, Platforms: "metalplug,cpu"},
 		CPU:       &Run{Passed: 1, Failed: 1, Seconds: 30, Rerun: true}, // the device's two failures
 		Failures: []Failure{
-			{ID: "tests/a_test.py::T::testOne", Error: Rules[0].Example},
+			{ID: "tests/a_test.py::T::testOne", Error: complexExample},
 			{ID: "tests/a_test.py::T::testTwo", Error: "AssertionError: x", Class: ClassCPU},
-		}}
-	*r.Module("b_test") = Module{Name: "b_test", Jax: "0.11.0", Date: "2026-12-01T17:10:00Z",
-		Metalplug: &Run{Passed: 5, Skipped: 2, Seconds: 3}, CPU: &Run{Passed: 5, Skipped: 3, Seconds: 4}}
+		}}}
+	*r.Module("b_test") = Module{Name: "b_test", Results: Results{Jax: "0.11.0", Date: "2026-12-01T17:10:00Z",
+		Metalplug: &Run{Passed: 5, Skipped: 2, Seconds: 3}, CPU: &Run{Passed: 5, Skipped: 3, Seconds: 4}}}
 	r.Reclassify()
 	return r
 }
@@ -105,7 +117,7 @@ func TestCountsAndRate(t *testing.T) {
 	if got := c.Rate(); got < 92.85 || got > 92.86 {
 		t.Errorf("rate %.3f, want 13/14", got)
 	}
-	if f := r.Module("a_test").Failures[0]; f.Class != Rules[0].Class || f.Rule != Rules[0].Name {
+	if f := r.Module("a_test").Failures[0]; f.Class != ClassOurs || f.Rule != "complex operands" {
 		t.Errorf("failure classified %s %q", f.Class, f.Rule)
 	}
 }
@@ -175,19 +187,19 @@ func TestCommittedReportRendersFromJSON(t *testing.T) {
 func TestPick(t *testing.T) {
 	r := sampleReport()
 	names := []string{"a_test", "b_test", "c_test"}
-	got, err := pick(r, names, nil, "0.11.0")
+	got, err := pick(r, DriverHost, names, nil, "0.11.0")
 	if err != nil || !reflect.DeepEqual(got, []string{"c_test"}) {
 		t.Errorf("resume picks %v, %v", got, err)
 	}
-	got, err = pick(r, names, nil, "0.11.1")
+	got, err = pick(r, DriverHost, names, nil, "0.11.1")
 	if err != nil || len(got) != 3 {
 		t.Errorf("another release picks %v, %v", got, err)
 	}
-	got, err = pick(r, names, []string{"tests/b_test.py", "a_test.py", "b_test"}, "0.11.0")
+	got, err = pick(r, DriverHost, names, []string{"tests/b_test.py", "a_test.py", "b_test"}, "0.11.0")
 	if err != nil || !reflect.DeepEqual(got, []string{"b_test", "a_test"}) {
 		t.Errorf("named modules pick %v, %v", got, err)
 	}
-	if _, err := pick(r, names, []string{"nope_test"}, "0.11.0"); err == nil {
+	if _, err := pick(r, DriverHost, names, []string{"nope_test"}, "0.11.0"); err == nil {
 		t.Error("an unknown module is accepted")
 	}
 }
@@ -222,14 +234,16 @@ func TestCheckoutVersion(t *testing.T) {
 // backend (first in JAX_PLATFORMS) and jax's CPU is there beside it; the
 // reference run is the CPU alone.
 func TestDeviceFirstCPUBeside(t *testing.T) {
-	if got := Env(OnDevice)[0]; got != "JAX_PLATFORMS=metalplug,cpu" {
-		t.Errorf("the device run has %s", got)
+	for _, d := range []string{"", DriverHost, DriverModel} {
+		if got := Env(OnDevice, d)[0]; got != "JAX_PLATFORMS=metalplug,cpu" {
+			t.Errorf("the device run on %q has %s", d, got)
+		}
+		if got := Env(OnCPU, d); len(got) != 1 || got[0] != "JAX_PLATFORMS=cpu" {
+			t.Errorf("the CPU run beside %q has %v", d, got)
+		}
 	}
-	if got := Env(OnCPU); len(got) != 1 || got[0] != "JAX_PLATFORMS=cpu" {
-		t.Errorf("the CPU run has %v", got)
-	}
-	alone := Module{Metalplug: &Run{}}
-	beside := Module{Metalplug: &Run{Platforms: "metalplug,cpu"}}
+	alone := Module{Results: Results{Metalplug: &Run{}}}
+	beside := Module{Results: Results{Metalplug: &Run{Platforms: "metalplug,cpu"}}}
 	if !alone.Alone() || beside.Alone() {
 		t.Errorf("Alone: %v for a run before platforms were recorded, %v for metalplug,cpu", alone.Alone(), beside.Alone())
 	}

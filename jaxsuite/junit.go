@@ -120,7 +120,9 @@ func caseID(module, classname, name string) string {
 
 // ErrorLine is the one line a failure's message is shown by: its first two
 // non-empty lines, joined (the first often only names the exception, or
-// jax's warning puts its reason second).
+// jax's warning puts its reason second), at most 300 bytes, but whole when
+// it is the Metal driver's refusal of a program that needs the host
+// (GapPattern), whose ops and reasons the report counts.
 func ErrorLine(msg string) string {
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
@@ -134,5 +136,9 @@ func ErrorLine(msg string) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	return firstLine(strings.Join(lines, " "), 300)
+	line := strings.Join(lines, " ")
+	if GapPattern.MatchString(line) {
+		return line
+	}
+	return firstLine(line, 300)
 }

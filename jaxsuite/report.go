@@ -1,8 +1,9 @@
 // Package jaxsuite runs jax's own test suite (the tests/ directory of a jax
 // checkout at the installed release's tag) on the metalplug device, on the
-// host driver, and on jax's CPU as the reference, module by module, and
-// keeps the results in docs/jax_suite.json, from which docs/jax_suite.md is
-// rendered. Every failure on the device is classified by explicit rules
+// host driver (the default) or on the Metal driver's lowering over the model
+// of MPSGraph, and on jax's CPU as the reference, module by module, and
+// keeps the results of both drivers in docs/jax_suite.json, from which
+// docs/jax_suite.md is rendered. Every failure on the device is classified by explicit rules
 // (classify.go); one that matches none counts as a bug of ours.
 package jaxsuite
 
@@ -42,9 +43,21 @@ type Report struct {
 	Modules []Module `json:"modules"`
 }
 
-// Module is one test module (tests/<name>.py) and its two runs.
+// Module is one test module (tests/<name>.py): its results on the default
+// driver (the host reference driver off macOS), kept where they always
+// were, and its results on the Metal driver's lowering over the model of
+// MPSGraph.
 type Module struct {
-	Name string `json:"name"` // api_test, lax_numpy_test, ...
+	Name    string `json:"name"` // api_test, lax_numpy_test, ...
+	Results        // on the default driver
+	// Model is the module's run with METALPLUG_DRIVER=metal-model; nil
+	// while it has not run there.
+	Model *Results `json:"model,omitempty"`
+}
+
+// Results are what one driver's run of a module measured: the run on the
+// device, the CPU's run of the device's failures, and those failures.
+type Results struct {
 	// Date is when the module last ran (UTC, RFC 3339); empty when it has
 	// not run.
 	Date string `json:"date,omitempty"`
@@ -54,7 +67,10 @@ type Module struct {
 	Jax       string `json:"jax,omitempty"`
 	Commit    string `json:"commit,omitempty"`
 	Metalplug *Run   `json:"metalplug,omitempty"`
-	CPU       *Run   `json:"cpu,omitempty"`
+	// CPU is the reference run on jax's CPU of the device's failures. On
+	// the model it runs only the failures whose CPU result the default
+	// driver's run of the same release has not already given.
+	CPU *Run `json:"cpu,omitempty"`
 	// Failures are the tests that failed on the device, classified.
 	Failures []Failure `json:"failures,omitempty"`
 }
@@ -85,32 +101,47 @@ type Failure struct {
 	Rule  string `json:"rule"` // the rule that classified it
 }
 
+// On is the module's results on driver (DriverHost or DriverModel); nil
+// for the model while it has not run there.
+func (m *Module) On(driver string) *Results {
+	if driver == DriverModel {
+		return m.Model
+	}
+	return &m.Results
+}
+
 // Alone reports whether the module ran on the device without jax's CPU
 // beside it (JAX_PLATFORMS=metalplug), as the first runs did.
-func (m *Module) Alone() bool {
-	return m.Metalplug != nil && (m.Metalplug.Platforms == "" || m.Metalplug.Platforms == OnDevice)
+func (r *Results) Alone() bool {
+	return r != nil && r.Metalplug != nil && (r.Metalplug.Platforms == "" || r.Metalplug.Platforms == OnDevice)
 }
 
-// Ran reports whether the module has results.
-func (m *Module) Ran() bool { return m.Metalplug != nil && m.CPU != nil }
+// Ran reports whether there are results.
+func (r *Results) Ran() bool { return r != nil && r.Metalplug != nil && r.CPU != nil }
 
 // Counts of a module on the device: passed, failed (the failures that pass
-// on CPU), failed on CPU too, and skipped.
+// on CPU; Gaps of them for want of a lowering, see GapRule), failed on CPU
+// too, and skipped.
 type Counts struct {
 	Passed, Failed, CPUToo, Skipped int
+	Gaps                            int
 }
 
-// Counts splits the module's device run by class.
-func (m *Module) Counts() Counts {
+// Counts splits the device run by class.
+func (r *Results) Counts() Counts {
 	var c Counts
-	if m.Metalplug == nil {
+	if r == nil || r.Metalplug == nil {
 		return c
 	}
-	c.Passed, c.Skipped = m.Metalplug.Passed, m.Metalplug.Skipped
-	for _, f := range m.Failures {
-		if f.Class == ClassCPU {
+	c.Passed, c.Skipped = r.Metalplug.Passed, r.Metalplug.Skipped
+	for _, f := range r.Failures {
+		switch {
+		case f.Class == ClassCPU:
 			c.CPUToo++
-		} else {
+		case f.Rule == GapRule.Name:
+			c.Failed++
+			c.Gaps++
+		default:
 			c.Failed++
 		}
 	}
@@ -122,6 +153,7 @@ func (c *Counts) add(o Counts) {
 	c.Failed += o.Failed
 	c.CPUToo += o.CPUToo
 	c.Skipped += o.Skipped
+	c.Gaps += o.Gaps
 }
 
 // Rate is the pass rate over the tests that ran, were not skipped and do
@@ -188,12 +220,14 @@ func (r *Report) SetModules(names []string) {
 	}
 }
 
-// Totals sums the modules that ran.
-func (r *Report) Totals() (c Counts, ran int) {
+// Totals sums the modules that ran on the default driver.
+func (r *Report) Totals() (c Counts, ran int) { return r.TotalsOn(DriverHost) }
+
+// TotalsOn sums the modules that ran on driver.
+func (r *Report) TotalsOn(driver string) (c Counts, ran int) {
 	for i := range r.Modules {
-		m := &r.Modules[i]
-		if m.Ran() {
-			c.add(m.Counts())
+		if res := r.Modules[i].On(driver); res.Ran() {
+			c.add(res.Counts())
 			ran++
 		}
 	}

@@ -33,10 +33,14 @@ type Options struct {
 	// empty means every module without results for this jax release yet,
 	// so that an interrupted run resumes.
 	Modules []string
+	// Driver is the driver the device runs on: DriverHost (the default,
+	// when empty) or DriverModel.
+	Driver string
 	// Workers is the number of pytest-xdist workers (the cores when 0).
 	Workers int
 	// TestTimeout bounds one test (pytest-timeout); ModuleTimeout one
-	// module's pytest run as a whole.
+	// module's pytest run as a whole (30 minutes when 0, 90 on the model,
+	// which is slower).
 	TestTimeout, ModuleTimeout time.Duration
 	Log                        func(format string, args ...any)
 }
@@ -57,21 +61,60 @@ const (
 	OnCPU    = "cpu"
 )
 
-// Env is what a run on platform adds to the environment of the suite.
-// On the device, JAX_PLATFORMS names it first, so it is jax's default
-// backend and every test runs on it, and jax's CPU second, present beside
-// it as on any GPU machine: jax.debug.callback, colocated Python and
-// cross-platform device_put need a local CPU device by design. Off macOS
-// the host reference driver must be asked for.
-func Env(platform string) []string {
+// The drivers the device can run on.
+const (
+	// DriverHost is the device as the library offers it by default: off
+	// macOS the host reference driver (METALPLUG_HOST_DEVICE=1), on macOS
+	// the Metal driver.
+	DriverHost = "host"
+	// DriverModel is the Metal driver's lowering over the model of MPSGraph
+	// (METALPLUG_DRIVER=metal-model, macOS 15 unless
+	// METALPLUG_MODEL_MACOS says otherwise), on the CPU on any OS, with a
+	// part of a program allowed on the host only for the ops whose home is
+	// the host (METALPLUG_NO_CPU_FALLBACK=unplanned).
+	DriverModel = "metal-model"
+)
+
+// Drivers are the drivers in the order the report shows them.
+var Drivers = []string{DriverHost, DriverModel}
+
+// driver is o's driver, DriverHost when unset.
+func (o Options) driver() string {
+	if o.Driver == "" {
+		return DriverHost
+	}
+	return o.Driver
+}
+
+// Env is what a run on platform adds to the environment of the suite, with
+// the device on driver (DriverHost when empty). On the device, JAX_PLATFORMS
+// names it first, so it is jax's default backend and every test runs on it,
+// and jax's CPU second, present beside it as on any GPU machine:
+// jax.debug.callback, colocated Python and cross-platform device_put need a
+// local CPU device by design. Off macOS the host reference driver must be
+// asked for; the model is asked for on any OS, and a program that would run
+// a part on the host for any reason but an op whose home is the host
+// (matrix decompositions, host callbacks) fails to compile instead, naming
+// the op and why (see GapRule).
+func Env(platform, driver string) []string {
 	if platform != OnDevice {
 		return []string{"JAX_PLATFORMS=" + platform}
 	}
 	env := []string{"JAX_PLATFORMS=" + OnDevice + "," + OnCPU}
-	if runtime.GOOS != "darwin" {
-		env = append(env, "METALPLUG_HOST_DEVICE=1")
+	switch driver {
+	case DriverModel:
+		env = append(env, "METALPLUG_HOST_DEVICE=1", "METALPLUG_DRIVER="+DriverModel, "METALPLUG_NO_CPU_FALLBACK=unplanned")
+	default:
+		if runtime.GOOS != "darwin" {
+			env = append(env, "METALPLUG_HOST_DEVICE=1")
+		}
 	}
 	return env
+}
+
+// ParseModules splits a list of modules, comma or space separated.
+func ParseModules(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
 }
 
 // CheckoutVersion reads the jax release of a checkout (jax/version.py) and
@@ -164,7 +207,7 @@ func Prepare(o Options, ver string) (*probe.Report, error) {
 		return nil, err
 	}
 	cmd := exec.Command(venv.Python(dir), "-c", `import jax; d = jax.devices("metalplug"); print(d, d[0].device_kind)`)
-	cmd.Env = append(python.CleanEnv(os.Environ()), Env(OnDevice)...)
+	cmd.Env = append(python.CleanEnv(os.Environ()), Env(OnDevice, o.driver())...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("jax lists no metalplug device after the install: %v: %s", err, firstLine(lastLines(string(out), 3), 600))
@@ -173,12 +216,17 @@ func Prepare(o Options, ver string) (*probe.Report, error) {
 	return rep, nil
 }
 
-// Measure runs the modules of o on the device and on CPU and merges what they
-// measured into docs/jax_suite.json, then renders docs/jax_suite.md. Each
-// module is saved as soon as it is done.
+// Measure runs the modules of o on the device, on o's driver, and the
+// device's failures on CPU, and merges what they measured into
+// docs/jax_suite.json, then renders docs/jax_suite.md. Each module is saved
+// as soon as it is done; a run on one driver keeps the other's results.
 func Measure(o Options) error {
 	if o.Log == nil {
 		o.Log = func(string, ...any) {}
+	}
+	driver := o.driver()
+	if !slices.Contains(Drivers, driver) {
+		return fmt.Errorf("%q is not a driver the suite runs on: use %s", o.Driver, strings.Join(Drivers, " or "))
 	}
 	if o.Workers == 0 {
 		o.Workers = runtime.NumCPU()
@@ -188,6 +236,9 @@ func Measure(o Options) error {
 	}
 	if o.ModuleTimeout == 0 {
 		o.ModuleTimeout = 30 * time.Minute
+		if driver == DriverModel {
+			o.ModuleTimeout = 90 * time.Minute
+		}
 	}
 	ver, generated, err := CheckoutVersion(o.Checkout)
 	if err != nil {
@@ -203,12 +254,12 @@ func Measure(o Options) error {
 		return err
 	}
 	rep.SetModules(names)
-	todo, err := pick(rep, names, o.Modules, ver)
+	todo, err := pick(rep, driver, names, o.Modules, ver)
 	if err != nil {
 		return err
 	}
 	if len(todo) == 0 {
-		o.Log("every module has results for jax %s; name modules to run them again", ver)
+		o.Log("every module has results on %s for jax %s; name modules to run them again", driver, ver)
 		return rep.write(o.Root)
 	}
 	commit := treeCommit(o.Root) // before the build, which builds this tree
@@ -231,30 +282,76 @@ func Measure(o Options) error {
 	}
 	pytest := filepath.Join(filepath.Dir(pr.Interpreter.Path), "pytest")
 	for i, name := range todo {
-		o.Log("== %s (%d of %d)", name, i+1, len(todo))
-		m := Module{Name: name, Jax: ver, Commit: commit, Date: time.Now().UTC().Format(time.RFC3339)}
-		device, devRes := runModule(o, pytest, logs, name, OnDevice, nil)
-		m.Metalplug = device
-		o.Log("   %-9s %d passed, %d failed, %d skipped in %.0fs %s", OnDevice, device.Passed, device.Failed, device.Skipped, device.Seconds, device.Error)
-		// The CPU is the reference for the device's failures only: what
-		// passes on the device needs no second opinion, and jax's CPU
-		// compiles each program with XLA, which is what made whole-module
-		// reference runs take longer than the device's.
-		var cpuRes []Result
-		if failed := failedIDs(devRes); len(failed) > 0 || device.Error != "" {
-			m.CPU, cpuRes = runModule(o, pytest, logs, name, OnCPU, failed)
-		} else {
-			m.CPU = &Run{}
+		o.Log("== %s on %s (%d of %d)", name, driver, i+1, len(todo))
+		run := func(platform string, ids ...string) (*Run, []Result) {
+			return runModule(o, pytest, logs, name, platform, ids...)
 		}
-		m.CPU.Rerun = true
-		o.Log("   %-9s %d passed, %d failed, %d skipped in %.0fs (the device's failures) %s", OnCPU, m.CPU.Passed, m.CPU.Failed, m.CPU.Skipped, m.CPU.Seconds, m.CPU.Error)
-		m.Failures = classifyAll(devRes, cpuRes)
-		*rep.Module(name) = m
+		measureModule(o, rep.Module(name), ver, commit, run)
 		if err := rep.write(o.Root); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// measureModule runs module m on the device on o's driver and the device's
+// failures on CPU (run runs the module, or the tests ids of it, on a
+// platform), classifies the failures and puts the results in m, keeping
+// the other driver's.
+func measureModule(o Options, m *Module, ver, commit string, run func(platform string, ids ...string) (*Run, []Result)) {
+	driver := o.driver()
+	res := Results{Jax: ver, Commit: commit, Date: time.Now().UTC().Format(time.RFC3339)}
+	device, devRes := run(OnDevice)
+	res.Metalplug = device
+	o.Log("   %-9s %d passed, %d failed, %d skipped in %.0fs %s", OnDevice, device.Passed, device.Failed, device.Skipped, device.Seconds, device.Error)
+	// The CPU is the reference for the device's failures only: what
+	// passes on the device needs no second opinion, and jax's CPU compiles
+	// each program with XLA, which is what made whole-module reference
+	// runs take longer than the device's. On the model, a test that failed
+	// on the default driver too has had its CPU run.
+	cpuFailed := map[string]bool{}
+	if driver == DriverModel {
+		cpuFailed = m.cpuKnown(ver)
+	}
+	var ask []string
+	for _, id := range failedIDs(devRes) {
+		if _, known := cpuFailed[id]; !known {
+			ask = append(ask, id)
+		}
+	}
+	// A device run without results has its module run whole on CPU on the
+	// default driver; the model's reference is that run's.
+	if len(ask) > 0 || (device.Error != "" && driver == DriverHost) {
+		var cpuRes []Result
+		res.CPU, cpuRes = run(OnCPU, ask...)
+		for _, r := range cpuRes {
+			cpuFailed[r.ID] = r.Outcome == Failed
+		}
+	} else {
+		res.CPU = &Run{}
+	}
+	res.CPU.Rerun = true
+	o.Log("   %-9s %d passed, %d failed, %d skipped in %.0fs (the device's failures) %s", OnCPU, res.CPU.Passed, res.CPU.Failed, res.CPU.Skipped, res.CPU.Seconds, res.CPU.Error)
+	res.Failures = classifyAll(devRes, cpuFailed)
+	if driver == DriverModel {
+		m.Model = &res
+	} else {
+		m.Results = res
+	}
+}
+
+// cpuKnown is what the module's run on the default driver with jax ver
+// says of jax's CPU: for each test that failed on the device there,
+// whether it failed on CPU too (its class says so).
+func (m *Module) cpuKnown(ver string) map[string]bool {
+	known := map[string]bool{}
+	if !m.Results.Ran() || m.Results.Jax != ver || m.Results.CPU.Error != "" {
+		return known
+	}
+	for _, f := range m.Results.Failures {
+		known[f.ID] = f.Class == ClassCPU
+	}
+	return known
 }
 
 // Render classifies the failures of docs/jax_suite.json again with the
@@ -277,13 +374,14 @@ func (r *Report) write(root string) error {
 	return os.WriteFile(filepath.Join(root, MarkdownPath), []byte(r.Markdown()), 0o644)
 }
 
-// pick is the modules to run: the named ones, else those with no results
-// for jax ver.
-func pick(rep *Report, names, asked []string, ver string) ([]string, error) {
+// pick is the modules to run on driver: the named ones, else those with no
+// results on driver for jax ver.
+func pick(rep *Report, driver string, names, asked []string, ver string) ([]string, error) {
 	if len(asked) == 0 {
 		var todo []string
-		for _, m := range rep.Modules {
-			if !m.Ran() || m.Jax != ver {
+		for i := range rep.Modules {
+			m := &rep.Modules[i]
+			if res := m.On(driver); !res.Ran() || res.Jax != ver {
 				todo = append(todo, m.Name)
 			}
 		}
@@ -316,12 +414,17 @@ func failedIDs(res []Result) []string {
 	return ids
 }
 
-// runModule runs one module with pytest on platform, writing pytest's
-// output to logs/<module>.<platform>.log and its JUnit XML beside it. With
-// ids it runs only those tests (pytest node ids) of the module.
-func runModule(o Options, pytest, logs, name, platform string, ids []string) (*Run, []Result) {
-	xmlPath := filepath.Join(logs, name+"."+platform+".xml")
-	logPath := filepath.Join(logs, name+"."+platform+".log")
+// runModule runs one module with pytest on platform, on o's driver,
+// writing pytest's output to logs/<module>.<platform>.log (.metal-model.
+// before the platform on the model) and its JUnit XML beside it. With ids
+// it runs only those tests (pytest node ids) of the module.
+func runModule(o Options, pytest, logs, name, platform string, ids ...string) (*Run, []Result) {
+	base := name + "."
+	if o.driver() != DriverHost {
+		base += o.driver() + "."
+	}
+	xmlPath := filepath.Join(logs, base+platform+".xml")
+	logPath := filepath.Join(logs, base+platform+".log")
 	_ = os.Remove(xmlPath)
 	targets := []string{filepath.Join("tests", name+".py")}
 	if len(ids) > 0 {
@@ -337,10 +440,10 @@ func runModule(o Options, pytest, logs, name, platform string, ids []string) (*R
 	defer cancel()
 	cmd := exec.CommandContext(ctx, pytest, args...)
 	cmd.Dir = o.Checkout
-	cmd.Env = append(python.CleanEnv(os.Environ()), Env(platform)...)
+	cmd.Env = append(python.CleanEnv(os.Environ()), Env(platform, o.driver())...)
 	killGroup(cmd)
 	run := &Run{}
-	for _, kv := range Env(platform) {
+	for _, kv := range Env(platform, o.driver()) {
 		if v, ok := strings.CutPrefix(kv, "JAX_PLATFORMS="); ok {
 			run.Platforms = v
 		}
@@ -389,14 +492,9 @@ func runModule(o Options, pytest, logs, name, platform string, ids []string) (*R
 	return run, res
 }
 
-// classifyAll classifies the device's failures against the CPU's results.
-func classifyAll(device, cpu []Result) []Failure {
-	cpuFailed := map[string]bool{}
-	for _, r := range cpu {
-		if r.Outcome == Failed {
-			cpuFailed[r.ID] = true
-		}
-	}
+// classifyAll classifies the device's failures; cpuFailed says which of
+// them failed on jax's CPU too.
+func classifyAll(device []Result, cpuFailed map[string]bool) []Failure {
 	var out []Failure
 	for _, r := range device {
 		if r.Outcome != Failed {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	pymodule "github.com/metalplug/metalplug/plugin/pjrt/python"
+	statsmodule "github.com/metalplug/metalplug/plugin/python"
 )
 
 // PythonEnv names the Python interpreter (3.12 or later, with jax and
@@ -153,6 +154,14 @@ func installPlugin(t *testing.T, root, lib string) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(pkg, "__init__.py"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The metalplug module (metalplug.stats()), as every install has it.
+	stats := filepath.Join(root, filepath.FromSlash(statsmodule.ModulePath))
+	if err := os.MkdirAll(filepath.Dir(stats), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stats, statsmodule.Module, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if lib == "" {

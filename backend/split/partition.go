@@ -271,6 +271,12 @@ func cutAll(p *ir.Program, segs []segment, lay *layout) []cut {
 				sub.Results = append(sub.Results, local[v])
 			}
 		}
+		if len(sub.Results) == 0 {
+			// Nothing later reads what this part computes (dead code, or
+			// a host callback run for its effect): it still runs, so it
+			// gets a result of its own that nobody reads.
+			sub.Results = append(sub.Results, deadResult(sub, lay, &c))
+		}
 		c.prog = sub
 		cuts[s] = c
 	}
@@ -289,4 +295,22 @@ func appendHomes(p *ir.Program, lay *layout, v ir.Value, outs []ir.Value, at []o
 		}
 	}
 	return outs, at
+}
+
+// deadResult gives a part whose values nobody reads one result, in a
+// temporary of its own: its last value, or the first result of its last
+// tuple.
+func deadResult(sub *ir.Program, lay *layout, c *cut) ir.Value {
+	last := ir.Value(len(sub.Instrs) - 1)
+	in := sub.Instrs[last]
+	if in.Tuple != nil {
+		sub.Instrs = append(sub.Instrs, ir.Instr{Op: ir.OpGetResult, Args: []ir.Value{last}, Type: in.Tuple[0], Param: 0})
+		c.orig = append(c.orig, -1)
+		last = ir.Value(len(sub.Instrs) - 1)
+		in = sub.Instrs[last]
+	}
+	c.outputs = append(c.outputs, -1)
+	c.outAt = append(c.outAt, origin{kind: viaTemp, index: len(lay.temps)})
+	lay.temps = append(lay.temps, in.Type)
+	return last
 }

@@ -410,3 +410,7 @@ func TestCountedLoops(t *testing.T) {
 		t.Errorf("4000 trips replayed: %d device executions and %d waits, want %d and the final one", delta.DeviceExecutions, delta.Waits, 4000+devices)
 	}
 }
+
+func splitNew(dev driver.Driver) *split.Driver {
+	return split.New(dev, host.New(host.Options{}), split.Options{})
+}

@@ -1,0 +1,146 @@
+package stablehlo
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/driver/host"
+	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/split"
+)
+
+// cutHost is the host driver made to decline every other instruction, so
+// that backend/split cuts each program into parts, run by the host driver
+// on both sides: the cut program must give the whole program's bytes.
+type cutHost struct{ *host.Driver }
+
+func (c cutHost) Place(p *ir.Program) ([]*driver.Unsupported, error) {
+	places := make([]*driver.Unsupported, len(p.Instrs))
+	n := 0
+	for i, in := range p.Instrs {
+		switch in.Op {
+		case ir.OpParameter, ir.OpConstant, ir.OpGetResult:
+			continue
+		}
+		if n++; n%2 == 0 {
+			places[i] = &driver.Unsupported{Instr: i, Op: in.Op, Reason: "declined by the test"}
+		}
+	}
+	return places, nil
+}
+
+// TestFixturesCutIntoParts runs every jax program of testdata whole on the
+// host driver and cut into parts by backend/split (with its rewrites:
+// calls inlined, counted loops unrolled or replayed, cases as selects,
+// the other loops driven from the host), and requires the same bytes.
+func TestFixturesCutIntoParts(t *testing.T) {
+	whole := host.New(host.Options{})
+	cut := split.New(cutHost{host.New(host.Options{})}, host.New(host.Options{}), split.Options{})
+	parts := 0
+	for _, file := range loadFixtures(t) {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fx fixture
+		if err := json.Unmarshal(raw, &fx); err != nil {
+			t.Fatal(err)
+		}
+		code, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".mlir.bc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _, err := Read(code)
+		if err != nil {
+			t.Fatalf("%s: translate: %v", name, err)
+		}
+		if hasHostCall(p) {
+			continue // needs jax's callbacks
+		}
+		var args [][]byte
+		for i, in := range fx.Inputs {
+			tt, err := in.tensor()
+			if err != nil {
+				t.Fatalf("%s: input %d: %v", name, i, err)
+			}
+			args = append(args, tt.Bytes())
+		}
+		want := runOn(t, whole, p, args)
+		got := runOn(t, cut, p, args)
+		for r := range want {
+			if !bytes.Equal(got[r], want[r]) {
+				t.Errorf("%s: result %d cut into parts differs from the whole program's", name, r)
+			}
+		}
+		exe, err := cut.Compile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts += len(exe.(*split.Executable).Segments())
+	}
+	if parts < 500 {
+		t.Errorf("the fixtures were cut into %d parts in all: the test no longer cuts them", parts)
+	}
+	t.Logf("the fixtures ran in %d parts", parts)
+}
+
+func hasHostCall(p *ir.Program) bool {
+	for _, in := range p.Instrs {
+		if in.Op == ir.OpHostCall {
+			return true
+		}
+		for _, r := range in.Regions {
+			if hasHostCall(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// runOn runs p on d with args, returning each result's bytes.
+func runOn(t *testing.T, d driver.Driver, p *ir.Program, args [][]byte) [][]byte {
+	t.Helper()
+	exe, err := d.Compile(p)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	alloc := func(n int) unsafe.Pointer {
+		ptr, err := d.Allocate(max(n, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Free(ptr) })
+		return ptr
+	}
+	var in, out []unsafe.Pointer
+	for _, a := range args {
+		ptr := alloc(len(a))
+		copy(unsafe.Slice((*byte)(ptr), len(a)), a)
+		in = append(in, ptr)
+	}
+	for _, rt := range p.ResultTypes() {
+		out = append(out, alloc(rt.Bytes()))
+	}
+	s.Execute(exe, in, out)
+	if err := s.Synchronize(); err != nil {
+		t.Fatalf("execute: %v", err)
+	}
+	res := make([][]byte, len(out))
+	for i, rt := range p.ResultTypes() {
+		res[i] = bytes.Clone(unsafe.Slice((*byte)(out[i]), rt.Bytes()))
+	}
+	return res
+}

@@ -14,7 +14,7 @@ const (
 	OpIota      // 0, 1, 2, ... along Instr.Axes[0]
 
 	// Elementwise unary: one operand, result of the same type.
-	OpNeg
+	OpNeg // on floats the sign bit flipped, NaN and zero included (IEEE negate); integers wrap
 	OpAbs
 	OpExp
 	OpLog
@@ -62,6 +62,12 @@ const (
 	// OpBitcastConvert reinterprets each element's bits as Instr.Type's
 	// dtype, of the same width.
 	OpBitcastConvert
+	// Complex numbers taken apart and put together: the parts are moved,
+	// never computed on, so NaN payloads and signs, signed zeros and
+	// infinities come through bit for bit.
+	OpReal    // the real parts of the complex64 Args[0]: float32 of its shape
+	OpImag    // the imaginary parts of the complex64 Args[0]: float32 of its shape
+	OpComplex // complex64 with real parts Args[0] and imaginary parts Args[1], float32 of one shape
 
 	// Data movement.
 	OpBroadcastInDim // operand dim i becomes result dim Axes[i]

@@ -124,6 +124,16 @@ func opEntries() [numOps]OpInfo {
 			return b.BitcastConvert(a[0], in.Type.DType), nil
 		}},
 
+		OpReal: {Name: "real", Arity: 1, infer: func(b *Builder, _ *Program, _ Instr, a []Value) (Value, error) {
+			return b.Real(a[0]), nil
+		}},
+		OpImag: {Name: "imag", Arity: 1, infer: func(b *Builder, _ *Program, _ Instr, a []Value) (Value, error) {
+			return b.Imag(a[0]), nil
+		}},
+		OpComplex: {Name: "complex", Arity: 2, infer: func(b *Builder, _ *Program, _ Instr, a []Value) (Value, error) {
+			return b.Complex(a[0], a[1]), nil
+		}},
+
 		OpBroadcastInDim: {Name: "broadcast_in_dim", Arity: 1, Attrs: []string{"Axes"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
 			dims := in.Axes
 			if dims == nil {

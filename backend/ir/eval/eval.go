@@ -324,6 +324,19 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 			}
 		case ir.OpBitcastConvert:
 			out = FromBytes(in.Type, arg(0).Bytes())
+		case ir.OpReal, ir.OpImag: // the parts are held exactly: moved, not computed
+			for k, z := range arg(0).C {
+				if in.Op == ir.OpReal {
+					out.F[k] = real(z)
+				} else {
+					out.F[k] = imag(z)
+				}
+			}
+		case ir.OpComplex:
+			re, im := arg(0), arg(1)
+			for k := range out.C {
+				out.C[k] = complex(re.F[k], im.F[k])
+			}
 		case ir.OpBroadcastInDim:
 			x := arg(0)
 			for k := range out.Type.Shape.Size() {

@@ -1,7 +1,7 @@
 package stablehlo
 
 // complex64 arithmetic the IR has no op for, composed from the float32
-// parts (realOf, imagOf, complexOf in composed.go): contractions, division,
+// parts (the IR's real, imag and complex): contractions, division,
 // abs and sign, exp, log, sqrt and the functions made of them, and
 // lexicographic compares. The formulas are the usual careful ones (Smith's
 // division, a scaled hypot, Kahan's tanh), so that values away from
@@ -54,10 +54,10 @@ func partsOf(b *ir.Builder, x ir.Value) (cx, fb) {
 	if b.Type(x).DType != ir.C64 {
 		return cx{b.Convert(x, ir.F32), f.c(0)}, f
 	}
-	return cx{realOf(b, x), imagOf(b, x)}, f
+	return cx{b.Real(x), b.Imag(x)}, f
 }
 
-func (f fb) value(z cx) ir.Value { return complexOf(f.b, z.re, z.im) }
+func (f fb) value(z cx) ir.Value { return f.b.Complex(z.re, z.im) }
 
 func (f fb) cmul(x, y cx) cx {
 	return cx{f.sub(f.mul(x.re, y.re), f.mul(x.im, y.im)), f.add(f.mul(x.re, y.im), f.mul(x.im, y.re))}
@@ -266,5 +266,5 @@ func complexContract(e *env, op *mlir.Operation, x, y ir.Value, contract func(p,
 	q, _ := partsOf(b, y)
 	re := b.Binary(ir.OpSub, contract(p.re, q.re), contract(p.im, q.im))
 	im := b.Binary(ir.OpAdd, contract(p.re, q.im), contract(p.im, q.re))
-	return one(complexOf(b, re, im)), nil
+	return one(b.Complex(re, im)), nil
 }

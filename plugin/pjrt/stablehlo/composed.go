@@ -1,8 +1,8 @@
 package stablehlo
 
-// Ops the IR has no op for, composed of IR ops: complex numbers taken
-// apart through their bits, and tan, cbrt, atan2, round half away from
-// zero, is_finite, popcnt and count_leading_zeros.
+// Ops the IR has no op for, composed of IR ops: complex arithmetic of the
+// parts, and tan, cbrt, atan2, round half away from zero, is_finite,
+// popcnt and count_leading_zeros.
 
 import (
 	"math"
@@ -11,40 +11,20 @@ import (
 	"github.com/metalplug/metalplug/plugin/pjrt/mlir"
 )
 
-// Complex numbers: the IR holds complex64 data but has no complex
-// arithmetic. The parts are taken apart and put together exactly through
-// the bits: a complex64 is its real float32 then its imaginary one, which
-// read as a little-endian int64 are its low and high halves.
-
-func realOf(b *ir.Builder, x ir.Value) ir.Value {
-	u := b.Convert(b.BitcastConvert(x, ir.I64), ir.U32) // narrowing wraps: the low half
-	return b.BitcastConvert(u, ir.F32)
-}
-
-func imagOf(b *ir.Builder, x ir.Value) ir.Value {
-	s := b.Type(x).Shape
-	hi := b.Binary(ir.OpShiftRightLogical, b.BitcastConvert(x, ir.I64), intConst(b, ir.I64, s, 32))
-	return b.BitcastConvert(b.Convert(hi, ir.U32), ir.F32)
-}
-
-func complexOf(b *ir.Builder, re, im ir.Value) ir.Value {
-	s := b.Type(re).Shape
-	lo := b.Convert(b.BitcastConvert(re, ir.U32), ir.I64) // uint32 to int64 zero-extends
-	hi := b.Convert(b.BitcastConvert(im, ir.U32), ir.I64)
-	hi = b.Binary(ir.OpShiftLeft, hi, intConst(b, ir.I64, s, 32))
-	return b.BitcastConvert(b.Binary(ir.OpOr, lo, hi), ir.C64)
-}
+// Complex numbers: the IR holds complex64 data and takes it apart (real,
+// imag) and puts it together (complex) exactly, but has no complex
+// arithmetic: it is composed of the float32 parts.
 
 func complexBinary(e *env, op *mlir.Operation, o ir.Op, x, y ir.Value) ([]ir.Value, error) {
 	b := e.b
-	a, bi, c, d := realOf(b, x), imagOf(b, x), realOf(b, y), imagOf(b, y)
+	a, bi, c, d := b.Real(x), b.Imag(x), b.Real(y), b.Imag(y)
 	switch o {
 	case ir.OpAdd, ir.OpSub:
-		return one(complexOf(b, b.Binary(o, a, c), b.Binary(o, bi, d))), nil
+		return one(b.Complex(b.Binary(o, a, c), b.Binary(o, bi, d))), nil
 	case ir.OpMul:
 		re := b.Binary(ir.OpSub, b.Binary(ir.OpMul, a, c), b.Binary(ir.OpMul, bi, d))
 		im := b.Binary(ir.OpAdd, b.Binary(ir.OpMul, a, d), b.Binary(ir.OpMul, bi, c))
-		return one(complexOf(b, re, im)), nil
+		return one(b.Complex(re, im)), nil
 	}
 	if v, ok := complexDivPow(b, o, x, y); ok {
 		return one(v), nil
@@ -62,9 +42,9 @@ func realImag(imag bool) func(*env, *mlir.Operation) ([]ir.Value, error) {
 		t := b.Type(x)
 		switch {
 		case t.DType == ir.C64 && imag:
-			return one(imagOf(b, x)), nil
+			return one(b.Imag(x)), nil
 		case t.DType == ir.C64:
-			return one(realOf(b, x)), nil
+			return one(b.Real(x)), nil
 		case t.DType.IsFloat() && imag:
 			return one(floatConst(b, t.DType, t.Shape, 0)), nil
 		case t.DType.IsFloat():
@@ -82,7 +62,7 @@ func complexOp(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if d := e.b.Type(x).DType; d != ir.F32 {
 		return nil, unsupported(op, "parts of %v (complex<f32> is the only complex type)", d)
 	}
-	return one(complexOf(e.b, x, y)), nil
+	return one(e.b.Complex(x, y)), nil
 }
 
 // upcast computes f (in float32) for half types, as XLA's CPU does, and in

@@ -50,7 +50,7 @@ func convert(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		return one(x), nil
 	case rt.DType == ir.C64:
 		re := b.Convert(x, ir.F32)
-		return one(complexOf(b, re, floatConst(b, ir.F32, rt.Shape, 0))), nil
+		return one(b.Complex(re, floatConst(b, ir.F32, rt.Shape, 0))), nil
 	case from == ir.C64:
 		return nil, unsupported(op, "a conversion from complex to %v (take real_v1 first)", rt.DType)
 	case heldFrom && rt.DType.IsFloat():

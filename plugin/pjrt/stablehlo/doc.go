@@ -37,9 +37,9 @@
 //     remainder by zero and of the minimum by -1, total-order float
 //     comparison, clamped dynamic_update_slice starts, operand batching
 //     dims of gather and scatter, batch-grouped convolution, bitcasts
-//     between widths, complex arithmetic through the parts' bits, atan2,
-//     cbrt, tan, popcnt, count_leading_zeros. ui16 and ui64 (jax's
-//     threefry and 16-bit random floats use them) are held as the bits of
-//     int16 and int64, with the ops whose result depends on signedness
-//     composed; they may not cross main's boundary.
+//     between widths, complex arithmetic of the parts (IR real, imag and
+//     complex), atan2, cbrt, tan, popcnt, count_leading_zeros. ui16 and
+//     ui64 (jax's threefry and 16-bit random floats use them) are held as
+//     the bits of int16 and int64, with the ops whose result depends on
+//     signedness composed; they may not cross main's boundary.
 package stablehlo

@@ -216,7 +216,7 @@ func geevCall(e *env, op *mlir.Operation, x []ir.Value) ([]ir.Value, error) {
 	if len(rs) != 6 {
 		return nil, nil // the builder recorded why
 	}
-	return []ir.Value{rs[0], rs[1], complexOf(e.b, rs[2], rs[3]), complexOf(e.b, rs[4], rs[5]), infos(e, x[0])}, nil
+	return []ir.Value{rs[0], rs[1], e.b.Complex(rs[2], rs[3]), e.b.Complex(rs[4], rs[5]), infos(e, x[0])}, nil
 }
 
 // gehrdCall: (a) -> (a, taus, info), with low 1 and high n (the whole

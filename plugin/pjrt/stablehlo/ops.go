@@ -101,9 +101,9 @@ func handlerTable() map[string]handler {
 	add("vhlo.is_finite_v1", isFinite, "x - x == 0")
 	add("vhlo.popcnt_v1", popcnt, "composed: SWAR bit counting with shifts and masks")
 	add("vhlo.count_leading_zeros_v1", countLeadingZeros, "composed: a binary search with shifts and selects")
-	add("vhlo.real_v1", realImag(false), "complex: the low half of the bits; float: identity")
-	add("vhlo.imag_v1", realImag(true), "complex: the high half of the bits; float: zeros")
-	add("vhlo.complex_v1", complexOp, "the parts' bits put together (f32 parts only)")
+	add("vhlo.real_v1", realImag(false), "IR real; float: identity")
+	add("vhlo.imag_v1", realImag(true), "IR imag; float: zeros")
+	add("vhlo.complex_v1", complexOp, "IR complex (f32 parts only)")
 	add("vhlo.compare_v1", compare, "IR compare; TOTALORDER on floats through the bits (XLA's total order); "+
 		"SIGNED on unsigned and UNSIGNED on signed types by flipping the top bit; complex by the parts (orders lexicographic)")
 	add("vhlo.select_v1", selectOp, "IR select (a scalar predicate broadcast)")

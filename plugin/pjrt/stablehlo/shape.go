@@ -59,7 +59,7 @@ func iota(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if rt.DType == ir.C64 {
 		// The real part counts; the imaginary part is 0.
 		re := e.b.Iota(ir.TensorType{DType: ir.F32, Shape: rt.Shape}, dim)
-		return one(complexOf(e.b, re, floatConst(e.b, ir.F32, rt.Shape, 0))), nil
+		return one(e.b.Complex(re, floatConst(e.b, ir.F32, rt.Shape, 0))), nil
 	}
 	if rt.DType == ir.Bool {
 		return nil, unsupported(op, "an iota of %v", rt.DType)

@@ -11,13 +11,8 @@ import (
 // (cwise_op_complex.cc, cwise_op_real.cc, cwise_op_imag.cc,
 // cwise_op_arg.cc, cwise_op_abs.cc, transpose_op.cc).
 //
-// The IR has no arithmetic on complex64 (it is not numeric there) and no
-// conversion to or from it, so a complex64 element is read and written as
-// its 64 bits: a bitcast to int64, whose low 32 bits are the real part's
-// float32 and whose high 32 bits the imaginary part's (little-endian, as
-// ir.C64 stores them). The parts are then exact, signed zeros and NaN
-// payloads included. The Metal lowering has no bitcast_convert yet
-// (metal.NotLowered), so there these programs run on the CPU.
+// The IR's real, imag and complex move the parts exactly, signed zeros and
+// NaN payloads included; the IR has no other arithmetic on complex64.
 
 const fileComplex = "plugin/tf/lower/complex.go"
 
@@ -32,7 +27,7 @@ func init() {
 				if t := c.Type(0); t.DType != ir.C64 {
 					return c.Errorf("%s must be complex64, got %v", input, t)
 				}
-				re, im := complexParts(c.B, c.In[0])
+				re, im := c.B.Real(c.In[0]), c.B.Imag(c.In[0])
 				c.Out = []ir.Value{f(c, re, im)}
 				return nil
 			}})
@@ -70,36 +65,11 @@ func init() {
 		}})
 }
 
-// complexBits is x's elements as int64 bits: the real part low, the
-// imaginary part high.
-func complexBits(b *ir.Builder, x ir.Value) ir.Value { return b.BitcastConvert(x, ir.I64) }
-
-// complexParts splits complex64 x into float32 real and imaginary parts,
-// bit for bit.
-func complexParts(b *ir.Builder, x ir.Value) (re, im ir.Value) {
-	bits := complexBits(b, x)
-	// Converting int64 to int32 wraps: it keeps the low 32 bits.
-	re = b.BitcastConvert(b.Convert(bits, ir.I32), ir.F32)
-	hi := b.Binary(ir.OpShiftRightLogical, bits, like(b, bits, 32))
-	im = b.BitcastConvert(b.Convert(hi, ir.I32), ir.F32)
-	return re, im
-}
-
-// joinComplex builds complex64 from float32 parts of one shape, bit for bit.
-func joinComplex(b *ir.Builder, re, im ir.Value) ir.Value {
-	lo := b.Convert(b.BitcastConvert(re, ir.I32), ir.I64) // sign-extended
-	lo = b.Binary(ir.OpAnd, lo, like(b, lo, 0xffffffff))
-	hi := b.Binary(ir.OpShiftLeft, b.Convert(b.BitcastConvert(im, ir.I32), ir.I64), like(b, lo, 32))
-	return b.BitcastConvert(b.Binary(ir.OpOr, lo, hi), ir.C64)
-}
-
-// conj flips the sign bit of the imaginary part (the top bit), so that NaN
-// and zero imaginary parts keep their payloads and change sign as the CPU's
-// conj does.
+// conj negates the imaginary part: negate flips the sign bit (ir.OpNeg),
+// so NaN and zero imaginary parts keep their payloads and change sign, as
+// TensorFlow's CPU conj does.
 func conj(b *ir.Builder, x ir.Value) ir.Value {
-	bits := complexBits(b, x)
-	sign := b.BroadcastInDim(i64Constant(b, nil, []int64{-1 << 63}), b.Type(bits).Shape, nil)
-	return b.BitcastConvert(b.Binary(ir.OpXor, bits, sign), ir.C64)
+	return b.Complex(b.Real(x), b.Unary(ir.OpNeg, b.Imag(x)))
 }
 
 // lowerComplex joins real and imaginary parts, broadcasting them as numpy
@@ -115,7 +85,7 @@ func lowerComplex(c *Call) error {
 	if err != nil {
 		return err
 	}
-	c.Out = []ir.Value{joinComplex(c.B, re, im)}
+	c.Out = []ir.Value{c.B.Complex(re, im)}
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"testing"
 
@@ -75,6 +77,70 @@ func TestComplexParts(t *testing.T) {
 	for i, w := range []complex128{1 - 2i, 5 - 6i, 3 - 4i, 7 - 8i} {
 		if ct.C[i] != w {
 			t.Errorf("ConjugateTranspose: element %d is %v, want %v", i, ct.C[i], w)
+		}
+	}
+}
+
+// TestComplexPartsBitForBit: Real, Imag, Complex, Conj and
+// ConjugateTranspose move the parts' bits, on the reference interpreter
+// and on the host driver: NaN payloads, signed zeros and infinities come
+// through, and conjugating flips the imaginary part's sign bit whatever
+// it holds (NaN and zero included), as TensorFlow's CPU does.
+func TestComplexPartsBitForBit(t *testing.T) {
+	re := []uint32{0x3fc00000, 0x80000000, 0x7fc12345, 0xffc00001, 0x7f800000, 0x00000001}
+	im := []uint32{0xffd00bad, 0x00000000, 0x80000000, 0x7fc00000, 0xff800000, 0x807fffff}
+	bits := func(ws ...uint32) []byte {
+		var b []byte
+		for _, w := range ws {
+			b = binary.LittleEndian.AppendUint32(b, w)
+		}
+		return b
+	}
+	interleave := func(re, im []uint32) []uint32 {
+		var z []uint32
+		for k := range re {
+			z = append(z, re[k], im[k])
+		}
+		return z
+	}
+	flip := func(ws []uint32) []uint32 {
+		out := make([]uint32, len(ws))
+		for k, w := range ws {
+			out[k] = w ^ 0x80000000
+		}
+		return out
+	}
+	// transposed is ws, a [2, 3] matrix, transposed to [3, 2].
+	transposed := func(ws []uint32) []uint32 {
+		return []uint32{ws[0], ws[3], ws[1], ws[4], ws[2], ws[5]}
+	}
+	s := ir.Shape{2, 3}
+	z := eval.FromBytes(ir.TensorType{DType: ir.C64, Shape: s}, bits(interleave(re, im)...))
+	fre := eval.FromBytes(ir.TensorType{DType: ir.F32, Shape: s}, bits(re...))
+	fim := eval.FromBytes(ir.TensorType{DType: ir.F32, Shape: s}, bits(im...))
+	perm := val(ir.I32, ir.Shape{2}, 1, 0)
+	for _, r := range []struct {
+		name string
+		run  runner
+	}{{"interpreter", run}, {"host driver", runHost}} {
+		for _, c := range []struct {
+			op   string
+			ins  []eval.Tensor
+			want []uint32
+		}{
+			{"Real", []eval.Tensor{z}, re},
+			{"Imag", []eval.Tensor{z}, im},
+			{"Complex", []eval.Tensor{fre, fim}, interleave(re, im)},
+			{"Conj", []eval.Tensor{z}, interleave(re, flip(im))},
+			{"ConjugateTranspose", []eval.Tensor{z, perm}, interleave(transposed(re), transposed(flip(im)))},
+		} {
+			if c.op == "ConjugateTranspose" && r.name == "host driver" {
+				continue // perm is a host input, which runHost does not take
+			}
+			got := r.run(t, c.op, A(), c.ins...)[0].Bytes()
+			if want := bits(c.want...); !bytes.Equal(got, want) {
+				t.Errorf("%s on the %s: % x\nwant % x", c.op, r.name, got, want)
+			}
 		}
 	}
 }

@@ -22,6 +22,11 @@ type bothResult struct {
 	Libraries []string `json:"libraries"` // libmetalplug builds mapped into the process, each with a Go runtime
 	Loaders   []string `json:"loaders"`   // the universal wheel's loader, when mapped
 	Order     string   `json:"order"`
+	// metalplug.stats(), read after both ran
+	StatsDriver   string `json:"stats_driver"`
+	TFExecutions  int64  `json:"tf_executions"`
+	JaxExecutions int64  `json:"jax_executions"`
+	JaxCompiles   int64  `json:"jax_compiles"`
 }
 
 // TestBothFrameworksInOneProcess builds the library against a venv that has
@@ -69,6 +74,12 @@ func TestBothFrameworksInOneProcess(t *testing.T) {
 			}
 			if len(res.Libraries) != 1 {
 				t.Errorf("libmetalplug mapped from %v: want one file, one Go runtime", res.Libraries)
+			}
+			// The matmul and the jitted function (with the device_put's
+			// copies, which are no programs) are each frontend's own.
+			if res.StatsDriver == "" || res.TFExecutions < 1 || res.JaxExecutions < 1 || res.JaxCompiles < 1 {
+				t.Errorf("metalplug.stats(): driver %q, TensorFlow %d executions, jax %d executions and %d compiles: want each counted as its own",
+					res.StatsDriver, res.TFExecutions, res.JaxExecutions, res.JaxCompiles)
 			}
 			if n := strings.Count(stderr, "test hook: each host stream operation waits"); runtime.GOOS != "darwin" && n != 1 {
 				t.Errorf("the host driver was made %d times: want one driver for both frameworks\n%s", n, stderr)

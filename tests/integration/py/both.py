@@ -3,7 +3,9 @@ which to import first. Each framework computes on its device and on its CPU;
 the result says how far apart they are and which libmetalplug files the
 process maps (one build means one Go runtime; the universal wheel's loader,
 plain C, is listed apart). A framework with no metalplug device reports an
-empty device (a declined load), and its computation is left out."""
+empty device (a declined load), and its computation is left out. The
+figures of metalplug.stats() say each framework's work was counted as its
+own."""
 
 import json
 import os
@@ -52,6 +54,10 @@ else:
     jax_dev, jax_err = jax_part()
     tf_dev, tf_err = tensorflow_part()
 
+import metalplug  # noqa: E402 - the install's module, after both frameworks loaded the library
+
+figures = metalplug.stats()
+
 libs, loaders = set(), set()
 if os.path.exists("/proc/self/maps"):
     with open("/proc/self/maps") as maps:
@@ -77,6 +83,10 @@ print(
             "libraries": sorted(libs),
             "loaders": sorted(loaders),
             "order": first,
+            "stats_driver": figures["driver"],
+            "tf_executions": figures["frontends"]["tensorflow"]["executions"],
+            "jax_executions": figures["frontends"]["jax"]["executions"],
+            "jax_compiles": figures["frontends"]["jax"]["compiles"],
         }
     )
 )

@@ -81,7 +81,7 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpRng: "normal and truncated-normal numbers: TensorFlow's Box-Muller uses the C library's logf, sinf and cosf, " +
 		"and the GPU's functions round differently, so the bits would differ; uniform numbers run on the GPU (macOS 13+)",
 	ir.OpConvolution:          "three or more spatial dimensions: darwinkit v0.5.0 binds no 3-D convolution descriptor",
-	ir.OpSort:                 "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum) / 13.2 for floats (reinterpretCast)",
+	ir.OpSort:                 "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum, and bitwise ops: keys and integers gather as 16-bit pieces, since gathers move integers through float32) / 13.2 for floats (reinterpretCast)",
 	ir.OpArgSort:              "as sort",
 	ir.OpFFT:                  "transform lengths above 2048: the DFT-matrix lowering would need matrices of more than 2^22 elements",
 	ir.OpDotGeneral:           "integer operands whose broadcast product exceeds 2^27 elements (integers multiply-and-sum exactly rather than through the float matmul); int64 before macOS 13.3 and uint32 before 13.2 (MPSGraph's reductions lack them)",

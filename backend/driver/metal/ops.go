@@ -8,7 +8,8 @@ import "github.com/metalplug/metalplug/backend/ir"
 func Lowered() []ir.Op {
 	var ops []ir.Op
 	for _, op := range ir.Ops() {
-		if _, ok := lowerings[op]; ok || op == ir.OpParameter {
+		_, tuple := tupleLowerings[op]
+		if _, ok := lowerings[op]; ok || tuple || op == ir.OpParameter {
 			ops = append(ops, op)
 		}
 	}
@@ -37,13 +38,11 @@ func registerLowering(f lowerFunc, ops ...ir.Op) {
 // Options.NoCPUFallback). A test (setup/docs) fails when the IR gains an op
 // that is neither registered by a lowering nor listed here with its reason.
 var NotLowered = map[ir.Op]string{
-	ir.OpWhile:     "control flow is not lowered yet (MPSGraph has while and if operations taking blocks, which darwinkit v0.5.0 binds but nothing here builds): the program runs on the CPU",
-	ir.OpCase:      "as while",
-	ir.OpCall:      "as while (a frontend can inline calls instead)",
-	ir.OpGetResult: "the results of while, case and call, which run on the CPU",
+	ir.OpWhile: "control flow is not lowered yet (MPSGraph has while and if operations taking blocks, which darwinkit v0.5.0 binds but nothing here builds): the program runs on the CPU",
+	ir.OpCase:  "as while",
+	ir.OpCall:  "as while (a frontend can inline calls instead)",
 	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: the program runs on the CPU; " +
 		"the fixed monoids are reduce, which is",
-	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: the program runs on the CPU; the fixed orders are sort, which is",
 	ir.OpBitcastConvert: "not lowered yet: inside a graph half types are held as float32, so their bits would first have to be stored " +
 		"and reinterpreted; the program runs on the CPU",
 	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: the program runs on the CPU; " +
@@ -80,9 +79,12 @@ var NotLowered = map[ir.Op]string{
 var Fallbacks = map[ir.Op]string{
 	ir.OpRng: "normal and truncated-normal numbers: TensorFlow's Box-Muller uses the C library's logf, sinf and cosf, " +
 		"and the GPU's functions round differently, so the bits would differ; uniform numbers run on the GPU (macOS 13+)",
-	ir.OpConvolution:          "three or more spatial dimensions: darwinkit v0.5.0 binds no 3-D convolution descriptor",
-	ir.OpSort:                 "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum, and bitwise ops: keys and integers gather as 16-bit pieces, since gathers move integers through float32) / 13.2 for floats (reinterpretCast)",
-	ir.OpArgSort:              "as sort",
+	ir.OpConvolution: "three or more spatial dimensions: darwinkit v0.5.0 binds no 3-D convolution descriptor",
+	ir.OpSort:        "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum, and bitwise ops: keys and integers gather as 16-bit pieces, since gathers move integers through float32) / 13.2 for floats (reinterpretCast)",
+	ir.OpArgSort:     "as sort",
+	ir.OpSortRegion: "comparators of other forms than ir.SortKeysOf's (jax's sort, argsort, lax.sort with num_keys, top_k and approx_max_k are of them); " +
+		"complex64 keys; a float compared plainly (not in a total order) as one key of several (no strict weak order once a NaN occurs); " +
+		"otherwise as sort: rows longer than 46340, before macOS 13 (argSort, cumulativeSum, bitwise ops), float keys before 13.2 (reinterpretCast)",
 	ir.OpFFT:                  "transform lengths above 2048: the DFT-matrix lowering would need matrices of more than 2^22 elements",
 	ir.OpDotGeneral:           "integer operands whose broadcast product exceeds 2^27 elements (integers multiply-and-sum exactly rather than through the float matmul); int64 before macOS 13.3 and uint32 before 13.2 (MPSGraph's reductions lack them)",
 	ir.OpReduceWindow:         "windows of more than 1024 elements (window positions are unrolled)",

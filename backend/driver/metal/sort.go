@@ -10,6 +10,7 @@ import (
 func init() {
 	registerLowering(lowerSort, ir.OpSort, ir.OpArgSort)
 	registerLowering(lowerArgReduce, ir.OpArgReduce)
+	registerTupleLowering(lowerSortRegion, ir.OpSortRegion)
 }
 
 // How sorts are built. MPSGraph's argSort promises neither stability nor
@@ -64,6 +65,55 @@ func lowerSort(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		return l.cast(perm, mustPhys(in.Type.DType)), nil
 	}
 	return l.gatherExact(axis, args[0], perm), nil
+}
+
+// lowerSortRegion sorts by a comparator of the forms ir.SortKeysOf knows
+// (jax's sort, argsort, lax.sort with num_keys, top_k, approx_max_k):
+// stably, lexicographically by the keys it names, every operand following
+// the permutation. A float compared plainly (as approx_max_k does) is no
+// strict weak order once a NaN occurs; the IR's stable insertion sort then
+// leaves each NaN where it is and sorts the numbers between two NaNs among
+// themselves (a number never moves past a NaN, nor a NaN at all), which
+// sorting first by the count of NaNs before each element, NaN last within
+// that, reproduces. Where such a key is one of several, the insertion
+// sort's result has no such description: the CPU runs it.
+func lowerSortRegion(l *lowering, in ir.Instr, args []val) ([]tensor, error) {
+	keys, ok := ir.SortKeysOf(in.Regions[0])
+	if !ok {
+		return nil, fallback(in.Op, "a comparator of no form the lowering knows (strict comparisons of keys, lexicographic: "+
+			"the operands themselves, the float total order, jax's canonical floats, an integer's bits with the top one flipped)")
+	}
+	t := args[0].typ
+	axis := in.Sort.Dim
+	if err := l.canSort(in.Op, t.Shape[axis]); err != nil {
+		return nil, err
+	}
+	var levels []keyLevel
+	for _, k := range keys {
+		x := args[k.Operand]
+		plainFloat := k.Order == ir.KeyPlain && x.typ.DType.IsFloat()
+		if plainFloat && len(keys) > 1 {
+			return nil, fallback(in.Op, "a float compared plainly (not in a total order) as one key of %d: with a NaN the comparator is no strict weak order "+
+				"and the result is the CPU's insertion sort's", len(keys))
+		}
+		ls, err := l.keyLevels(in.Op, x, k.Order, k.Descending)
+		if err != nil {
+			return nil, err
+		}
+		if plainFloat {
+			nan := l.isNaN(x.t)
+			ls[0].t = l.sel(nan, l.scalar(math.MaxInt32, i32), ls[0].t) // last in its run, descending too
+			before := l.sub(l.cumsum(l.cast(nan, i32), axis), l.cast(nan, i32))
+			ls = append([]keyLevel{{t: before, small: true}}, ls...)
+		}
+		levels = append(levels, ls...)
+	}
+	perm := l.stablePermutation(levels, t.Shape, axis)
+	outs := make([]tensor, len(args))
+	for i, a := range args {
+		outs[i] = l.gatherExact(axis, a, perm)
+	}
+	return outs, nil
 }
 
 // keyLevel is an int32 key in the original order, ascending. small keys

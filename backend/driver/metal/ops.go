@@ -41,8 +41,6 @@ var NotLowered = map[ir.Op]string{
 	ir.OpWhile: "control flow is not lowered yet (MPSGraph has while and if operations taking blocks, which darwinkit v0.5.0 binds but nothing here builds): the program runs on the CPU",
 	ir.OpCase:  "as while",
 	ir.OpCall:  "as while (a frontend can inline calls instead)",
-	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: the program runs on the CPU; " +
-		"the fixed monoids are reduce, which is",
 	ir.OpBitcastConvert: "not lowered yet: inside a graph half types are held as float32, so their bits would first have to be stored " +
 		"and reinterpreted; the program runs on the CPU",
 	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: the program runs on the CPU; " +
@@ -82,6 +80,10 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpConvolution: "three or more spatial dimensions: darwinkit v0.5.0 binds no 3-D convolution descriptor",
 	ir.OpSort:        "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum, and bitwise ops: keys and integers gather as 16-bit pieces, since gathers move integers through float32) / 13.2 for floats (reinterpretCast)",
 	ir.OpArgSort:     "as sort",
+	ir.OpReduceRegion: "bodies of other forms than jax's argmax and argmin over (value, index) (ir.ArgReduceOf) and results that each fold one operand by " +
+		"add, mul, max, min, and, or or xor (ir.MonoidsOf); as reduce for each such fold (complex64; int64 before macOS 13.3, uint32 sums and products before " +
+		"13.2 and its max and min before 13.3); argmax and argmin of int64 or uint32 values, or into int64 or uint32 indices, before 13.3 (their extremes " +
+		"reduce in int64); and, or and xor of integers before 13 (reduced bit by bit, with bitwise ops)",
 	ir.OpSortRegion: "comparators of other forms than ir.SortKeysOf's (jax's sort, argsort, lax.sort with num_keys, top_k and approx_max_k are of them); " +
 		"complex64 keys; a float compared plainly (not in a total order) as one key of several (no strict weak order once a NaN occurs); " +
 		"otherwise as sort: rows longer than 46340, before macOS 13 (argSort, cumulativeSum, bitwise ops), float keys before 13.2 (reinterpretCast)",

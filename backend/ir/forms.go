@@ -289,42 +289,49 @@ func (m matcher) constBits(v Value) (uint64, bool) {
 	return binary.LittleEndian.Uint64(buf[:]), true
 }
 
+// ArgReduce is the form of an argmax or argmin body (ArgReduceOf).
+type ArgReduce struct {
+	// Max: argmax; else argmin.
+	Max bool
+	// Flipped: integer values compared with their top bit flipped
+	// (KeyFlipped's order), as the StableHLO reader compares ui16 and ui64
+	// held as int16 and int64.
+	Flipped bool
+}
+
 // ArgReduceOf recognises the body of a reduce_region over (value, index)
-// pairs that jax writes for argmax (max true) and argmin: from the
-// accumulator (v, i) and the element (w, j) it keeps v where v > w (v < w
-// for argmin) or v is NaN, else w; and it keeps i where it keeps v or
-// where v == w and i < j, else j. The fold from the init is then the
-// extreme value (a NaN above every number, the first NaN staying), and of
-// the elements holding it the least index. The values may be of any real
-// or bool dtype, the indices of an integer one. The body may be written
-// any way that computes the same selections for every input: it is
-// evaluated on a grid of values that meets every outcome its compares can
-// have, which is proof for bodies of the ops allowed (compares of two
-// values or of two indices, and, or, xor and not of bools, bool
-// constants, and selects of parameters).
-func ArgReduceOf(body *Program) (max, ok bool) {
+// pairs that jax writes for argmax and argmin: from the accumulator (v, i)
+// and the element (w, j) it keeps v where v > w (v < w for argmin) or v is
+// NaN, else w; and it keeps i where it keeps v or where v == w and i < j,
+// else j. The fold from the init is then the extreme value (a NaN above
+// every number, the first NaN staying), and of the elements holding it the
+// least index. The values may be of any real or bool dtype, the indices of
+// an integer one. The body may be written any way that computes the same
+// selections for every input: it is evaluated on a grid of values that
+// meets every outcome its compares can have, which is proof for bodies of
+// the ops allowed (compares of two values or of two indices, the values
+// maybe with their top bit flipped; and, or, xor and not of bools; bool
+// constants; selects of parameters).
+func ArgReduceOf(body *Program) (ArgReduce, bool) {
 	if body == nil || len(body.Params) != 4 || len(body.Results) != 2 {
-		return false, false
+		return ArgReduce{}, false
 	}
 	vt, it := body.Params[0].DType, body.Params[1].DType
 	if !(vt.IsNumeric() || vt == Bool) || !it.IsInt() || body.Params[2].DType != vt || body.Params[3].DType != it {
-		return false, false
+		return ArgReduce{}, false
 	}
-	values := []float64{math.Inf(-1), -1, math.Copysign(0, -1), 0, 1, math.Inf(1), math.NaN()}
-	switch {
-	case vt == Bool:
-		values = []float64{0, 1}
-	case !vt.IsFloat():
-		values = []float64{-1, 0, 1}
-	}
+	values := gridValues(vt)
 	indices := []float64{0, 1, 2}
-	for _, kind := range []bool{true, false} {
+	for _, form := range []ArgReduce{{true, false}, {false, false}, {true, true}, {false, true}} {
+		if form.Flipped && !vt.IsInt() {
+			continue
+		}
 		good := true
 		for _, v := range values {
 			for _, w := range values {
 				for _, i := range indices {
 					for _, j := range indices {
-						if good && !selectsLike(body, kind, []float64{v, i, w, j}) {
+						if good && !selectsLike(body, form, vt, []float64{v, i, w, j}) {
 							good = false
 						}
 					}
@@ -332,24 +339,58 @@ func ArgReduceOf(body *Program) (max, ok bool) {
 			}
 		}
 		if good {
-			return kind, true
+			return form, true
 		}
 	}
-	return false, false
+	return ArgReduce{}, false
 }
 
-// selectsLike runs the argmax (max) or argmin body on the scalars x (v, i,
-// w, j) and reports whether it picks what the form picks. Equal bits make
-// either pick right.
-func selectsLike(body *Program, max bool, x []float64) bool {
-	res, ok := runSelection(body, x)
+// gridValues are values of d that meet every outcome of a compare between
+// two of them, and of a float's NaN test, with both zeros.
+func gridValues(d DType) []float64 {
+	switch {
+	case d.IsFloat():
+		return []float64{math.Inf(-1), -1, math.Copysign(0, -1), 0, 1, math.Inf(1), math.NaN()}
+	case d == Bool:
+		return []float64{0, 1}
+	case d.IsUnsigned():
+		_, hi, _ := d.IntRange()
+		return []float64{0, 1, float64(hi)}
+	}
+	return []float64{-1, 0, 1}
+}
+
+// flippedOf is a number whose order among the grid's is that of the
+// integer x of d with its top bit flipped: signed values in unsigned order,
+// unsigned ones in signed order. (Not the flipped bits themselves, which
+// float64 cannot hold for int64.)
+func flippedOf(d DType, x float64) float64 {
+	w := float64(8 * d.Size())
+	switch {
+	case !d.IsUnsigned() && x < 0:
+		return x + math.Exp2(w)
+	case d.IsUnsigned() && x >= math.Exp2(w-1):
+		return x - math.Exp2(w)
+	}
+	return x
+}
+
+// selectsLike runs the argmax body on the scalars x (v, i, w, j) and
+// reports whether it picks what form picks. Equal bits make either pick
+// right.
+func selectsLike(body *Program, form ArgReduce, vt DType, x []float64) bool {
+	res, ok := runSelection(body, vt, x)
 	if !ok {
 		return false
 	}
 	v, i, w, j := x[0], x[1], x[2], x[3]
-	keep := v > w || math.IsNaN(v)
-	if !max {
-		keep = v < w || math.IsNaN(v)
+	kv, kw := v, w
+	if form.Flipped {
+		kv, kw = flippedOf(vt, v), flippedOf(vt, w)
+	}
+	keep := kv > kw || math.IsNaN(v)
+	if !form.Max {
+		keep = kv < kw || math.IsNaN(v)
 	}
 	wantV, wantI := 2, 3
 	if keep {
@@ -367,15 +408,18 @@ func selectsLike(body *Program, max bool, x []float64) bool {
 }
 
 // runSelection evaluates a body of compares, bool logic and selects of
-// parameters on the scalars x: each result is the parameter it selects.
-// ok is false for a body with any other op, or with a compare across the
-// two roles (values 0 and 2, indices 1 and 3).
-func runSelection(body *Program, x []float64) (res []int, ok bool) {
+// parameters on the scalars x (values of vt at even parameters, indices
+// at odd ones): each result is the parameter it selects. ok is false for a
+// body with any other op, or with a compare across the two roles or
+// between a value and a flipped one.
+func runSelection(body *Program, vt DType, x []float64) (res []int, ok bool) {
 	type sv struct {
-		param int // >= 0: this parameter's value
-		b     bool
+		param   int // >= 0: this parameter's value
+		flipped bool
+		b       bool
 	}
 	vals := make([]sv, len(body.Instrs))
+	m := matcher{p: body}
 	for k, in := range body.Instrs {
 		arg := func(a int) sv { return vals[in.Args[a]] }
 		switch in.Op {
@@ -383,20 +427,38 @@ func runSelection(body *Program, x []float64) (res []int, ok bool) {
 			vals[k] = sv{param: in.Param}
 		case OpConstant:
 			if in.Type.DType != Bool || in.Type.Shape.Rank() != 0 {
-				return nil, false
+				// A constant flipping values' top bit is read by the xor.
+				if _, ok := m.constBits(Value(k)); !ok {
+					return nil, false
+				}
 			}
-			vals[k] = sv{param: -1, b: in.Literal[0] != 0}
+			vals[k] = sv{param: -1, b: len(in.Literal) > 0 && in.Literal[0] != 0}
 		case OpCompare:
 			a, b := arg(0), arg(1)
-			if a.param < 0 || b.param < 0 || a.param%2 != b.param%2 {
+			if a.param < 0 || b.param < 0 || a.param%2 != b.param%2 || a.flipped != b.flipped {
 				return nil, false
 			}
 			p, q := x[a.param], x[b.param]
+			if a.flipped {
+				p, q = flippedOf(vt, p), flippedOf(vt, q)
+			}
 			r := map[CompareDir]bool{CmpEQ: p == q, CmpNE: p != q, CmpLT: p < q, CmpLE: p <= q, CmpGT: p > q, CmpGE: p >= q}[in.Compare]
 			vals[k] = sv{param: -1, b: r}
-		case OpAnd, OpOr, OpXor, OpNot:
+		case OpXor, OpAnd, OpOr, OpNot:
 			if in.Type.DType != Bool {
-				return nil, false
+				// Only a value's top bit flipped: xor(value, top).
+				for _, i := range []int{0, 1} {
+					v, c := arg(i), in.Args[1-i]
+					top := uint64(1) << (8*in.Type.DType.Size() - 1)
+					if b, ok := m.constBits(c); in.Op == OpXor && ok && b == top && v.param >= 0 && v.param%2 == 0 && !v.flipped {
+						vals[k] = sv{param: v.param, flipped: true}
+						break
+					}
+				}
+				if !vals[k].flipped {
+					return nil, false
+				}
+				continue
 			}
 			a := arg(0)
 			var r bool
@@ -416,7 +478,7 @@ func runSelection(body *Program, x []float64) (res []int, ok bool) {
 			vals[k] = sv{param: -1, b: r}
 		case OpSelect:
 			p := arg(0)
-			if p.param >= 0 || arg(1).param < 0 || arg(2).param < 0 {
+			if p.param >= 0 || arg(1).param < 0 || arg(2).param < 0 || arg(1).flipped || arg(2).flipped {
 				return nil, false
 			}
 			if p.b {
@@ -430,7 +492,7 @@ func runSelection(body *Program, x []float64) (res []int, ok bool) {
 	}
 	res = make([]int, len(body.Results))
 	for r, v := range body.Results {
-		if vals[v].param < 0 {
+		if vals[v].param < 0 || vals[v].flipped {
 			return nil, false
 		}
 		res[r] = vals[v].param
@@ -438,31 +500,96 @@ func runSelection(body *Program, x []float64) (res []int, ok bool) {
 	return res, true
 }
 
+// Monoid is how one result of a reduce_region body folds its operand
+// (MonoidsOf): by Op, add, mul, max, min, and, or or xor; Flipped max and
+// min (of integers) in the order of the bits with the top one flipped, as
+// the StableHLO reader compares ui16 and ui64 held as int16 and int64.
+type Monoid struct {
+	Op      Op
+	Flipped bool
+}
+
 // MonoidsOf recognises a reduce_region body whose every result folds one
 // operand by itself: result i is add, mul, max, min, and, or or xor of
-// accumulator i and element i (either way round). It returns the op of
-// each.
-func MonoidsOf(body *Program) ([]Op, bool) {
+// accumulator i and element i (either way round), or, for integers, the
+// select of the larger or the smaller of the two by a compare of them
+// (maybe both with the top bit flipped), as jax writes max and min of
+// unsigned types held as signed.
+func MonoidsOf(body *Program) ([]Monoid, bool) {
 	if body == nil || len(body.Params)%2 != 0 || len(body.Results) != len(body.Params)/2 || len(body.Results) == 0 {
 		return nil, false
 	}
 	n := len(body.Results)
-	ops := make([]Op, n)
+	m := matcher{p: body}
+	ms := make([]Monoid, n)
 	for i, v := range body.Results {
+		pair := func(a, b Value) bool {
+			x, y := body.Instrs[a], body.Instrs[b]
+			return x.Op == OpParameter && y.Op == OpParameter && ((x.Param == i && y.Param == n+i) || (x.Param == n+i && y.Param == i))
+		}
 		r := body.Instrs[v]
 		switch r.Op {
 		case OpAdd, OpMul, OpMax, OpMin, OpAnd, OpOr, OpXor:
+			if !pair(r.Args[0], r.Args[1]) {
+				return nil, false
+			}
+			ms[i] = Monoid{Op: r.Op}
+		case OpSelect:
+			mo, ok := m.extremeSelect(r, pair)
+			if !ok {
+				return nil, false
+			}
+			ms[i] = mo
 		default:
 			return nil, false
 		}
-		a, b := body.Instrs[r.Args[0]], body.Instrs[r.Args[1]]
-		if a.Op != OpParameter || b.Op != OpParameter {
-			return nil, false
-		}
-		if !(a.Param == i && b.Param == n+i) && !(a.Param == n+i && b.Param == i) {
-			return nil, false
-		}
-		ops[i] = r.Op
 	}
-	return ops, true
+	return ms, true
+}
+
+// extremeSelect matches select(compare(k(x), k(y)), s, t) over integers,
+// {x, y} and {s, t} both the pair of parameters, k nothing or a flip of
+// the top bit: the max where a strict compare's true side selects its
+// greater operand, else the min.
+func (m matcher) extremeSelect(r Instr, pair func(a, b Value) bool) (Monoid, bool) {
+	c := m.in(r.Args[0])
+	if c.Op != OpCompare || !pair(r.Args[1], r.Args[2]) || !r.Type.DType.IsInt() {
+		return Monoid{}, false
+	}
+	unflip := func(v Value) (Value, bool, bool) {
+		in := m.in(v)
+		if in.Op == OpParameter {
+			return v, false, true
+		}
+		if in.Op != OpXor {
+			return 0, false, false
+		}
+		top := uint64(1) << (8*in.Type.DType.Size() - 1)
+		for _, i := range []int{0, 1} {
+			if b, ok := m.constBits(in.Args[1-i]); ok && b == top && m.in(in.Args[i]).Op == OpParameter {
+				return in.Args[i], true, true
+			}
+		}
+		return 0, false, false
+	}
+	x, fx, okX := unflip(c.Args[0])
+	y, fy, okY := unflip(c.Args[1])
+	if !okX || !okY || fx != fy || !pair(x, y) {
+		return Monoid{}, false
+	}
+	var greater Value // the operand the compare holds greater when true
+	switch c.Compare {
+	case CmpGT, CmpGE:
+		greater = x
+	case CmpLT, CmpLE:
+		greater = y
+	default:
+		return Monoid{}, false
+	}
+	chosen := m.in(r.Args[1]).Param // selected where the compare holds
+	op := OpMin
+	if chosen == m.in(greater).Param {
+		op = OpMax
+	}
+	return Monoid{Op: op, Flipped: fx}, true
 }

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"testing"
@@ -157,25 +158,42 @@ func argBody(t *testing.T, vt, it DType, dir CompareDir, nanCheck bool, tweak fu
 	return p
 }
 
+// flippedArgBody is the reader's argmax (GT) or argmin (LT) of ui16 or
+// ui64 held as int16 or int64: every compare of values of their bits with
+// the top one flipped.
+func flippedArgBody(t *testing.T, vt DType, dir CompareDir) *Program {
+	return argBody(t, vt, I32, 0, false, func(b *Builder, v, i, w, j Value) (Value, Value) {
+		flip := func(x Value) Value {
+			top := b.Constant(scalar(vt), binary.LittleEndian.AppendUint64(nil, 1<<(8*vt.Size()-1))[:vt.Size()])
+			return b.Binary(OpXor, x, top)
+		}
+		pick := b.Binary(OpOr, b.Compare(dir, flip(v), flip(w)), b.Compare(CmpNE, flip(v), flip(v)))
+		pickI := b.Binary(OpOr, pick, b.Binary(OpAnd, b.Compare(CmpEQ, flip(v), flip(w)), b.Compare(CmpLT, i, j)))
+		return b.Select(pick, v, w), b.Select(pickI, i, j)
+	})
+}
+
 func TestArgReduceOf(t *testing.T) {
-	type want struct{ max, ok bool }
+	type want struct{ max, flipped, ok bool }
 	cases := []struct {
 		name string
 		body *Program
 		want want
 	}{
-		{"argmax of floats", argBody(t, F32, I32, CmpGT, true, nil), want{true, true}},
-		{"argmin of floats", argBody(t, F32, I32, CmpLT, true, nil), want{false, true}},
-		{"argmax of bfloat16 into int64", argBody(t, BF16, I64, CmpGT, true, nil), want{true, true}},
-		{"argmax of ints, with the (always false) NaN test", argBody(t, I32, I32, CmpGT, true, nil), want{true, true}},
-		{"argmax of ints without it", argBody(t, I32, I32, CmpGT, false, nil), want{true, true}},
-		{"argmin of uint8 into uint32", argBody(t, U8, U32, CmpLT, false, nil), want{false, true}},
+		{"argmax of floats", argBody(t, F32, I32, CmpGT, true, nil), want{true, false, true}},
+		{"argmin of floats", argBody(t, F32, I32, CmpLT, true, nil), want{false, false, true}},
+		{"argmax of bfloat16 into int64", argBody(t, BF16, I64, CmpGT, true, nil), want{true, false, true}},
+		{"argmax of ints, with the (always false) NaN test", argBody(t, I32, I32, CmpGT, true, nil), want{true, false, true}},
+		{"argmax of ints without it", argBody(t, I32, I32, CmpGT, false, nil), want{true, false, true}},
+		{"argmin of uint8 into uint32", argBody(t, U8, U32, CmpLT, false, nil), want{false, false, true}},
+		{"argmax of ui16 held as int16", flippedArgBody(t, I16, CmpGT), want{true, true, true}},
+		{"argmin of ui64 held as int64", flippedArgBody(t, I64, CmpLT), want{false, true, true}},
 		{"argmax of floats, written as when to take the element", argBody(t, F32, I32, 0, false, func(b *Builder, v, i, w, j Value) (Value, Value) {
 			// w unless v > w or v is NaN; j unless that, or v == w and i < j.
 			take := b.Binary(OpAnd, b.Unary(OpNot, b.Compare(CmpGT, v, w)), b.Compare(CmpEQ, v, v))
 			takeI := b.Binary(OpAnd, take, b.Unary(OpNot, b.Binary(OpAnd, b.Compare(CmpEQ, w, v), b.Compare(CmpGT, j, i))))
 			return b.Select(take, w, v), b.Select(takeI, j, i)
-		}), want{true, true}},
+		}), want{true, false, true}},
 
 		{"argmax of floats without the NaN test", argBody(t, F32, I32, CmpGT, false, nil), want{}},
 		{"the larger index on ties", argBody(t, F32, I32, 0, false, func(b *Builder, v, i, w, j Value) (Value, Value) {
@@ -197,9 +215,9 @@ func TestArgReduceOf(t *testing.T) {
 		}), want{}},
 	}
 	for _, c := range cases {
-		max, ok := ArgReduceOf(c.body)
-		if ok != c.want.ok || (ok && max != c.want.max) {
-			t.Errorf("%s: max %v, ok %v; want %+v", c.name, max, ok, c.want)
+		form, ok := ArgReduceOf(c.body)
+		if ok != c.want.ok || (ok && (form.Max != c.want.max || form.Flipped != c.want.flipped)) {
+			t.Errorf("%s: %+v, ok %v; want %+v", c.name, form, ok, c.want)
 		}
 	}
 }
@@ -228,8 +246,50 @@ func TestMonoidsOf(t *testing.T) {
 		}
 		return p
 	}
-	if ops, ok := MonoidsOf(body([]DType{F32, I32, Bool}, OpAdd, OpXor, OpOr)); !ok || !slices.Equal(ops, []Op{OpAdd, OpXor, OpOr}) {
-		t.Errorf("sum, xor, or: %v %v", ops, ok)
+	if ms, ok := MonoidsOf(body([]DType{F32, I32, Bool}, OpAdd, OpXor, OpOr)); !ok || !slices.Equal(ms, []Monoid{{OpAdd, false}, {OpXor, false}, {OpOr, false}}) {
+		t.Errorf("sum, xor, or: %v %v", ms, ok)
+	}
+	// Selects of the larger or the smaller by a compare, maybe of the bits
+	// with the top one flipped (max of ui64 held as int64, as the reader
+	// translates jnp.max).
+	sel := func(d DType, dir CompareDir, flip, takeX bool) *Program {
+		b := NewBuilder()
+		a, x := b.Parameter(scalar(d)), b.Parameter(scalar(d))
+		ka, kx := a, x
+		if flip {
+			top := b.Constant(scalar(d), binary.LittleEndian.AppendUint64(nil, 1<<(8*d.Size()-1))[:d.Size()])
+			ka, kx = b.Binary(OpXor, a, top), b.Binary(OpXor, x, top)
+		}
+		s, o := a, x
+		if takeX {
+			s, o = x, a
+		}
+		p, err := b.Build(b.Select(b.Compare(dir, ka, kx), s, o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		d           DType
+		dir         CompareDir
+		flip, takeX bool
+		want        Monoid
+	}{
+		{I64, CmpLT, true, true, Monoid{OpMax, true}},    // a < x ? x : a
+		{I16, CmpGT, true, true, Monoid{OpMin, true}},    // a > x ? x : a
+		{I32, CmpGE, false, false, Monoid{OpMax, false}}, // a >= x ? a : x
+		{U8, CmpLE, false, false, Monoid{OpMin, false}},  // a <= x ? a : x
+	} {
+		if ms, ok := MonoidsOf(sel(c.d, c.dir, c.flip, c.takeX)); !ok || ms[0] != c.want {
+			t.Errorf("select %v %v flipped %v taking x %v: %v %v, want %v", c.d, c.dir, c.flip, c.takeX, ms, ok, c.want)
+		}
+	}
+	if _, ok := MonoidsOf(sel(F32, CmpGT, false, false)); ok {
+		t.Error("a float select taken for a max (it drops NaN)")
+	}
+	if _, ok := MonoidsOf(sel(I32, CmpEQ, false, false)); ok {
+		t.Error("a select by EQ taken for an extreme")
 	}
 	if _, ok := MonoidsOf(body([]DType{F32}, OpSub)); ok {
 		t.Error("a subtraction taken for a monoid")

@@ -436,10 +436,15 @@ func foldRef(ts []ir.TensorType, raws [][]byte, inits [][]byte, axes []int, step
 // argStep is jax's argmax (max) or argmin body on bits: keep the
 // accumulator's value where it beats the element's or is NaN, and its
 // index then, or where the values are equal and its index is less.
-func argStep(vt, it ir.DType, max bool) func(acc, x []uint64) []uint64 {
+// Flipped, the values compare with their top bit flipped (ui16 and ui64
+// held as int16 and int64).
+func argStep(vt, it ir.DType, max, flipped bool) func(acc, x []uint64) []uint64 {
 	less := func(a, b uint64) bool { // a < b, for values; NaN is never less
-		if vt.IsFloat() {
+		switch {
+		case vt.IsFloat():
 			return valueOf(vt, a) < valueOf(vt, b)
+		case flipped:
+			return flippedLess(vt, a, b)
 		}
 		return intOf(vt, a) < intOf(vt, b)
 	}
@@ -467,18 +472,30 @@ func argStep(vt, it ir.DType, max bool) func(acc, x []uint64) []uint64 {
 	}
 }
 
+// flippedLess orders integer bits of d with the top bit flipped, in d's
+// own order: a signed type's values in unsigned order and the reverse.
+func flippedLess(d ir.DType, a, b uint64) bool {
+	top := uint64(1) << (8*d.Size() - 1)
+	return intOf(d, a^top) < intOf(d, b^top)
+}
+
 // argBodyIR is jax's _argminmax body as the StableHLO reader translates
 // it: pick = cmp(v, w) or v != v; (pick ? v : w, pick or (v == w and i <
-// j) ? i : j).
-func argBodyIR(t *testing.T, vt, it ir.DType, max bool) *ir.Program {
+// j) ? i : j), every compare of values of their bits with the top one
+// flipped where flipped.
+func argBodyIR(t *testing.T, vt, it ir.DType, max, flipped bool) *ir.Program {
 	return region(t, []ir.TensorType{tt(vt), tt(it), tt(vt), tt(it)}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
 		v, i, w, j := xs[0], xs[1], xs[2], xs[3]
+		kv, kw := v, w
+		if flipped {
+			kv, kw = keyIR(b, v, ir.KeyFlipped), keyIR(b, w, ir.KeyFlipped)
+		}
 		dir := ir.CmpGT
 		if !max {
 			dir = ir.CmpLT
 		}
-		pick := b.Binary(ir.OpOr, b.Compare(dir, v, w), b.Compare(ir.CmpNE, v, v))
-		pickI := b.Binary(ir.OpOr, pick, b.Binary(ir.OpAnd, b.Compare(ir.CmpEQ, v, w), b.Compare(ir.CmpLT, i, j)))
+		pick := b.Binary(ir.OpOr, b.Compare(dir, kv, kw), b.Compare(ir.CmpNE, kv, kv))
+		pickI := b.Binary(ir.OpOr, pick, b.Binary(ir.OpAnd, b.Compare(ir.CmpEQ, kv, kw), b.Compare(ir.CmpLT, i, j)))
 		return []ir.Value{b.Select(pick, v, w), b.Select(pickI, i, j)}
 	})
 }
@@ -494,18 +511,25 @@ func scalarBytes(d ir.DType, v float64) []byte { return encode(d, []float64{v}) 
 // take, and a sum by a body from an init that is not the identity.
 func testReduceRegion(t *testing.T, h *harness) {
 	type argCase struct {
-		name   string
-		x, idx tensor // idx.T.DType zero: an iota along the one axis
-		it     ir.DType
-		axes   []int
-		v0, i0 []byte
+		name    string
+		x, idx  tensor // idx.T.DType zero: an iota along the one axis
+		it      ir.DType
+		axes    []int
+		v0, i0  []byte
+		flipped bool
 	}
 	var cases []argCase
-	lowest := func(d ir.DType, max bool) []byte {
+	// lowest is where an argmax (argmin) starts: the least (greatest)
+	// value, in the flipped order when flipped.
+	lowest := func(d ir.DType, max, flipped bool) []byte {
 		if d.IsFloat() {
 			return scalarBytes(d, math.Inf(map[bool]int{true: -1, false: 1}[max]))
 		}
 		lo, hi, _ := d.IntRange()
+		if flipped {
+			top := int64(1) << (8*d.Size() - 1)
+			lo, hi = lo+top, hi+top // lowest and highest bits flipped
+		}
 		if max {
 			return bitsOf(d, uint64(lo))
 		}
@@ -522,6 +546,9 @@ func testReduceRegion(t *testing.T, h *harness) {
 	nan := math.NaN()
 	cases = append(cases,
 		argCase{name: "int64 at its extremes into int64", x: wideOf(h, ir.I64, 3, 10), it: ir.I64, axes: []int{1}},
+		argCase{name: "ui16 held as int16 (top bit flipped)", x: wideOf(h, ir.I16, 3, 8), it: ir.I32, axes: []int{1}, flipped: true},
+		argCase{name: "ui64 held as int64 (top bit flipped) into int64", x: wideOf(h, ir.I64, 9, 2), it: ir.I64, axes: []int{0}, flipped: true},
+		argCase{name: "uint8 in signed order", x: wideOf(h, ir.U8, 2, 10), it: ir.I32, axes: []int{1}, flipped: true},
 		argCase{name: "float32 into int8 indices", x: floatSpecials(h, ir.F32, 4, 6), it: ir.I8, axes: []int{0}},
 		// Indices that are no iota: repeated, falling, negative.
 		argCase{name: "any indices, float32", x: floatSpecials(h, ir.F32, 3, 8), idx: wideOf(h, ir.I16, 3, 8), it: ir.I16, axes: []int{1}},
@@ -543,10 +570,10 @@ func testReduceRegion(t *testing.T, h *harness) {
 			}
 			v0, i0 := c.v0, c.i0
 			if v0 == nil {
-				v0, i0 = lowest(vt, max), scalarBytes(c.it, 0)
+				v0, i0 = lowest(vt, max, c.flipped), scalarBytes(c.it, 0)
 			}
-			want := foldRef([]ir.TensorType{c.x.T, idx.T}, [][]byte{encodeTensor(c.x), encodeTensor(idx)}, [][]byte{v0, i0}, c.axes, argStep(vt, c.it, max))
-			body := argBodyIR(t, vt, c.it, max)
+			want := foldRef([]ir.TensorType{c.x.T, idx.T}, [][]byte{encodeTensor(c.x), encodeTensor(idx)}, [][]byte{v0, i0}, c.axes, argStep(vt, c.it, max, c.flipped))
+			body := argBodyIR(t, vt, c.it, max, c.flipped)
 			iota := c.idx.T.DType == 0
 			inits := []tensor{{T: tt(vt), Raw: v0}, {T: tt(c.it), Raw: i0}}
 			args := []tensor{c.x, inits[0], inits[1]}
@@ -684,6 +711,32 @@ func testReduceRegionMonoids(t *testing.T, h *harness) {
 		}, want)
 	}
 
+	// Max and min of ui64 and ui16 held as signed, as the reader writes
+	// jnp.max: a select of one of the two by a compare of their flipped
+	// bits.
+	for _, d := range []ir.DType{ir.I64, ir.I16} {
+		for _, max := range []bool{true, false} {
+			body := region(t, []ir.TensorType{tt(d), tt(d)}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				less := b.Compare(ir.CmpLT, keyIR(b, xs[0], ir.KeyFlipped), keyIR(b, xs[1], ir.KeyFlipped))
+				if max {
+					return []ir.Value{b.Select(less, xs[1], xs[0])}
+				}
+				return []ir.Value{b.Select(less, xs[0], xs[1])}
+			})
+			x := wideOf(h, d, 4, 6)
+			init := bitsOf(d, 5)
+			want := foldRef([]ir.TensorType{x.T}, [][]byte{encodeTensor(x)}, [][]byte{init}, []int{1}, func(acc, e []uint64) []uint64 {
+				if flippedLess(d, acc[0], e[0]) == max {
+					return e
+				}
+				return acc
+			})
+			h.checkExact(t, fmt.Sprintf("flipped max %v of %v", max, d), []tensor{x, {T: tt(d), Raw: init}}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return b.Results(b.ReduceRegion(body, xs[:1], xs[1:], []int{1}))
+			}, want)
+		}
+	}
+
 	// A float sum by a body from 10, within the sum's tolerance.
 	f := tt(ir.F32)
 	sum := region(t, []ir.TensorType{f, f}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
@@ -706,7 +759,7 @@ func testReduceRegionMonoids(t *testing.T, h *harness) {
 	// A fold over no elements is the inits.
 	e := tensor{T: tt(ir.F32, 0, 3)}
 	h.checkExact(t, "argmax over an empty axis", []tensor{e}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
-		body := argBodyIR(t, ir.F32, ir.I32, true)
+		body := argBodyIR(t, ir.F32, ir.I32, true, false)
 		return b.Results(b.ReduceRegion(body, []ir.Value{xs[0], b.Iota(tt(ir.I32, 0, 3), 0)}, []ir.Value{b.Scalar(ir.F32, -2.5), b.Scalar(ir.I32, 4)}, []int{0}))
 	}, [][]byte{encode(ir.F32, []float64{-2.5, -2.5, -2.5}), int32s([]int{4, 4, 4})})
 }

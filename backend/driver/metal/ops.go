@@ -83,7 +83,7 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpReduceRegion: "bodies of other forms than jax's argmax and argmin over (value, index) (ir.ArgReduceOf) and results that each fold one operand by " +
 		"add, mul, max, min, and, or or xor (ir.MonoidsOf); as reduce for each such fold (complex64; int64 before macOS 13.3, uint32 sums and products before " +
 		"13.2 and its max and min before 13.3); argmax and argmin of int64 or uint32 values, or into int64 or uint32 indices, before 13.3 (their extremes " +
-		"reduce in int64); and, or and xor of integers before 13 (reduced bit by bit, with bitwise ops)",
+		"reduce in int64); and, or and xor of integers, and the flipped-order max, min, argmax and argmin of unsigned types held as signed, before 13 (bitwise ops)",
 	ir.OpSortRegion: "comparators of other forms than ir.SortKeysOf's (jax's sort, argsort, lax.sort with num_keys, top_k and approx_max_k are of them); " +
 		"complex64 keys; a float compared plainly (not in a total order) as one key of several (no strict weak order once a NaN occurs); " +
 		"otherwise as sort: rows longer than 46340, before macOS 13 (argSort, cumulativeSum, bitwise ops), float keys before 13.2 (reinterpretCast)",

@@ -150,15 +150,39 @@ func lowerReduceRegion(l *lowering, in ir.Instr, args []val) ([]tensor, error) {
 		return outs, nil
 	}
 	body := in.Regions[0]
-	if max, ok := ir.ArgReduceOf(body); ok {
-		return l.argReduceRegion(in, xs, inits, max)
+	if form, ok := ir.ArgReduceOf(body); ok {
+		if !form.Flipped {
+			return l.argReduceRegion(in, xs, inits, form.Max)
+		}
+		// In the flipped order: flip, reduce, flip the value back.
+		fx, fi, err := l.flipAll(xs[:1], inits[:1])
+		if err != nil {
+			return nil, err
+		}
+		outs, err := l.argReduceRegion(in, append(fx, xs[1]), append(fi, inits[1]), form.Max)
+		if err != nil {
+			return nil, err
+		}
+		outs[0] = l.flipTop(outs[0], xs[0].typ.DType)
+		return outs, nil
 	}
-	if ops, ok := ir.MonoidsOf(body); ok {
+	if ms, ok := ir.MonoidsOf(body); ok {
 		outs := make([]tensor, n)
-		for i, op := range ops {
-			r, err := l.monoid(in, op, xs[i], inits[i], in.Tuple[i])
+		for i, m := range ms {
+			x, init := xs[i], inits[i]
+			if m.Flipped {
+				fx, fi, err := l.flipAll([]val{x}, []val{init})
+				if err != nil {
+					return nil, err
+				}
+				x, init = fx[0], fi[0]
+			}
+			r, err := l.monoid(in, m.Op, x, init, in.Tuple[i])
 			if err != nil {
 				return nil, err
+			}
+			if m.Flipped {
+				r = l.flipTop(r, x.typ.DType)
 			}
 			outs[i] = r
 		}
@@ -166,6 +190,30 @@ func lowerReduceRegion(l *lowering, in ir.Instr, args []val) ([]tensor, error) {
 	}
 	return nil, fallback(in.Op, "a body of no form the lowering knows (jax's argmax and argmin over (value, index); "+
 		"results that each fold one operand by add, mul, max, min, and, or or xor)")
+}
+
+// flipAll flips the top bit of integer operands and their inits, whose
+// order is then the signed order of the flipped bits (for ui16 and ui64
+// held as int16 and int64, their unsigned order).
+func (l *lowering) flipAll(xs, inits []val) ([]val, []val, error) {
+	if !l.g.Has(gpu.OpBitwiseXOR) {
+		return nil, nil, fallback(ir.OpReduceRegion, "integers compared with the top bit flipped (unsigned types held as signed) are flipped with bitwise ops (macOS 13)")
+	}
+	fx, fi := slices.Clone(xs), slices.Clone(inits)
+	for i := range fx {
+		fx[i].t = l.flipTop(xs[i].t, xs[i].typ.DType)
+		fi[i].t = l.flipTop(inits[i].t, inits[i].typ.DType)
+	}
+	return fx, fi, nil
+}
+
+// flipTop is x ^ the top bit of d.
+func (l *lowering) flipTop(x tensor, d ir.DType) tensor {
+	top := int64(-1) << (8*d.Size() - 1) // the top bit, sign-extended
+	if d.IsUnsigned() {
+		top = 1 << (8*d.Size() - 1)
+	}
+	return l.bxor(x, l.intConst(top, mustPhys(d)))
 }
 
 // monoid folds x over the instruction's axes by op, then folds the init

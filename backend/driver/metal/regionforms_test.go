@@ -94,6 +94,26 @@ func TestRegionForms(t *testing.T) {
 			return append(b.Results(b.ReduceRegion(or, xs, []ir.Value{b.Scalar(ir.I32, 64)}, []int{1})),
 				b.Results(b.ReduceRegion(xor, []ir.Value{odd}, []ir.Value{b.Scalar(ir.Bool, 1)}, []int{1}))...)
 		}},
+		{"argmax of ui16 held as int16, max of ui64 held as int64 (top bits flipped)", []eval.Tensor{intTensor(ir.I16, []int{2, 4}, -1, 5, math.MinInt16, 0, 7, 7, -2, 300),
+			intTensor(ir.I64, []int{2, 3}, -1, math.MaxInt64, 1<<53+1, 0, math.MinInt64, 1<<53)}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			flip := func(b *ir.Builder, x ir.Value) ir.Value {
+				d := b.Type(x).DType
+				top := b.Constant(ir.TensorType{DType: d}, binary.LittleEndian.AppendUint64(nil, 1<<(8*d.Size()-1))[:d.Size()])
+				return b.Binary(ir.OpXor, x, top)
+			}
+			i16, i64 := ir.TensorType{DType: ir.I16}, ir.TensorType{DType: ir.I64}
+			arg := region(t, []ir.TensorType{i16, it, i16, it}, func(b *ir.Builder, p []ir.Value) []ir.Value {
+				kv, kw := flip(b, p[0]), flip(b, p[2])
+				pick := b.Binary(ir.OpOr, b.Compare(ir.CmpGT, kv, kw), b.Compare(ir.CmpNE, kv, kv))
+				pickI := b.Binary(ir.OpOr, pick, b.Binary(ir.OpAnd, b.Compare(ir.CmpEQ, kv, kw), b.Compare(ir.CmpLT, p[1], p[3])))
+				return []ir.Value{b.Select(pick, p[0], p[2]), b.Select(pickI, p[1], p[3])}
+			})
+			mx := region(t, []ir.TensorType{i64, i64}, func(b *ir.Builder, p []ir.Value) []ir.Value {
+				return []ir.Value{b.Select(b.Compare(ir.CmpLT, flip(b, p[0]), flip(b, p[1])), p[1], p[0])}
+			})
+			am := b.ReduceRegion(arg, []ir.Value{xs[0], b.Iota(ir.TensorType{DType: ir.I32, Shape: ir.Shape{2, 4}}, 1)}, []ir.Value{b.Scalar(ir.I16, 0), b.Scalar(ir.I32, 0)}, []int{1})
+			return append(b.Results(am), b.Results(b.ReduceRegion(mx, xs[1:], []ir.Value{b.Scalar(ir.I64, 0)}, []int{1}))...)
+		}},
 		// Small finite values, whose sums are exact in any order: NaN
 		// payloads and subnormals out of arithmetic are the GPU's own.
 		{"sum, max and xor at once", []eval.Tensor{f32Tensor([]int{2, 6}, 0.5, -2, 3, 0.25, 1, -1, 8, 8, 8, -0.5, 2, 0), n, n}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
@@ -183,8 +203,10 @@ func f32Tensor(shape []int, vs ...float64) eval.Tensor {
 	return eval.FromFloats(ir.TensorType{DType: ir.F32, Shape: ir.Shape(shape)}, vs...)
 }
 
-func i32Tensor(shape []int, vs ...int64) eval.Tensor {
-	v := eval.New(ir.TensorType{DType: ir.I32, Shape: ir.Shape(shape)})
+func i32Tensor(shape []int, vs ...int64) eval.Tensor { return intTensor(ir.I32, shape, vs...) }
+
+func intTensor(d ir.DType, shape []int, vs ...int64) eval.Tensor {
+	v := eval.New(ir.TensorType{DType: d, Shape: ir.Shape(shape)})
 	copy(v.I, vs)
 	return v
 }

@@ -269,6 +269,7 @@ func testSortRegion(t *testing.T, h *harness) {
 		sortFormCase{"int64 keys, a second operand's values", []tensor{wideOf(h, ir.I64, 9, 2), floatSpecials(h, ir.F16, 9, 2)}, 0, []sortKey{{0, ir.KeyPlain, false}}, true},
 		sortFormCase{"values by the second operand, int8", []tensor{floatSpecials(h, ir.F32, 2, 10), wideOf(h, ir.I8, 2, 10)}, 1, []sortKey{{1, ir.KeyPlain, true}}, false},
 		sortFormCase{"bool keys", []tensor{wideOf(h, ir.Bool, 2, 9)}, 1, []sortKey{{0, ir.KeyPlain, false}}, true},
+		sortFormCase{"complex64 values carried", []tensor{h.gen(ir.I32, small, 7, 3), h.gen(ir.C64, anyValue, 7, 3)}, 0, []sortKey{{0, ir.KeyPlain, true}}, false},
 		sortFormCase{"ui16 held as int16 (top bit flipped)", []tensor{wideOf(h, ir.I16, 2, 12)}, 1, []sortKey{{0, ir.KeyFlipped, false}}, true},
 		sortFormCase{"ui64 held as int64, descending", []tensor{wideOf(h, ir.I64, 2, 12)}, 1, []sortKey{{0, ir.KeyFlipped, true}}, true},
 		sortFormCase{"uint8 in signed order", []tensor{wideOf(h, ir.U8, 1, 10)}, 1, []sortKey{{0, ir.KeyFlipped, false}}, true},

@@ -72,8 +72,8 @@ var NotLowered = map[ir.Op]string{
 // the program's types and attributes and from the methods the running
 // macOS offers (see features). Any op also runs on the CPU when an operand
 // has no elements but its result has some, except pad, concatenate,
-// reduce, reduce_window, dot_general, convolution, scatter and
-// select_and_scatter, which handle that case on the GPU.
+// reduce, reduce_region, reduce_window, dot_general, convolution, scatter
+// and select_and_scatter, which handle that case on the GPU.
 var Fallbacks = map[ir.Op]string{
 	ir.OpRng: "normal and truncated-normal numbers: TensorFlow's Box-Muller uses the C library's logf, sinf and cosf, " +
 		"and the GPU's functions round differently, so the bits would differ; uniform numbers run on the GPU (macOS 13+)",

@@ -60,7 +60,7 @@ func Drivers(root string) (string, error) {
 	fmt.Fprintf(&b, "\n## The MPSGraph contract\n\n")
 	fmt.Fprintf(&b, "The primitives the lowering builds graphs from, as `backend/driver/metal/gpu` checks every call: the method, the first macOS release with it, "+
 		"the operand types it takes (on %v; some arrive later, see the source), and where each fact comes from "+
-		"(hdr: Apple's MPSGraph headers and documentation; torch: PyTorch's MPS backend; lead: Apple engineers' statements in public issues, taken as the stricter reading). "+
+		"(hdr: Apple's MPSGraph headers and documentation; torch: PyTorch's MPS backend; lead: Apple engineers' statements in public issues, taken as the stricter reading; hw: behaviour of Apple's GPUs reported to the project that no header documents, which the model reproduces). "+
 		"The driver declines a macOS before %v, and on a Mac, at open, checks that the running MPSGraph has every method this table says its release has.\n\n", newest, metal.MinimumMacOS)
 	fmt.Fprintf(&b, "| primitive | method | since | types | source |\n| --- | --- | --- | --- | --- |\n")
 	for _, op := range gpu.Ops() {

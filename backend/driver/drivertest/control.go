@@ -2,7 +2,6 @@ package drivertest
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -124,109 +123,6 @@ func testGetResult(t *testing.T, h *harness) {
 
 // roundTo is x rounded to dtype d, as a driver stores it.
 func roundTo(d ir.DType, x float64) float64 { return quantize(d, []float64{x})[0] }
-
-// testReduceRegion: an argmax as jax writes it, a variadic reduction of
-// (values, indices) whose body keeps the first largest, over each axis of
-// a matrix; and a sum by a body, from an init that is not the identity.
-func testReduceRegion(t *testing.T, h *harness) {
-	f, i32 := tt(ir.F32), tt(ir.I32)
-	argmax := region(t, []ir.TensorType{f, i32, f, i32}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
-		take := b.Compare(ir.CmpGT, xs[2], xs[0])
-		return []ir.Value{b.Select(take, xs[2], xs[0]), b.Select(take, xs[3], xs[1])}
-	})
-	sum := region(t, []ir.TensorType{f, f}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
-		return []ir.Value{b.Binary(ir.OpAdd, xs[0], xs[1])}
-	})
-	shape := []int{3, 4}
-	x := h.gen(ir.F32, anyValue, shape...)
-	for axis := range 2 {
-		other := 1 - axis
-		wantV := tensor{T: tt(ir.F32, shape[other]), V: make([]float64, shape[other])}
-		wantI := tensor{T: tt(ir.I32, shape[other]), V: make([]float64, shape[other])}
-		for o := range shape[other] {
-			best, at := math.Inf(-1), 0
-			for r := range shape[axis] {
-				idx := []int{0, 0}
-				idx[axis], idx[other] = r, o
-				if v := x.V[offset(shape, idx)]; v > best {
-					best, at = v, r
-				}
-			}
-			wantV.V[o], wantI.V[o] = best, float64(at)
-		}
-		for res, want := range []tensor{wantV, wantI} {
-			h.check(t, fmt.Sprintf("argmax over axis %d, result %d", axis, res), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
-				iota := b.Iota(tt(ir.I32, shape...), axis)
-				r := b.ReduceRegion(argmax, []ir.Value{xs[0], iota}, []ir.Value{b.Scalar(ir.F32, math.Inf(-1)), b.Scalar(ir.I32, 0)}, []int{axis})
-				return b.GetResult(r, res)
-			}, want)
-		}
-	}
-	want := tensor{T: tt(ir.F32, 3), V: make([]float64, 3)}
-	for r := range 3 {
-		acc := 10.0
-		for c := range 4 {
-			acc = roundTo(ir.F32, acc+x.V[offset(shape, []int{r, c})])
-		}
-		want.V[r] = acc
-	}
-	h.check(t, "sum by a body from 10", []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
-		return b.GetResult(b.ReduceRegion(sum, []ir.Value{xs[0]}, []ir.Value{b.Scalar(ir.F32, 10)}, []int{1}), 0)
-	}, want)
-}
-
-// testSortRegion: a key-value sort (keys with ties, values their
-// positions) by a comparator on the keys, ascending and descending, along
-// each axis: ties must keep their order.
-func testSortRegion(t *testing.T, h *harness) {
-	f, i32 := tt(ir.F32), tt(ir.I32)
-	shape := []int{3, 5}
-	keys := h.gen(ir.F32, small, shape...)
-	for i := range keys.V {
-		keys.V[i] = math.Round(keys.V[i]) // few distinct keys: many ties
-	}
-	for _, desc := range []bool{false, true} {
-		dir := ir.CmpLT
-		if desc {
-			dir = ir.CmpGT
-		}
-		cmp := region(t, []ir.TensorType{f, f, i32, i32}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
-			return []ir.Value{b.Compare(dir, xs[0], xs[1])}
-		})
-		for dim := range 2 {
-			wantK := tensor{T: keys.T, V: make([]float64, len(keys.V))}
-			wantV := tensor{T: tt(ir.I32, shape...), V: make([]float64, len(keys.V))}
-			other := 1 - dim
-			for o := range shape[other] {
-				pos := make([]int, shape[dim])
-				at := func(j int) int {
-					idx := []int{0, 0}
-					idx[dim], idx[other] = j, o
-					return offset(shape, idx)
-				}
-				for j := range pos {
-					pos[j] = j
-				}
-				sortStable(pos, func(a, b int) bool {
-					ka, kb := keys.V[at(a)], keys.V[at(b)]
-					if desc {
-						return ka > kb
-					}
-					return ka < kb
-				})
-				for j, p := range pos {
-					wantK.V[at(j)], wantV.V[at(j)] = keys.V[at(p)], float64(p)
-				}
-			}
-			for res, want := range []tensor{wantK, wantV} {
-				h.check(t, fmt.Sprintf("descending %v along %d, result %d", desc, dim, res), []tensor{keys}, func(b *ir.Builder, xs []ir.Value) ir.Value {
-					r := b.SortRegion(cmp, dim, xs[0], b.Iota(tt(ir.I32, shape...), dim))
-					return b.GetResult(r, res)
-				}, want)
-			}
-		}
-	}
-}
 
 // sortStable is insertion sort: plainly stable.
 func sortStable(xs []int, less func(a, b int) bool) {

@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -101,6 +102,62 @@ func testSort(t *testing.T, h *harness) {
 			h.check(t, fmt.Sprintf("%v %+v", x.T, c.a), []tensor{x}, func(b *ir.Builder, xs []ir.Value) ir.Value {
 				return b.Sort(xs[0], c.a)
 			}, want)
+		}
+	}
+	testSortWide(t, h)
+}
+
+// wideInts are integers a sort must order exactly: the extremes, and
+// neighbours above 2^24 (2^53 for int64), which float32 (float64) cannot
+// tell apart, some repeated.
+func wideInts(h *harness, d ir.DType) tensor {
+	var vs []int64
+	switch d {
+	case ir.I32:
+		vs = []int64{math.MaxInt32, math.MinInt32, 1 << 24, 1<<24 + 1, -(1 << 24) - 1, 1<<30 + 3, 1<<30 + 2, math.MaxInt32 - 1, 0, -1, math.MinInt32 + 1, 1<<24 + 1}
+	case ir.U32:
+		vs = []int64{math.MaxUint32, 1 << 31, 1<<31 - 1, 1<<31 + 1, 0, 1<<24 + 1, 1 << 24, math.MaxUint32 - 1, 5, 1 << 31, 3000000000, 1}
+	case ir.I64:
+		vs = []int64{math.MaxInt64, math.MinInt64, 1<<53 + 1, 1 << 53, -(1 << 53) - 1, 1<<62 + 7, 1 << 32, 1<<32 + 1, -1, 0, math.MinInt64 + 1, 1<<53 + 1}
+	}
+	x := tensor{T: tt(d, 2, len(vs))}
+	for row := range 2 {
+		for k := range vs {
+			v := vs[(k+5*row)%len(vs)]
+			if d == ir.I64 {
+				x.Raw = binary.LittleEndian.AppendUint64(x.Raw, uint64(v))
+			} else {
+				x.Raw = binary.LittleEndian.AppendUint32(x.Raw, uint32(v))
+			}
+		}
+	}
+	x.V = decode(d, x.Raw)
+	return x
+}
+
+// testSortWide sorts and argsorts wideInts, both ways, byte for byte: a
+// sort whose keys or values pass through float32 (as MPSGraph's gathers
+// move integers) fails it.
+func testSortWide(t *testing.T, h *harness) {
+	for _, d := range []ir.DType{ir.I32, ir.U32, ir.I64} {
+		x := wideInts(h, d)
+		val := func(k int) int64 {
+			if d == ir.I64 {
+				return int64Bits(x.Raw, k)
+			}
+			return int64(x.V[k])
+		}
+		for _, desc := range []bool{false, true} {
+			perm := stablePerm(x.T.Shape, 1, func(a, b int) bool {
+				if desc {
+					return val(a) > val(b)
+				}
+				return val(a) < val(b)
+			})
+			attrs := ir.SortAttrs{Dim: 1, Descending: desc}
+			h.checkExact(t, fmt.Sprintf("%v wide, descending %v", d, desc), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return []ir.Value{b.Sort(xs[0], attrs), b.ArgSort(xs[0], attrs, ir.I32)}
+			}, [][]byte{permuteLines(x.T, x.Raw, 1, perm), int32s(perm)})
 		}
 	}
 }

@@ -136,6 +136,14 @@ func (d *Driver) lower(p *ir.Program, e *executable, place []*driver.Unsupported
 		}
 		var v val
 		var err error
+		if place != nil && in.Op == ir.OpGetResult && place[in.Args[0]] != nil {
+			// A result of an instruction placed on the host goes with it.
+			u := *place[in.Args[0]]
+			u.Instr, u.Op = i, in.Op
+			place[i] = &u
+			l.vals[i] = l.standIn(in)
+			continue
+		}
 		if in.Op == ir.OpParameter {
 			v, err = l.parameter(in, placeholders, &feeds, &e.feeds)
 		} else {
@@ -156,11 +164,7 @@ func (d *Driver) lower(p *ir.Program, e *executable, place []*driver.Unsupported
 		default:
 			place[i] = unsupported(p, i, fb)
 			g.ClearErr()
-			v = val{typ: in.Type, empty: in.Type.Shape.Size() == 0}
-			if in.Tuple == nil && !v.empty {
-				st, _ := physType(in.Type.DType)
-				v.t = l.placeholder(physShape(in.Type), st)
-			}
+			v = l.standIn(in)
 		}
 		l.vals[i] = v
 	}
@@ -223,4 +227,15 @@ func (l *lowering) parameter(in ir.Instr, placeholders map[int]tensor, feeds *[]
 	t, err := l.load(ph, in.Type.DType)
 	v.t = t
 	return v, err
+}
+
+// standIn is what an instruction placed on the host is in a graph only
+// tried (Place): a placeholder of its type, for the rest to be tried on.
+func (l *lowering) standIn(in ir.Instr) val {
+	v := val{typ: in.Type, empty: in.Type.Shape.Size() == 0}
+	if in.Tuple == nil && !v.empty {
+		st, _ := physType(in.Type.DType)
+		v.t = l.placeholder(physShape(in.Type), st)
+	}
+	return v
 }

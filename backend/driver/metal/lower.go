@@ -33,11 +33,14 @@ type tensor = gpu.Tensor
 //     rejects empty tensors, and ops whose result is not empty although an
 //     operand is (pad, reduce over an empty axis, concat) handle it.
 
-// val is a lowered IR value.
+// val is a lowered IR value. An instruction that yields several results
+// (Instr.Tuple: reduce_region, sort_region) is a val holding one per
+// result, which get_result takes apart.
 type val struct {
 	t     tensor
 	typ   ir.TensorType
 	empty bool
+	tuple []val
 }
 
 // lowering builds one MPSGraph from one IR program.
@@ -350,6 +353,9 @@ func (l *lowering) toShape(x tensor, t ir.TensorType) tensor { return l.reshape(
 
 // lowerInstr lowers one instruction; args are its operands' values.
 func (l *lowering) lowerInstr(in ir.Instr, args []val) (val, error) {
+	if in.Tuple != nil {
+		return l.lowerTuple(in, args)
+	}
 	out := val{typ: in.Type}
 	if in.Type.Shape.Size() == 0 {
 		out.empty = true
@@ -384,7 +390,80 @@ var exactOnHalves = map[ir.Op]bool{
 	ir.OpFloor: true, ir.OpCeil: true, ir.OpSign: true, ir.OpRound: true, ir.OpMax: true, ir.OpMin: true,
 	ir.OpSelect: true, ir.OpBroadcastInDim: true, ir.OpReshape: true, ir.OpTranspose: true, ir.OpSlice: true,
 	ir.OpConcat: true, ir.OpPad: true, ir.OpReverse: true, ir.OpGather: true, ir.OpSort: true,
-	ir.OpCompare: true, ir.OpArgSort: true, ir.OpArgReduce: true,
+	ir.OpCompare: true, ir.OpArgSort: true, ir.OpArgReduce: true, ir.OpSortRegion: true, ir.OpGetResult: true,
+}
+
+// --- instructions of several results ----------------------------------------
+
+// tupleLowerFunc lowers an instruction that yields several results (its
+// Instr.Tuple), one tensor per result; the tensors of empty results are
+// ignored. It is called whenever some result has elements, also when an
+// operand has none (the lowering handles that case itself).
+type tupleLowerFunc func(l *lowering, in ir.Instr, args []val) ([]tensor, error)
+
+// tupleLowerings maps the ops of several results to their lowerings.
+var tupleLowerings = map[ir.Op]tupleLowerFunc{}
+
+// registerTupleLowering adds f as the lowering of ops, which yield tuples;
+// it runs from init functions only.
+func registerTupleLowering(f tupleLowerFunc, ops ...ir.Op) {
+	for _, op := range ops {
+		if _, dup := lowerings[op]; dup {
+			panic("metal: " + op.String() + " lowered twice")
+		}
+		if _, dup := tupleLowerings[op]; dup {
+			panic("metal: " + op.String() + " lowered twice")
+		}
+		tupleLowerings[op] = f
+	}
+}
+
+func init() { registerLowering(lowerGetResult, ir.OpGetResult) }
+
+// lowerTuple lowers an instruction of several results into a val holding
+// one per result, rounding half-typed ones as lowerInstr does.
+func (l *lowering) lowerTuple(in ir.Instr, args []val) (val, error) {
+	out := val{tuple: make([]val, len(in.Tuple))}
+	someElements := false
+	for i, t := range in.Tuple {
+		out.tuple[i] = val{typ: t, empty: t.Shape.Size() == 0}
+		someElements = someElements || !out.tuple[i].empty
+	}
+	// An op with no lowering is the host's even when its results are
+	// empty: a host callback's are, and it runs for its effect.
+	lower, ok := tupleLowerings[in.Op]
+	if !ok {
+		return out, fallback(in.Op, "%s", notLoweredWhy(in.Op))
+	}
+	if !someElements {
+		return out, nil
+	}
+	ts, err := lower(l, in, args)
+	if err != nil {
+		return out, err
+	}
+	for i := range out.tuple {
+		r := &out.tuple[i]
+		if r.empty {
+			continue
+		}
+		r.t = ts[i]
+		if d := r.typ.DType; !exactOnHalves[in.Op] && (d == ir.F16 || d == ir.BF16) {
+			if r.t, err = l.roundHalf(r.t, d); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// lowerGetResult is result Param of a tuple lowered by lowerTuple. (The
+// tuples of while, case and call, which are not lowered, never get here.)
+func lowerGetResult(l *lowering, in ir.Instr, args []val) (tensor, error) {
+	if in.Param >= len(args[0].tuple) {
+		return tensor{}, fmt.Errorf("get_result #%d of a value that is no tuple of as many", in.Param)
+	}
+	return args[0].tuple[in.Param].t, nil
 }
 
 // lowerWithEmpty handles an instruction with an empty operand and a

@@ -8,7 +8,8 @@ import "github.com/metalplug/metalplug/backend/ir"
 func Lowered() []ir.Op {
 	var ops []ir.Op
 	for _, op := range ir.Ops() {
-		if _, ok := lowerings[op]; ok || op == ir.OpParameter {
+		_, tuple := tupleLowerings[op]
+		if _, ok := lowerings[op]; ok || tuple || op == ir.OpParameter {
 			ops = append(ops, op)
 		}
 	}
@@ -40,12 +41,8 @@ func registerLowering(f lowerFunc, ops ...ir.Op) {
 var NotLowered = map[ir.Op]string{
 	ir.OpWhile: "a loop MPSGraph cannot run as one graph: its trip count is known only at run time (loops of a known count are unrolled or replayed), " +
 		"so the host drives it, one wait for the GPU per iteration",
-	ir.OpCase:      "a conditional whose branches the GPU cannot all run (a branch with a host part or a data-dependent loop): it runs on the CPU",
-	ir.OpCall:      "a call left after inlining: it runs on the CPU",
-	ir.OpGetResult: "the results of an instruction that runs on the CPU",
-	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: it runs on the CPU; " +
-		"the fixed monoids are reduce, which is",
-	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: it runs on the CPU; the fixed orders are sort, which is",
+	ir.OpCase: "a conditional whose branches the GPU cannot all run (a branch with a host part or a data-dependent loop): it runs on the CPU",
+	ir.OpCall: "a call left after inlining: it runs on the CPU",
 	ir.OpBitcastConvert: "not lowered yet: inside a graph half types are held as float32, so their bits would first have to be stored " +
 		"and reinterpreted; it runs on the CPU",
 	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: it runs on the CPU; " +
@@ -90,14 +87,21 @@ var hostHome = map[ir.Op]bool{
 // the program's types and attributes and from the methods the running
 // macOS offers (see features). Any op also runs on the CPU when an operand
 // has no elements but its result has some, except pad, concatenate,
-// reduce, reduce_window, dot_general, convolution, scatter and
-// select_and_scatter, which handle that case on the GPU.
+// reduce, reduce_region, reduce_window, dot_general, convolution, scatter
+// and select_and_scatter, which handle that case on the GPU.
 var Fallbacks = map[ir.Op]string{
 	ir.OpRng: "normal and truncated-normal numbers: TensorFlow's Box-Muller uses the C library's logf, sinf and cosf, " +
 		"and the GPU's functions round differently, so the bits would differ; uniform numbers run on the GPU (macOS 13+)",
-	ir.OpConvolution:          "three or more spatial dimensions: darwinkit v0.5.0 binds no 3-D convolution descriptor",
-	ir.OpSort:                 "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum) / 13.2 for floats (reinterpretCast)",
-	ir.OpArgSort:              "as sort",
+	ir.OpConvolution: "three or more spatial dimensions: darwinkit v0.5.0 binds no 3-D convolution descriptor",
+	ir.OpSort:        "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum, and bitwise ops: keys and integers gather as 16-bit pieces, since gathers move integers through float32) / 13.2 for floats (reinterpretCast)",
+	ir.OpArgSort:     "as sort",
+	ir.OpReduceRegion: "bodies of other forms than jax's argmax and argmin over (value, index) (ir.ArgReduceOf) and results that each fold one operand by " +
+		"add, mul, max, min, and, or or xor (ir.MonoidsOf); as reduce for each such fold (complex64; int64 before macOS 13.3, uint32 sums and products before " +
+		"13.2 and its max and min before 13.3); argmax and argmin of int64 or uint32 values, or into int64 or uint32 indices, before 13.3 (their extremes " +
+		"reduce in int64); and, or and xor of integers, and the flipped-order max, min, argmax and argmin of unsigned types held as signed, before 13 (bitwise ops)",
+	ir.OpSortRegion: "comparators of other forms than ir.SortKeysOf's (jax's sort, argsort, lax.sort with num_keys, top_k and approx_max_k are of them); " +
+		"complex64 keys; a float compared plainly (not in a total order) as one key of several (no strict weak order once a NaN occurs); " +
+		"otherwise as sort: rows longer than 46340, before macOS 13 (argSort, cumulativeSum, bitwise ops), float keys before 13.2 (reinterpretCast)",
 	ir.OpFFT:                  "transform lengths above 2048: the DFT-matrix lowering would need matrices of more than 2^22 elements",
 	ir.OpDotGeneral:           "integer operands whose broadcast product exceeds 2^27 elements (integers multiply-and-sum exactly rather than through the float matmul); int64 before macOS 13.3 and uint32 before 13.2 (MPSGraph's reductions lack them)",
 	ir.OpReduceWindow:         "windows of more than 1024 elements (window positions are unrolled)",

@@ -3,12 +3,16 @@ package metal
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
-func init() { registerLowering(lowerReduce, ir.OpReduce) }
+func init() {
+	registerLowering(lowerReduce, ir.OpReduce)
+	registerTupleLowering(lowerReduceRegion, ir.OpReduceRegion)
+}
 
 // lowerReduce folds the axes away. Float max and min propagate NaN, as the
 // host driver's builtins do; and/or on 0/1 bytes are max/min. MPSGraph's
@@ -128,4 +132,284 @@ func (l *lowering) extreme(x tensor, d ir.DType, axes []int, max bool) (tensor, 
 		return l.cast(pick(l.cast(x, i64)), mustPhys(d)), nil
 	}
 	return pick(x), nil
+}
+
+// lowerReduceRegion lowers the reduce_region bodies ir.ArgReduceOf and
+// ir.MonoidsOf recognise: jax's argmax and argmin over (value, index), and
+// bodies whose every result folds one operand by add, mul, max, min, and,
+// or or xor. Any other body runs on the CPU. A fold over no elements is
+// the inits.
+func lowerReduceRegion(l *lowering, in ir.Instr, args []val) ([]tensor, error) {
+	n := len(args) / 2
+	xs, inits := args[:n], args[n:]
+	if xs[0].empty {
+		outs := make([]tensor, n)
+		for i := range n {
+			outs[i] = l.broadcastTo(inits[i].t, physShape(in.Tuple[i]))
+		}
+		return outs, nil
+	}
+	body := in.Regions[0]
+	if form, ok := ir.ArgReduceOf(body); ok {
+		if !form.Flipped {
+			return l.argReduceRegion(in, xs, inits, form.Max)
+		}
+		// In the flipped order: flip, reduce, flip the value back.
+		fx, fi, err := l.flipAll(xs[:1], inits[:1])
+		if err != nil {
+			return nil, err
+		}
+		outs, err := l.argReduceRegion(in, append(fx, xs[1]), append(fi, inits[1]), form.Max)
+		if err != nil {
+			return nil, err
+		}
+		outs[0] = l.flipTop(outs[0], xs[0].typ.DType)
+		return outs, nil
+	}
+	if ms, ok := ir.MonoidsOf(body); ok {
+		outs := make([]tensor, n)
+		for i, m := range ms {
+			x, init := xs[i], inits[i]
+			if m.Flipped {
+				fx, fi, err := l.flipAll([]val{x}, []val{init})
+				if err != nil {
+					return nil, err
+				}
+				x, init = fx[0], fi[0]
+			}
+			r, err := l.monoid(in, m.Op, x, init, in.Tuple[i])
+			if err != nil {
+				return nil, err
+			}
+			if m.Flipped {
+				r = l.flipTop(r, x.typ.DType)
+			}
+			outs[i] = r
+		}
+		return outs, nil
+	}
+	return nil, fallback(in.Op, "a body of no form the lowering knows (jax's argmax and argmin over (value, index); "+
+		"results that each fold one operand by add, mul, max, min, and, or or xor)")
+}
+
+// flipAll flips the top bit of integer operands and their inits, whose
+// order is then the signed order of the flipped bits (for ui16 and ui64
+// held as int16 and int64, their unsigned order).
+func (l *lowering) flipAll(xs, inits []val) ([]val, []val, error) {
+	if !l.g.Has(gpu.OpBitwiseXOR) {
+		return nil, nil, fallback(ir.OpReduceRegion, "integers compared with the top bit flipped (unsigned types held as signed) are flipped with bitwise ops (macOS 13)")
+	}
+	fx, fi := slices.Clone(xs), slices.Clone(inits)
+	for i := range fx {
+		fx[i].t = l.flipTop(xs[i].t, xs[i].typ.DType)
+		fi[i].t = l.flipTop(inits[i].t, inits[i].typ.DType)
+	}
+	return fx, fi, nil
+}
+
+// flipTop is x ^ the top bit of d.
+func (l *lowering) flipTop(x tensor, d ir.DType) tensor {
+	top := int64(-1) << (8*d.Size() - 1) // the top bit, sign-extended
+	if d.IsUnsigned() {
+		top = 1 << (8*d.Size() - 1)
+	}
+	return l.bxor(x, l.intConst(top, mustPhys(d)))
+}
+
+// monoid folds x over the instruction's axes by op, then folds the init
+// in: the fixed reduction for sum, product, max and min (and and or of
+// bools), as ir.ReduceWith makes of a single operand's body; bit planes for
+// the bitwise ones of integers; a count's parity for xor of bools.
+func (l *lowering) monoid(in ir.Instr, op ir.Op, x, init val, rt ir.TensorType) (tensor, error) {
+	d := x.typ.DType
+	var r tensor
+	var err error
+	switch {
+	case d == ir.Bool && op == ir.OpXor:
+		count := l.reduceSum(l.cast(x.t, i32), in.Axes)
+		r = l.toShape(l.cast(l.floorMod(count, l.scalar(2, i32)), gpu.UInt8), rt)
+	case d != ir.Bool && (op == ir.OpAnd || op == ir.OpOr || op == ir.OpXor):
+		r, err = l.bitwiseReduce(op, x, in.Axes, rt)
+	default:
+		kind := map[ir.Op]ir.ReduceKind{ir.OpAdd: ir.ReduceSum, ir.OpMul: ir.ReduceProd, ir.OpMax: ir.ReduceMax,
+			ir.OpMin: ir.ReduceMin, ir.OpAnd: ir.ReduceAnd, ir.OpOr: ir.ReduceOr}[op]
+		r, err = lowerReduce(l, ir.Instr{Op: ir.OpReduce, Reduce: kind, Axes: in.Axes, Type: rt}, []val{x})
+		if err == nil {
+			r, err = l.roundHalf(r, d)
+		}
+	}
+	if err != nil {
+		return tensor{}, err
+	}
+	return lowerBinary(l, ir.Instr{Op: op, Type: rt}, []val{{t: r, typ: rt}, init})
+}
+
+// bitwiseReduce is the and, or or xor of integers over axes, bit by bit,
+// MPSGraph having no bitwise reduction: every element's bits as 0/1 int32
+// planes on a new last axis, reduced by min (and), max (or) or a sum's low
+// bit (xor), and put together again.
+func (l *lowering) bitwiseReduce(op ir.Op, x val, axes []int, rt ir.TensorType) (tensor, error) {
+	if len(axes) == 0 {
+		return l.identity(x.t), nil
+	}
+	if !l.g.Has(gpu.OpBitwiseAND) {
+		return tensor{}, fallback(ir.OpReduceRegion, "a bitwise %s of integers is reduced bit by bit, with bitwise ops (macOS 13)", strings.ToLower(op.String()))
+	}
+	d := x.typ.DType
+	dt := mustPhys(d)
+	w := 8 * d.Size()
+	shape := physShape(x.typ)
+	rank := len(shape)
+	amounts := make([]float64, w)
+	for b := range amounts {
+		amounts[b] = float64(b)
+	}
+	lanes := append(slices.Repeat([]int{1}, rank), w)
+	xs := l.reshape(x.t, append(slices.Clone(shape), 1))
+	planes := l.cast(l.band(l.shr(xs, l.constBytes(encodePhys(dt, amounts), lanes, dt)), l.scalar(1, dt)), i32)
+	switch op {
+	case ir.OpAnd:
+		planes = l.reduceMin(planes, axes)
+	case ir.OpOr:
+		planes = l.reduceMax(planes, axes)
+	default:
+		planes = l.band(l.reduceSum(planes, axes), l.scalar(1, i32))
+	}
+	// word is the bits from bit lo on (up to 32 of them) as an int32, each
+	// plane times its power of two: distinct powers add without carries,
+	// and bit 31's is int32's lowest value, so nothing overflows.
+	word := func(lo, bits int) tensor {
+		weights := make([]float64, bits)
+		for b := range weights {
+			weights[b] = float64(int32(uint32(1) << b))
+		}
+		starts, ends := make([]int, rank+1), append(slices.Clone(planes.Shape[:rank]), lo+bits)
+		starts[rank] = lo
+		part := l.slice(planes, starts, ends, ones(rank+1))
+		wt := l.constBytes(encodePhys(i32, weights), append(slices.Repeat([]int{1}, rank), bits), i32)
+		return l.toShape(l.reduceSum(l.mul(part, wt), []int{rank}), rt)
+	}
+	switch d {
+	case ir.I32:
+		return word(0, 32), nil
+	case ir.U32: // bit 31 apart: uint32 takes no negative int32
+		top := l.cast(word(31, 1), gpu.UInt32)
+		return l.add(l.cast(word(0, 31), gpu.UInt32), l.mul(top, l.scalar(1<<31, gpu.UInt32))), nil
+	case ir.I64:
+		lo := l.band(l.cast(word(0, 32), i64), l.intConst(0xffffffff, i64))
+		return l.add(l.mul(l.cast(word(32, 32), i64), l.intConst(1<<32, i64)), lo), nil
+	}
+	return l.narrow(word(0, w), d), nil // 8 and 16 bits, wrapped back into the type
+}
+
+// argReduceRegion is jax's argmax (max) or argmin over (value, index) by
+// its body, which ir.ArgReduceOf has checked: folding from the init (v0,
+// i0) in row-major order, the value is the extreme of the init and the
+// elements (a NaN above every number, the first NaN staying once reached),
+// and the index the least index of the elements holding it (the init's
+// among them), or the first NaN's own. The value is the element itself,
+// to the bit: for a zero extreme, the last zero reached (the body takes
+// the element on ties), for a NaN the first. The index operand may be any
+// integers; where it is an iota along the one reduced axis (jax's form),
+// the first NaN's index is the least of the NaNs'.
+func (l *lowering) argReduceRegion(in ir.Instr, xs, inits []val, max bool) ([]tensor, error) {
+	vt, it := xs[0].typ.DType, xs[1].typ.DType
+	x, idx := l.lines(xs[0], in.Axes), l.lines(xs[1], in.Axes)
+	k, r := x.Shape[0], x.Shape[1]
+	v0, i0 := inits[0].t, inits[1].t
+	m, err := l.extreme(x, vt, []int{1}, max)
+	if err != nil {
+		return nil, err
+	}
+	pick := l.maximum
+	if !max {
+		pick = l.minimum
+	}
+	if vt.IsFloat() {
+		pick = l.maxNaN
+		if !max {
+			pick = l.minNaN
+		}
+	}
+	top := l.extremeConst(it, true) // no index: above every index
+	least := func(where tensor) (tensor, error) {
+		return l.extreme(l.sel(where, idx, top), it, []int{1}, false)
+	}
+	ext := pick(m, v0) // [k, 1]: the extreme, the init's included
+	eq := l.eq(x, ext)
+	lowest, err := least(eq)
+	if err != nil {
+		return nil, err
+	}
+	index := l.sel(l.eq(v0, ext), l.minimum(i0, lowest), lowest)
+	value := ext
+	if vt.IsFloat() {
+		pos := l.iotaAlong(ir.Shape{k, r}, 1, i32, r)
+		nan, extNaN, v0NaN := l.isNaN(x), l.isNaN(ext), l.isNaN(v0)
+		firstNaN := l.reduceMin(l.sel(nan, pos, l.scalar(float64(r), i32)), []int{1})
+		nanAt := nan // the first NaN's index, when it is the least of the NaNs'
+		if !l.iotaAlongReduced(in) {
+			nanAt = l.eq(pos, firstNaN)
+		}
+		nanIndex, err := least(nanAt)
+		if err != nil {
+			return nil, err
+		}
+		index = l.sel(extNaN, l.sel(v0NaN, l.broadcastTo(i0, index.Shape), nanIndex), index)
+		lastEq := l.reduceMax(l.sel(eq, pos, l.scalar(-1, i32)), []int{1})
+		at := l.sel(extNaN, firstNaN, lastEq)
+		fromInit := l.sel(extNaN, v0NaN, l.lt(lastEq, l.scalar(0, i32)))
+		got := l.gatherAlong(1, x, l.minimum(l.maximum(at, l.scalar(0, i32)), l.scalar(float64(r-1), i32)))
+		value = l.sel(fromInit, l.broadcastTo(v0, got.Shape), got)
+	}
+	return []tensor{l.toShape(value, in.Tuple[0]), l.toShape(index, in.Tuple[1])}, nil
+}
+
+// lines lays v out as [kept, reduced]: its kept dimensions flattened into
+// rows, its reduced ones (in order) into each row, so that a row runs
+// through its elements in the row-major order a fold visits them.
+func (l *lowering) lines(v val, axes []int) tensor {
+	shape := v.typ.Shape
+	var perm []int
+	k, r := 1, 1
+	for d := range shape {
+		if !slices.Contains(axes, d) {
+			perm = append(perm, d)
+			k *= shape[d]
+		}
+	}
+	for d := range shape {
+		if slices.Contains(axes, d) {
+			perm = append(perm, d)
+			r *= shape[d]
+		}
+	}
+	x := v.t
+	if !slices.IsSorted(perm) {
+		x = l.transpose(x, perm)
+	}
+	return l.reshape(x, []int{k, r})
+}
+
+// iotaAlongReduced reports whether a reduce_region's second operand is an
+// iota along its one reduced axis (directly, or a broadcast of a 1-D one),
+// in a type that counts that far: its indices then rise in fold order.
+func (l *lowering) iotaAlongReduced(in ir.Instr) bool {
+	if len(in.Axes) != 1 {
+		return false
+	}
+	axis := in.Axes[0]
+	src := l.p.Instrs[in.Args[1]]
+	n := src.Type.Shape[axis]
+	if _, hi, ok := src.Type.DType.IntRange(); !ok || int64(n-1) > hi {
+		return false
+	}
+	switch src.Op {
+	case ir.OpIota:
+		return src.Axes[0] == axis
+	case ir.OpBroadcastInDim:
+		one := l.p.Instrs[src.Args[0]]
+		return one.Op == ir.OpIota && one.Type.Shape.Rank() == 1 && len(src.Axes) == 1 && src.Axes[0] == axis
+	}
+	return false
 }

@@ -10,55 +10,182 @@ import (
 func init() {
 	registerLowering(lowerSort, ir.OpSort, ir.OpArgSort)
 	registerLowering(lowerArgReduce, ir.OpArgReduce)
+	registerTupleLowering(lowerSortRegion, ir.OpSortRegion)
 }
 
-// maxStableSortRow is the longest row the stable argsort handles: its
-// tie-breaking key group*n + position must fit int32.
+// How sorts are built. MPSGraph's argSort promises neither stability nor
+// an order for NaN, so every sort here is a stable sort of int32 keys whose
+// signed order is exactly the order wanted (keyLevels): the float bits made
+// monotonic, wide integers split into several keys. A lexicographic order
+// of several keys is sorted key by key from the least significant, each
+// pass stable (stablePermutation). The operands then follow the
+// permutation (gatherExact).
+//
+// MPSGraph's gathers move integer data through float32 on Apple's GPUs:
+// an int32 above 2^24 in magnitude comes out rounded. Keys are such
+// integers (a float's bits are near 2^30), so no key is gathered whole: it
+// travels as two 16-bit halves, as do int32 and uint32 operands (int64 as
+// four). Positions and ranks, below 2^24, are gathered as they are.
+
+// maxStableSortRow is the longest row the stable passes handle: their
+// tie-breaking key rank*n + position must fit int32.
 const maxStableSortRow = 46340
 
+// canSort says whether a row of n elements sorts on the GPU here.
+func (l *lowering) canSort(op ir.Op, n int) error {
+	if !l.g.Has(gpu.OpArgSort) || !l.g.Has(gpu.OpCumulativeSum) || !l.g.Has(gpu.OpBitwiseAND) {
+		return fallback(op, "sorting needs MPSGraph's argSort, cumulativeSum and bitwise ops (macOS 13)")
+	}
+	if n > maxStableSortRow {
+		return fallback(op, "rows of %d elements (at most %d sort stably on the GPU)", n, maxStableSortRow)
+	}
+	return nil
+}
+
 // lowerSort sorts with the host driver's order: stable, NaN above every
-// number (so last ascending, first descending), -0 and +0 tied. MPSGraph's
-// argSort promises neither stability nor an order for NaN, so the elements
-// are first mapped to int32 keys that order exactly as wanted (the float
-// bits made monotonic, NaN raised above +inf), and ties are then broken by
-// position (stableArgSort). int64 keys sort in two stable passes, low word
-// then high word. The values follow the permutation.
+// number (so last ascending, first descending), -0 and +0 tied: the
+// canonical float order, as jax's sort compares floats. The values follow
+// the permutation.
 func lowerSort(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	t := args[0].typ
 	axis := in.Sort.Dim
-	n := t.Shape[axis]
-	if !l.g.Has(gpu.OpArgSort) || !l.g.Has(gpu.OpCumulativeSum) {
-		return tensor{}, fallback(in.Op, "sort needs MPSGraph's argSort and cumulativeSum (macOS 13)")
+	if err := l.canSort(in.Op, t.Shape[axis]); err != nil {
+		return tensor{}, err
 	}
-	if n > maxStableSortRow {
-		return tensor{}, fallback(in.Op, "rows of %d elements (at most %d sort stably on the GPU)", n, maxStableSortRow)
+	order := ir.KeyPlain
+	if t.DType.IsFloat() {
+		order = ir.KeyCanonical
 	}
-	x := args[0].t
-	var perm tensor
-	switch {
-	case t.DType.IsFloat():
-		if !l.g.Has(gpu.OpReinterpretCast) {
-			return tensor{}, fallback(in.Op, "float sort keys need reinterpretCastTensor (macOS 13.2)")
-		}
-		perm = l.stableArgSort(l.descend(l.floatKey(x), in.Sort.Descending), t.Shape, axis)
-	case t.DType == ir.I64:
-		if !l.g.Has(gpu.OpBitwiseAND) {
-			return tensor{}, fallback(in.Op, "int64 sort keys need bitwise ops (macOS 13)")
-		}
-		lo := l.sub(l.band(x, l.intConst(0xffffffff, i64)), l.intConst(1<<31, i64))
-		hi := l.shr(x, l.intConst(32, i64))
-		loK := l.descend(l.cast(lo, i32), in.Sort.Descending)
-		hiK := l.descend(l.cast(hi, i32), in.Sort.Descending)
-		pa := l.stableArgSort(loK, t.Shape, axis)
-		pb := l.stableArgSort(l.gatherAlong(axis, hiK, pa), t.Shape, axis)
-		perm = l.gatherAlong(axis, pa, pb)
-	default: // int8/16/32, uint8, bool: int32 holds them all
-		perm = l.stableArgSort(l.descend(l.cast(x, i32), in.Sort.Descending), t.Shape, axis)
+	keys, err := l.keyLevels(in.Op, args[0], order, in.Sort.Descending)
+	if err != nil {
+		return tensor{}, err
 	}
+	perm := l.stablePermutation(keys, t.Shape, axis)
 	if in.Op == ir.OpArgSort {
 		return l.cast(perm, mustPhys(in.Type.DType)), nil
 	}
-	return l.gatherAlong(axis, x, perm), nil
+	return l.gatherExact(axis, args[0], perm), nil
+}
+
+// lowerSortRegion sorts by a comparator of the forms ir.SortKeysOf knows
+// (jax's sort, argsort, lax.sort with num_keys, top_k, approx_max_k):
+// stably, lexicographically by the keys it names, every operand following
+// the permutation. A float compared plainly (as approx_max_k does) is no
+// strict weak order once a NaN occurs; the IR's stable insertion sort then
+// leaves each NaN where it is and sorts the numbers between two NaNs among
+// themselves (a number never moves past a NaN, nor a NaN at all), which
+// sorting first by the count of NaNs before each element, NaN last within
+// that, reproduces. Where such a key is one of several, the insertion
+// sort's result has no such description: the CPU runs it.
+func lowerSortRegion(l *lowering, in ir.Instr, args []val) ([]tensor, error) {
+	keys, ok := ir.SortKeysOf(in.Regions[0])
+	if !ok {
+		return nil, fallback(in.Op, "a comparator of no form the lowering knows (strict comparisons of keys, lexicographic: "+
+			"the operands themselves, the float total order, jax's canonical floats, an integer's bits with the top one flipped)")
+	}
+	t := args[0].typ
+	axis := in.Sort.Dim
+	if err := l.canSort(in.Op, t.Shape[axis]); err != nil {
+		return nil, err
+	}
+	var levels []keyLevel
+	for _, k := range keys {
+		x := args[k.Operand]
+		plainFloat := k.Order == ir.KeyPlain && x.typ.DType.IsFloat()
+		if plainFloat && len(keys) > 1 {
+			return nil, fallback(in.Op, "a float compared plainly (not in a total order) as one key of %d: with a NaN the comparator is no strict weak order "+
+				"and the result is the CPU's insertion sort's", len(keys))
+		}
+		ls, err := l.keyLevels(in.Op, x, k.Order, k.Descending)
+		if err != nil {
+			return nil, err
+		}
+		if plainFloat {
+			nan := l.isNaN(x.t)
+			ls[0].t = l.sel(nan, l.scalar(math.MaxInt32, i32), ls[0].t) // last in its run, descending too
+			before := l.sub(l.cumsum(l.cast(nan, i32), axis), l.cast(nan, i32))
+			ls = append([]keyLevel{{t: before, small: true}}, ls...)
+		}
+		levels = append(levels, ls...)
+	}
+	perm := l.stablePermutation(levels, t.Shape, axis)
+	outs := make([]tensor, len(args))
+	for i, a := range args {
+		outs[i] = l.gatherExact(axis, a, perm)
+	}
+	return outs, nil
+}
+
+// keyLevel is an int32 key in the original order, ascending. small keys
+// lie within +-2^16 and gather as they are.
+type keyLevel struct {
+	t     tensor
+	small bool
+}
+
+// keyLevels maps v's elements to int32 keys whose lexicographic signed
+// order is order (descending if asked), most significant first, ties
+// where the order ties:
+//   - floats, canonical or plain: -0 as +0 and every NaN one key above
+//     +inf (floatKey); total: the bits made monotonic (totalKey). float16
+//     and bfloat16 are held as float32, which they widen into exactly, so
+//     the float32 keys order them as their own bits would;
+//   - int8, int16, uint8, bool: their value; int32: itself; uint32 through
+//     int64, minus 2^31; int64: its high word, then its low word minus 2^31;
+//     flipped, the top bit flipped first.
+func (l *lowering) keyLevels(op ir.Op, v val, order ir.KeyOrder, descending bool) ([]keyLevel, error) {
+	x, d := v.t, v.typ.DType
+	var ks []keyLevel
+	switch {
+	case d == ir.C64:
+		return nil, fallback(op, "complex64 sort keys")
+	case d.IsFloat():
+		if !l.g.Has(gpu.OpReinterpretCast) {
+			return nil, fallback(op, "float sort keys are made from the bits, with reinterpretCastTensor (macOS 13.2)")
+		}
+		if order == ir.KeyTotal {
+			ks = []keyLevel{{t: l.totalKey(x)}}
+		} else {
+			ks = []keyLevel{{t: l.floatKey(x)}}
+		}
+	case d == ir.I64:
+		if order == ir.KeyFlipped {
+			x = l.bxor(x, l.intConst(math.MinInt64, i64))
+		}
+		lo := l.sub(l.band(x, l.intConst(0xffffffff, i64)), l.intConst(1<<31, i64))
+		hi := l.shr(x, l.intConst(32, i64))
+		ks = []keyLevel{{t: l.cast(hi, i32)}, {t: l.cast(lo, i32)}}
+	case d == ir.U32:
+		w := l.cast(x, i64) // exact
+		if order == ir.KeyFlipped {
+			w = l.sel(l.ge(w, l.intConst(1<<31, i64)), l.sub(w, l.intConst(1<<32, i64)), w)
+		} else {
+			w = l.sub(w, l.intConst(1<<31, i64))
+		}
+		ks = []keyLevel{{t: l.cast(w, i32)}}
+	case d == ir.I32:
+		if order == ir.KeyFlipped {
+			x = l.bxor(x, l.intConst(math.MinInt32, i32))
+		}
+		ks = []keyLevel{{t: x}}
+	default: // int8, int16, uint8, bool
+		w := l.cast(x, i32)
+		if order == ir.KeyFlipped {
+			bits := 8 * d.Size()
+			if d == ir.U8 {
+				w = l.sel(l.ge(w, l.scalar(128, i32)), l.sub(w, l.scalar(256, i32)), w)
+			} else {
+				w = l.sel(l.lt(w, l.scalar(0, i32)), l.add(w, l.scalar(float64(int(1)<<bits), i32)), w)
+			}
+		}
+		ks = []keyLevel{{t: w, small: true}}
+	}
+	if descending {
+		for i := range ks {
+			ks[i].t = l.descend(ks[i].t)
+		}
+	}
+	return ks, nil
 }
 
 // floatKey maps float32 values to int32 keys in the same order, -0 equal to
@@ -71,13 +198,19 @@ func (l *lowering) floatKey(x tensor) tensor {
 	return l.sel(l.isNaN(x), l.scalar(0x7f800001, i32), ord)
 }
 
-// descend reverses an int32 key's order when descending: -k-1 (that is ^k)
-// never overflows, and stability keeps ties in their original order, as the
-// host driver's descending sort does.
-func (l *lowering) descend(k tensor, descending bool) tensor {
-	if !descending {
-		return k
-	}
+// totalKey is StableHLO's total-order key of float32 values: the bits, all
+// but the sign flipped where the sign is set, so that -NaN < -inf < ... <
+// -0 < +0 < ... < +inf < +NaN as signed integers.
+func (l *lowering) totalKey(x tensor) tensor {
+	bits := l.reinterpret(x, i32)
+	mask := l.sel(l.lt(bits, l.scalar(0, i32)), l.scalar(math.MaxInt32, i32), l.scalar(0, i32))
+	return l.bxor(bits, mask)
+}
+
+// descend reverses an int32 key's order: -k-1 (that is ^k) never
+// overflows, and stability keeps ties in their original order, as the host
+// driver's descending sort does.
+func (l *lowering) descend(k tensor) tensor {
 	return l.sub(l.sub(l.scalar(0, i32), k), l.scalar(1, i32))
 }
 
@@ -85,29 +218,109 @@ func (l *lowering) gatherAlong(axis int, x, idx tensor) tensor {
 	return l.g.GatherAlongAxis(axis, x, idx)
 }
 
-// stableArgSort is the stable ascending permutation of int32 keys along
-// axis: an (unstable) argSort, then each element's group of equal keys
-// (a cumulative count of key changes in sorted order, taken back to the
-// original positions through the inverse permutation), then an argSort of
-// group*n + position, whose keys are distinct.
-func (l *lowering) stableArgSort(k tensor, shape ir.Shape, axis int) tensor {
-	n := shape[axis]
-	if n == 1 {
+// gatherExact is v's elements along axis at the int32 positions idx
+// (idx of v's shape), bit for bit: floats and integers of 16 bits or fewer
+// gather as they are (float32 holds them all); int32 and uint32 in 16-bit
+// halves, int64 in four 16-bit pieces, each exact through float32, joined
+// again by arithmetic that cannot overflow. complex64, a trailing pair of
+// float32, takes each position twice.
+func (l *lowering) gatherExact(axis int, v val, idx tensor) tensor {
+	x := v.t
+	switch v.typ.DType {
+	case ir.C64:
+		pair := append(append([]int(nil), idx.Shape...), 1)
+		return l.gatherAlong(axis, x, l.broadcastTo(l.reshape(idx, pair), x.Shape))
+	case ir.I32, ir.U32:
+		return l.gatherWide(axis, x, idx)
+	case ir.I64:
+		var acc tensor
+		for s := 48; s >= 0; s -= 16 {
+			p := x
+			if s > 0 {
+				p = l.shr(x, l.intConst(int64(s), i64))
+			}
+			if s < 48 {
+				p = l.band(p, l.intConst(0xffff, i64))
+			}
+			g := l.gatherAlong(axis, p, idx)
+			if s == 48 {
+				acc = g
+				continue
+			}
+			acc = l.add(l.mul(acc, l.intConst(65536, i64)), g)
+		}
+		return acc
+	}
+	return l.gatherAlong(axis, x, idx)
+}
+
+// gatherWide gathers int32 or uint32 data exactly, as two 16-bit halves:
+// the high one (arithmetically shifted for int32, in [-2^15, 2^15)) times
+// 2^16, plus the low one, never overflows.
+func (l *lowering) gatherWide(axis int, x, idx tensor) tensor {
+	dt := x.DType
+	hi := l.gatherAlong(axis, l.shr(x, l.scalar(16, dt)), idx)
+	lo := l.gatherAlong(axis, l.band(x, l.scalar(0xffff, dt)), idx)
+	return l.add(l.mul(hi, l.scalar(65536, dt)), lo)
+}
+
+// gatherKey gathers a key level exactly.
+func (l *lowering) gatherKey(axis int, k keyLevel, idx tensor) tensor {
+	if k.small {
+		return l.gatherAlong(axis, k.t, idx)
+	}
+	return l.gatherWide(axis, k.t, idx)
+}
+
+// stablePermutation is the int32 permutation that sorts each line along
+// axis by the key levels (the first most significant), ties kept in their
+// original order: one stable pass per level, least significant first, each
+// pass sorting the order the previous ones left.
+func (l *lowering) stablePermutation(levels []keyLevel, shape ir.Shape, axis int) tensor {
+	if shape[axis] == 1 {
 		return l.full(0, []int(shape), i32)
 	}
+	var perm *tensor
+	for i := len(levels) - 1; i >= 0; i-- {
+		p := l.stablePass(levels[i], perm, shape, axis)
+		perm = &p
+	}
+	return *perm
+}
+
+// stablePass sorts the key level k, taken in the order perm (nil: the
+// original order), stably, and returns the permutation of the original
+// positions it gives: an (unstable) argSort, then each element's rank among
+// the distinct keys (a running count of key changes in sorted order, taken
+// back through the inverse permutation), then an argSort of rank*n +
+// position, whose keys are distinct.
+func (l *lowering) stablePass(k keyLevel, perm *tensor, shape ir.Shape, axis int) tensor {
+	n := shape[axis]
 	r := shape.Rank()
-	p1 := l.argSort(k, axis)
-	s := l.gatherAlong(axis, k, p1)
+	cur := k.t
+	if perm != nil {
+		cur = l.gatherKey(axis, k, *perm)
+	}
+	p1 := l.argSort(cur, axis)
+	src := p1 // original positions, in sorted order
+	if perm != nil {
+		src = l.gatherAlong(axis, *perm, p1)
+	}
+	s := l.gatherKey(axis, k, src)
 	starts, ends := make([]int, r), []int(shape.Clone())
 	ends[axis] = 1
 	first := l.slice(s, starts, ends, ones(r))
 	ends[axis] = n - 1
 	prev := l.concat([]tensor{first, l.slice(s, starts, ends, ones(r))}, axis)
-	group := l.cumsum(l.cast(l.ne(s, prev), i32), axis)
+	rank := l.cumsum(l.cast(l.ne(s, prev), i32), axis)
 	inv := l.argSort(p1, axis)
-	g := l.gatherAlong(axis, group, inv)
+	g := l.gatherAlong(axis, rank, inv)
 	pos := l.iotaAlong(shape, axis, i32, n)
-	return l.argSort(l.add(l.mul(g, l.scalar(float64(n), i32)), pos), axis)
+	q := l.argSort(l.add(l.mul(g, l.scalar(float64(n), i32)), pos), axis)
+	if perm != nil {
+		return l.gatherAlong(axis, *perm, q)
+	}
+	return q
 }
 
 // lowerArgReduce is the index of the first max (or min) along the axis, a

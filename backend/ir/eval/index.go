@@ -198,11 +198,14 @@ func evalSort(in ir.Instr, x, out Tensor) {
 			return a < b
 		}
 		sort.SliceStable(order, func(a, b int) bool {
-			va, vb := x.At(pos[order[a]]), x.At(pos[order[b]])
+			pa, pb := pos[order[a]], pos[order[b]]
 			if in.Sort.Descending {
-				return less(vb, va)
+				pa, pb = pb, pa
 			}
-			return less(va, vb)
+			if x.I != nil { // integers as they are: int64 past 2^53 has no float64
+				return x.I[pa] < x.I[pb]
+			}
+			return less(x.At(pa), x.At(pb))
 		})
 		for j := range n {
 			if in.Op == ir.OpArgSort {

@@ -19,6 +19,9 @@ package gpu
 //   - lead: stated by Apple engineers in public issues of MPS backends
 //     (tensorflow-metal, jax-metal, PyTorch); not documented, so taken as
 //     the stricter reading.
+//   - hw: behaviour of Apple's GPUs reported to this project, which no
+//     header documents (for gathers and scatterND, that integer data moves
+//     through float32, exact only within 2^24); the model reproduces it.
 
 // Op is an MPSGraph primitive.
 type Op uint8
@@ -216,9 +219,9 @@ var table = [numOps]rule{
 
 	OpArgSort:         {"argSortWithTensor:axis:descending:name:", v13, arith32, []gate{{Int64, v13_3, "torch: int64 sort from macOS 13.3"}}, "hdr: macos(13.0) (iOS 16.1); torch, Apple's comment: Int32, Half and Float32"},
 	OpCumulativeSum:   {"cumulativeSumWithTensor:axis:name:", v13, arith32, []gate{{Int64, v13_3, "torch: int64 from macOS 13.3"}, {Int8, v13_3, "torch: int8 and int16 cumsum broken before macOS 13.3"}, {Int16, v13_3, "torch"}}, "hdr: macos(13.0)"},
-	OpGather:          {"gatherWithUpdatesTensor:indicesTensor:axis:batchDimensions:name:", v11, anyType, nil, "hdr"},
-	OpGatherAlongAxis: {"gatherAlongAxis:withUpdatesTensor:indicesTensor:name:", v12_3, anyType, nil, "hdr: macos(12.3); an index out of range gives 0"},
-	OpScatterND:       {"scatterNDWithDataTensor:updatesTensor:indicesTensor:batchDimensions:mode:name:", v12, arith32, nil, "hdr: the data-tensor form is macos(12.0); torch: float32, float16 and int32 data"},
+	OpGather:          {"gatherWithUpdatesTensor:indicesTensor:axis:batchDimensions:name:", v11, anyType, nil, "hdr; hw: integer data moves through float32 (exact within 2^24)"},
+	OpGatherAlongAxis: {"gatherAlongAxis:withUpdatesTensor:indicesTensor:name:", v12_3, anyType, nil, "hdr: macos(12.3); an index out of range gives 0; hw: as gather, integer data moves through float32"},
+	OpScatterND:       {"scatterNDWithDataTensor:updatesTensor:indicesTensor:batchDimensions:mode:name:", v12, arith32, nil, "hdr: the data-tensor form is macos(12.0); torch: float32, float16 and int32 data; hw: as gather, integer data moves through float32"},
 }
 
 var opNames = [numOps]string{

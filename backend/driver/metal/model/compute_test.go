@@ -197,6 +197,28 @@ func TestGather(t *testing.T) {
 	check(t, "gatherAlongAxis out of range", run(t, dev15, g, out)[0], int32(0), 0)
 }
 
+// TestIntegersThroughFloat32: gathers and scatterND round integer data to
+// float32 (24 significant bits), as Apple's GPUs do; small ones and floats
+// come through exactly.
+func TestIntegersThroughFloat32(t *testing.T) {
+	g := graphOn(dev15)
+	x := i32(g, []int{4}, 1<<24+1, -(1<<24 + 3), 1<<30+5, 12345)
+	i64 := konst(g, gpu.Int64, []int{2}, int64(1<<53+1), -7)
+	f := f32(g, []int{2}, 16777217, float32(math.Copysign(0, -1))) // 2^24 + 1 rounded already: floats move exactly
+	idx := i32(g, []int{4}, 0, 1, 2, 3)
+	r := run(t, dev15, g,
+		g.Gather(x, idx, 0),
+		g.GatherAlongAxis(0, x, idx),
+		g.ScatterND(x, i32(g, []int{1}, 1<<24+1), i32(g, []int{1, 1}, 3), gpu.ScatterSet),
+		g.GatherAlongAxis(0, i64, i32(g, []int{2}, 0, 1)),
+		g.GatherAlongAxis(0, f, i32(g, []int{2}, 1, 0)))
+	check(t, "gather", r[0], int32(1<<24), -(1<<24 + 4), 1<<30, 12345)
+	check(t, "gatherAlongAxis", r[1], int32(1<<24), -(1<<24 + 4), 1<<30, 12345)
+	check(t, "scatterND, the data too", r[2], int32(1<<24), -(1<<24 + 4), 1<<30, 1<<24)
+	check(t, "int64", r[3], int64(1<<53), -7)
+	checkF32(t, "floats", r[4], float32(math.Copysign(0, -1)), 16777216)
+}
+
 func TestScatterND(t *testing.T) {
 	g := graphOn(dev15)
 	idx := i32(g, []int{3, 1}, 1, 1, 3)

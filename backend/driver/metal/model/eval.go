@@ -120,11 +120,11 @@ func dispatch(n *gpu.Node, a []*value) (*value, error) {
 	case op == gpu.OpCumulativeSum:
 		return evalCumSum(n, a[0]), nil
 	case op == gpu.OpGather:
-		return evalGather(n, a[0], a[1])
+		return throughFloat32(evalGather(n, a[0], a[1]))
 	case op == gpu.OpGatherAlongAxis:
-		return evalGatherAlongAxis(n, a[0], a[1])
+		return throughFloat32(evalGatherAlongAxis(n, a[0], a[1]))
 	case op == gpu.OpScatterND:
-		return evalScatterND(n, a[0], a[1], a[2])
+		return throughFloat32(evalScatterND(n, a[0], a[1], a[2]))
 	}
 	return nil, opError(n.Op, "not modelled")
 }

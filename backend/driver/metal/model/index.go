@@ -1,6 +1,8 @@
 package model
 
 import (
+	"math"
+
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 )
 
@@ -8,6 +10,30 @@ import (
 // undefined in MPSGraph's gather and scatterND (which may read or write
 // anywhere): the model fails the run with an error naming the primitive and
 // the index. gatherAlongAxis documents it: an index out of range gives 0.
+
+// throughFloat32 rounds the integer elements of a gather's or a scatter's
+// result to float32 and back (to nearest, ties to even), as Apple's GPUs
+// do: their gather, gatherAlongAxis and scatterND move integer data
+// through float32, so an int32, uint32 or int64 element beyond 2^24 in
+// magnitude comes out rounded. Narrower integers and floats are exact.
+func throughFloat32(v *value, err error) (*value, error) {
+	if err != nil || v.f != nil {
+		return v, err
+	}
+	for k, x := range v.i {
+		if v.dt == gpu.UInt64 {
+			v.i[k] = int64(uint64(min(float64(float32(uint64(x))), 0x1p64-0x1p40)))
+			continue
+		}
+		f := float64(float32(x))
+		if f >= 0x1p63 { // int64's largest rounds up past it
+			v.i[k] = intToInt(math.MaxInt64, gpu.Int64, v.dt)
+			continue
+		}
+		v.i[k] = intToInt(int64(f), gpu.Int64, v.dt)
+	}
+	return v, nil
+}
 
 func indexError(op gpu.Op, i int64, dim int) error {
 	return opError(op, "index %d out of range [0, %d)", i, dim)

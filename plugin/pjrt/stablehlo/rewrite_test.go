@@ -53,15 +53,8 @@ var fixtureLoopsLeft = map[string]int{"loops": 1, "linalg_svd": 12}
 func TestRewritesOnFixtures(t *testing.T) {
 	seen := map[string]bool{}
 	for _, file := range loadFixtures(t) {
-		name := strings.TrimSuffix(filepath.Base(file), ".json")
-		code, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".mlir.bc")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, _, err := Read(code)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		name, p := fixtureProgram(t, file)
+		var err error
 		if countOp(p, ir.OpWhile)+countOp(p, ir.OpCase)+countOp(p, ir.OpCall) == 0 {
 			continue
 		}
@@ -198,6 +191,22 @@ func inputVariants(args []eval.Tensor) [][]eval.Tensor {
 	return out
 }
 
+// fixtureProgram is a fixture's name and its translated program.
+func fixtureProgram(t *testing.T, file string) (string, *ir.Program) {
+	t.Helper()
+	name := strings.TrimSuffix(filepath.Base(file), ".json")
+	code, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".mlir.bc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := Read(code)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return name, p
+}
+
+// fixtureInputs are a fixture's inputs.
 func fixtureInputs(t *testing.T, file string) []eval.Tensor {
 	t.Helper()
 	raw, err := os.ReadFile(file)

@@ -2,10 +2,6 @@ package stablehlo
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"unsafe"
 
@@ -44,33 +40,13 @@ func TestFixturesCutIntoParts(t *testing.T) {
 	cut := split.New(cutHost{host.New(host.Options{})}, host.New(host.Options{}), split.Options{})
 	parts := 0
 	for _, file := range loadFixtures(t) {
-		name := strings.TrimSuffix(filepath.Base(file), ".json")
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fx fixture
-		if err := json.Unmarshal(raw, &fx); err != nil {
-			t.Fatal(err)
-		}
-		code, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".mlir.bc")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, _, err := Read(code)
-		if err != nil {
-			t.Fatalf("%s: translate: %v", name, err)
-		}
+		name, p := fixtureProgram(t, file)
 		if hasHostCall(p) {
 			continue // needs jax's callbacks
 		}
 		var args [][]byte
-		for i, in := range fx.Inputs {
-			tt, err := in.tensor()
-			if err != nil {
-				t.Fatalf("%s: input %d: %v", name, i, err)
-			}
-			args = append(args, tt.Bytes())
+		for _, in := range fixtureInputs(t, file) {
+			args = append(args, in.Bytes())
 		}
 		want := runOn(t, whole, p, args)
 		got := runOn(t, cut, p, args)

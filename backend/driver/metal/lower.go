@@ -38,6 +38,7 @@ type val struct {
 	t     tensor
 	typ   ir.TensorType
 	empty bool
+	parts []val // the results of a region instruction, which get_result takes apart (tuple.go)
 }
 
 // lowering builds one MPSGraph from one IR program.
@@ -351,6 +352,11 @@ func (l *lowering) toShape(x tensor, t ir.TensorType) tensor { return l.reshape(
 // lowerInstr lowers one instruction; args are its operands' values.
 func (l *lowering) lowerInstr(in ir.Instr, args []val) (val, error) {
 	out := val{typ: in.Type}
+	if f, ok := tupleLowerings[in.Op]; ok {
+		parts, err := f(l, in, args)
+		out.parts = parts
+		return out, err
+	}
 	if in.Type.Shape.Size() == 0 {
 		out.empty = true
 		return out, nil

@@ -37,10 +37,9 @@ func registerLowering(f lowerFunc, ops ...ir.Op) {
 // Options.NoCPUFallback). A test (setup/docs) fails when the IR gains an op
 // that is neither registered by a lowering nor listed here with its reason.
 var NotLowered = map[ir.Op]string{
-	ir.OpWhile:     "control flow is not lowered yet (MPSGraph has while and if operations taking blocks, which darwinkit v0.5.0 binds but nothing here builds): the program runs on the CPU",
-	ir.OpCase:      "as while",
-	ir.OpCall:      "as while (a frontend can inline calls instead)",
-	ir.OpGetResult: "the results of while, case and call, which run on the CPU",
+	ir.OpWhile: "control flow is not lowered yet (MPSGraph has while and if operations taking blocks, which darwinkit v0.5.0 binds but nothing here builds): the program runs on the CPU",
+	ir.OpCase:  "as while",
+	ir.OpCall:  "as while (a frontend can inline calls instead)",
 	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: the program runs on the CPU; " +
 		"the fixed monoids are reduce, which is",
 	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: the program runs on the CPU; the fixed orders are sort, which is",

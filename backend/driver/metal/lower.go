@@ -301,15 +301,19 @@ func (l *lowering) store(x tensor, d ir.DType) (tensor, error) {
 }
 
 // bf16RoundBits is the float32 bit pattern of x rounded to bfloat16's 8
-// significant bits, to nearest even, with NaN kept a quiet NaN (what
-// ir.F32ToBF16 does): bits + 0x7fff + (bit 16), low half cleared.
+// significant bits, to nearest even: bits + 0x7fff + (bit 16), low half
+// cleared. A NaN keeps its sign and the top of its payload, made quiet only
+// if nothing of the payload is left (which would be an infinity), so that a
+// bfloat16 NaN's bits (a signalling one's, bitcast from integers) survive.
 func (l *lowering) bf16RoundBits(x tensor) tensor {
 	i32 := gpu.Int32
 	bits := l.reinterpret(x, i32)
 	lsb := l.band(l.shr(bits, l.scalar(16, i32)), l.scalar(1, i32))
 	r := l.add(l.add(bits, l.scalar(0x7fff, i32)), lsb)
 	r = l.band(r, l.intConst(-65536, i32)) // 0xffff0000
-	nan := l.bor(l.band(bits, l.intConst(-65536, i32)), l.scalar(0x00400000, i32))
+	top := l.band(bits, l.intConst(-65536, i32))
+	empty := l.eq(l.band(bits, l.scalar(0x007f0000, i32)), l.scalar(0, i32))
+	nan := l.sel(empty, l.bor(top, l.scalar(0x00400000, i32)), top)
 	return l.sel(l.isNaN(x), nan, r)
 }
 

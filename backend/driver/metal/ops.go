@@ -43,8 +43,6 @@ var NotLowered = map[ir.Op]string{
 	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: the program runs on the CPU; " +
 		"the fixed monoids are reduce, which is",
 	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: the program runs on the CPU; the fixed orders are sort, which is",
-	ir.OpBitcastConvert: "not lowered yet: inside a graph half types are held as float32, so their bits would first have to be stored " +
-		"and reinterpreted; the program runs on the CPU",
 	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: the program runs on the CPU; " +
 		"replace, add, multiply, max and min are scatter, which is",
 	ir.OpReduceWindowRegion: "a windowed reduction by an arbitrary body is not lowered: the program runs on the CPU; " +
@@ -103,4 +101,5 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpArgReduce:            "int64 and uint32 operands before macOS 13.3 (as reduce)",
 	ir.OpCompare:              "LT, LE, GT, GE on complex64",
 	ir.OpParameter:            "bfloat16 values anywhere in the program before macOS 13.2 (reinterpretCast and bitwise ops)",
+	ir.OpBitcastConvert:       "a float or complex64 type on either side before macOS 13.2 (reinterpretCastTensor and bitwise ops); between integers it runs on every release",
 }

@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -87,6 +88,142 @@ func testReduceWindowRegion(t *testing.T, h *harness) {
 			return b.GetResult(b.ReduceWindowRegion(body, xs, []ir.Value{b.Scalar(d, 0.5)}, w), 0)
 		}, want)
 	}
+	testCumulativeRegions(t, h)
+	testWindowRegionBodies(t, h)
+}
+
+// monoidBody is the body op(acc, x) of one operand, or op(x, acc) when
+// swapped.
+func monoidBody(t *testing.T, d ir.DType, op ir.Op, swapped bool) *ir.Program {
+	s := tt(d)
+	return region(t, []ir.TensorType{s, s}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		if swapped {
+			return []ir.Value{b.Binary(op, xs[1], xs[0])}
+		}
+		return []ir.Value{b.Binary(op, xs[0], xs[1])}
+	})
+}
+
+// cumulativeWindow is jax's window of a cumulative reduction along axis of
+// shape: the whole axis, padded by its length less one at the low end
+// (the high end for reverse).
+func cumulativeWindow(shape []int, axis int, reverse bool) ir.WindowAttrs {
+	w := ir.WindowAttrs{Dims: make([]int, len(shape)), Padding: make([][2]int, len(shape))}
+	for d := range shape {
+		w.Dims[d] = 1
+	}
+	w.Dims[axis] = shape[axis]
+	w.Padding[axis] = [2]int{shape[axis] - 1, 0}
+	if reverse {
+		w.Padding[axis] = [2]int{0, shape[axis] - 1}
+	}
+	return w
+}
+
+// testCumulativeRegions: jax's cumulative reductions as reduce_window with
+// a body: cumprod, cummax and cummin (NaN included), cumsum, and cumulative
+// and/or of bools, along either axis, forward and reverse, from the
+// monoid's identity and (where folding it in once is the same) from other
+// inits; and long axes.
+func testCumulativeRegions(t *testing.T, h *harness) {
+	type kase struct {
+		op       ir.Op
+		d        ir.DType
+		init     float64
+		swapped  bool
+		withNaNs bool
+	}
+	var cases []kase
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.I8, ir.U32, ir.I64}) {
+		lo, hi := d.Range()
+		cases = append(cases, kase{op: ir.OpMul, d: d, init: 1}, kase{op: ir.OpAdd, d: d, init: 0, swapped: true},
+			kase{op: ir.OpMax, d: d, init: lo, withNaNs: d.IsFloat()}, kase{op: ir.OpMin, d: d, init: hi, swapped: true},
+			kase{op: ir.OpMax, d: d, init: 2}, kase{op: ir.OpAdd, d: d, init: 1})
+	}
+	cases = append(cases, kase{op: ir.OpOr, d: ir.Bool, init: 0}, kase{op: ir.OpAnd, d: ir.Bool, init: 1}, kase{op: ir.OpAnd, d: ir.Bool, init: 0})
+	for _, c := range cases {
+		x := h.gen(c.d, small, 4, 6)
+		if c.d.IsFloat() {
+			x.V = mapf(x.V, func(v float64) float64 { return 1 + v/8 }) // products stay near 1
+		}
+		if c.withNaNs {
+			x.V[7], x.V[20] = math.NaN(), math.NaN()
+		}
+		body := monoidBody(t, c.d, c.op, c.swapped)
+		for axis := range 2 {
+			for _, reverse := range []bool{false, true} {
+				w := cumulativeWindow([]int{4, 6}, axis, reverse)
+				h.checkEval(t, fmt.Sprintf("cumulative %v of %v from %v, axis %d, reverse %v", c.op, x.T, c.init, axis, reverse), []tensor{x},
+					func(b *ir.Builder, xs []ir.Value) []ir.Value {
+						return []ir.Value{b.GetResult(b.ReduceWindowRegion(body, xs, []ir.Value{b.Scalar(c.d, c.init)}, w), 0)}
+					})
+			}
+		}
+	}
+	// A long axis, whose fold a driver cannot unroll over the window's
+	// positions (the interpreter takes a second or so: one case only).
+	x := h.gen(ir.I32, small, 1, 1030)
+	mul := monoidBody(t, ir.I32, ir.OpMul, false)
+	h.checkEval(t, fmt.Sprintf("cumulative multiply of %v", x.T), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		w := cumulativeWindow([]int{1, 1030}, 1, false)
+		return []ir.Value{b.GetResult(b.ReduceWindowRegion(mul, xs, []ir.Value{b.Scalar(ir.I32, 1)}, w), 0)}
+	})
+}
+
+// testWindowRegionBodies: windowed folds by bodies no fixed reduce_window
+// has. jax's cumlogsumexp (logaddexp, NaN-safe, from -inf); a product
+// pooling window from an init that is not the identity; two operands
+// folded together (a sum and a max, each reading its own), and two whose
+// body mixes them (a windowed argmax: value and index); a scalar and an
+// empty operand.
+func testWindowRegionBodies(t *testing.T, h *harness) {
+	f := tt(ir.F32)
+	logaddexp := region(t, []ir.TensorType{f, f}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		a, c := xs[0], xs[1]
+		amax := b.Binary(ir.OpMax, a, c)
+		delta := b.Binary(ir.OpSub, a, c)
+		soft := b.Binary(ir.OpAdd, amax, b.Unary(ir.OpLog1p, b.Unary(ir.OpExp, b.Unary(ir.OpNeg, b.Unary(ir.OpAbs, delta)))))
+		return []ir.Value{b.Select(b.Compare(ir.CmpNE, delta, delta), b.Binary(ir.OpAdd, a, c), soft)}
+	})
+	x := h.gen(ir.F32, anyValue, 3, 7)
+	for _, reverse := range []bool{false, true} {
+		w := cumulativeWindow([]int{3, 7}, 1, reverse)
+		h.checkEval(t, fmt.Sprintf("cumlogsumexp, reverse %v", reverse), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			return []ir.Value{b.GetResult(b.ReduceWindowRegion(logaddexp, xs, []ir.Value{b.Scalar(ir.F32, math.Inf(-1))}, w), 0)}
+		})
+	}
+	pool := ir.WindowAttrs{Dims: []int{2, 3}, Strides: []int{1, 2}, Padding: [][2]int{{1, 0}, {1, 1}}}
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16, ir.I32}) {
+		x := h.gen(d, small, 4, 5)
+		mul := monoidBody(t, d, ir.OpMul, false)
+		h.checkEval(t, fmt.Sprintf("%v product pooling from 3", d), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			return []ir.Value{b.GetResult(b.ReduceWindowRegion(mul, xs, []ir.Value{b.Scalar(d, 3)}, pool), 0)}
+		})
+	}
+	i := tt(ir.I32)
+	pair := region(t, []ir.TensorType{f, i, f, i}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return []ir.Value{b.Binary(ir.OpAdd, xs[0], xs[2]), b.Binary(ir.OpMax, xs[3], xs[1])}
+	})
+	argmax := region(t, []ir.TensorType{f, i, f, i}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		keep := b.Compare(ir.CmpGE, xs[0], xs[2])
+		return []ir.Value{b.Select(keep, xs[0], xs[2]), b.Select(keep, xs[1], xs[3])}
+	})
+	v, k := h.gen(ir.F32, small, 4, 5), h.gen(ir.I32, anyValue, 4, 5)
+	for _, w := range []ir.WindowAttrs{pool, cumulativeWindow([]int{4, 5}, 0, false)} {
+		for name, body := range map[string]*ir.Program{"sum and max": pair, "argmax": argmax} {
+			h.checkEval(t, fmt.Sprintf("two operands, %s, window %v", name, w.Dims), []tensor{v, k}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return b.Results(b.ReduceWindowRegion(body, xs, []ir.Value{b.Scalar(ir.F32, -100), b.Scalar(ir.I32, -1)}, w))
+			})
+		}
+	}
+	add := monoidBody(t, ir.F32, ir.OpAdd, false)
+	h.checkEval(t, "a scalar", []tensor{scalarTensor(ir.F32, 2.5)}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return []ir.Value{b.GetResult(b.ReduceWindowRegion(add, xs, []ir.Value{b.Scalar(ir.F32, 0.25)}, ir.WindowAttrs{}), 0)}
+	})
+	h.checkEval(t, "an empty operand, padded", []tensor{{T: tt(ir.F32, 0, 3)}}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		w := ir.WindowAttrs{Dims: []int{2, 1}, Padding: [][2]int{{2, 1}, {0, 0}}}
+		return []ir.Value{b.GetResult(b.ReduceWindowRegion(add, xs, []ir.Value{b.Scalar(ir.F32, 0.25)}, w), 0)}
+	})
 }
 
 // testSelectAndScatterRegion: a strict select (x > y keeps x, so of equal

@@ -45,8 +45,6 @@ var NotLowered = map[ir.Op]string{
 	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: the program runs on the CPU; the fixed orders are sort, which is",
 	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: the program runs on the CPU; " +
 		"replace, add, multiply, max and min are scatter, which is",
-	ir.OpReduceWindowRegion: "a windowed reduction by an arbitrary body is not lowered: the program runs on the CPU; " +
-		"sum, max and min are reduce_window, which is",
 	ir.OpSelectAndScatterRegion: "select_and_scatter by arbitrary bodies is not lowered: the program runs on the CPU; " +
 		"max and min pooling's gradients are select_and_scatter, which is",
 	ir.OpCholesky: "MPSGraph has no matrix decompositions: the program runs on the CPU, through the host driver's gonum " +
@@ -101,5 +99,8 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpArgReduce:            "int64 and uint32 operands before macOS 13.3 (as reduce)",
 	ir.OpCompare:              "LT, LE, GT, GE on complex64",
 	ir.OpParameter:            "bfloat16 values anywhere in the program before macOS 13.2 (reinterpretCast and bitwise ops)",
-	ir.OpBitcastConvert:       "a float or complex64 type on either side before macOS 13.2 (reinterpretCastTensor and bitwise ops); between integers it runs on every release",
+	ir.OpReduceWindowRegion: "a body that mixes its operands' results (a variadic fold such as a windowed argmax), a body with other than elementwise ops, " +
+		"complex64 operands, and windows of more than 1024 elements (window positions are unrolled) unless the fold is cumulative " +
+		"(jax's cumsum, cumprod, cummax, cummin: the whole axis, padded at one end) by a monoid from its identity, which is a scan of any length",
+	ir.OpBitcastConvert: "a float or complex64 type on either side before macOS 13.2 (reinterpretCastTensor and bitwise ops); between integers it runs on every release",
 }

@@ -198,3 +198,116 @@ func TestBitcastForms(t *testing.T) {
 	}
 	checkForms(t, forms)
 }
+
+// floats is a value of type tt holding xs (rounded to its type).
+func floats(tt ir.TensorType, xs ...float64) eval.Tensor { return eval.FromFloats(tt, xs...) }
+
+// seqOf is n values cycling through vals.
+func seqOf(n int, vals ...float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = vals[i%len(vals)]
+	}
+	return out
+}
+
+// body2 is a body of two scalars of dtype d.
+func body2(t *testing.T, d ir.DType, f func(b *ir.Builder, acc, x ir.Value) ir.Value) *ir.Program {
+	t.Helper()
+	b := ir.NewBuilder()
+	s := typ(d)
+	acc, x := b.Parameter(s), b.Parameter(s)
+	p, err := b.Build(f(b, acc, x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// cumWindow is jax's window of a cumulative reduction along axis.
+func cumWindow(shape []int, axis int, reverse bool) ir.WindowAttrs {
+	w := ir.WindowAttrs{Dims: make([]int, len(shape)), Padding: make([][2]int, len(shape))}
+	for d := range shape {
+		w.Dims[d] = 1
+	}
+	w.Dims[axis] = shape[axis]
+	w.Padding[axis] = [2]int{shape[axis] - 1, 0}
+	if reverse {
+		w.Padding[axis] = [2]int{0, shape[axis] - 1}
+	}
+	return w
+}
+
+// TestReduceWindowRegionForms: jax's cumulative reductions with a body
+// (cumprod of floats, half types and integers, over an axis longer than a
+// fold can be unrolled, cummax with NaNs from a non-identity init,
+// cumulative or of bools), cumlogsumexp's body, a product pooling from an
+// init other than the identity, two operands folded on their own, a
+// scalar and an empty operand.
+func TestReduceWindowRegionForms(t *testing.T) {
+	mul := func(b *ir.Builder, acc, x ir.Value) ir.Value { return b.Binary(ir.OpMul, acc, x) }
+	region := func(t *testing.T, body *ir.Program, x ir.TensorType, init float64, w ir.WindowAttrs) *ir.Program {
+		return build(t, func(b *ir.Builder) []ir.Value {
+			return []ir.Value{b.GetResult(b.ReduceWindowRegion(body, []ir.Value{b.Parameter(x)}, []ir.Value{b.Scalar(x.DType, init)}, w), 0)}
+		})
+	}
+	var forms []form
+	for _, d := range []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.I8, ir.U32, ir.I64} {
+		x := typ(d, 3, 5)
+		vals := seqOf(15, 1.25, -1, 0.75, 2, -0.5, 1.5, 1)
+		tol := map[ir.DType]float64{ir.F32: 1e-6, ir.F16: 2e-3, ir.BF16: 1e-2}[d]
+		if !d.IsFloat() {
+			vals = seqOf(15, 3, -1, 2, 7, -5, 1)
+			if d == ir.U32 {
+				vals = seqOf(15, 3, 1, 2, 7, 5, 1)
+			}
+		}
+		for axis := range 2 {
+			for _, reverse := range []bool{false, true} {
+				forms = append(forms, form{name: fmt.Sprintf("cumprod of %v along %d, reverse %v", x, axis, reverse),
+					p: region(t, body2(t, d, mul), x, 1, cumWindow(x.Shape, axis, reverse)), args: []eval.Tensor{floats(x, vals...)}, tol: tol})
+			}
+		}
+	}
+	long := typ(ir.I32, 1, 1030)
+	forms = append(forms, form{name: "cumprod of int32[1,1030]", p: region(t, body2(t, ir.I32, mul), long, 1, cumWindow(long.Shape, 1, false)),
+		args: []eval.Tensor{floats(long, seqOf(1030, 3, -1, 2, 7, -5, 1, 1, -1)...)}})
+	nan := math.NaN()
+	f := typ(ir.F32, 2, 6)
+	cummax := body2(t, ir.F32, func(b *ir.Builder, acc, x ir.Value) ir.Value { return b.Binary(ir.OpMax, x, acc) })
+	forms = append(forms, form{name: "cummax with NaNs from 0.5", p: region(t, cummax, f, 0.5, cumWindow(f.Shape, 1, false)),
+		args: []eval.Tensor{floats(f, 0.25, 1, nan, 2, 0.75, 3, -1, 0.5, 1.5, -2, nan, 1)}})
+	bools := typ(ir.Bool, 2, 5)
+	or := body2(t, ir.Bool, func(b *ir.Builder, acc, x ir.Value) ir.Value { return b.Binary(ir.OpOr, acc, x) })
+	forms = append(forms, form{name: "cumulative or, reverse", p: region(t, or, bools, 0, cumWindow(bools.Shape, 1, true)),
+		args: []eval.Tensor{floats(bools, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0)}})
+	logaddexp := body2(t, ir.F32, func(b *ir.Builder, a, c ir.Value) ir.Value {
+		delta := b.Binary(ir.OpSub, a, c)
+		soft := b.Binary(ir.OpAdd, b.Binary(ir.OpMax, a, c), b.Unary(ir.OpLog1p, b.Unary(ir.OpExp, b.Unary(ir.OpNeg, b.Unary(ir.OpAbs, delta)))))
+		return b.Select(b.Compare(ir.CmpNE, delta, delta), b.Binary(ir.OpAdd, a, c), soft)
+	})
+	forms = append(forms, form{name: "cumlogsumexp", p: region(t, logaddexp, f, math.Inf(-1), cumWindow(f.Shape, 1, false)),
+		args: []eval.Tensor{floats(f, seqOf(12, 0.5, -3, 2, 1, -0.25, 4)...)}, tol: 1e-5})
+	pool := ir.WindowAttrs{Dims: []int{2, 3}, Strides: []int{1, 2}, Padding: [][2]int{{1, 0}, {1, 1}}}
+	forms = append(forms, form{name: "product pooling from 3", p: region(t, body2(t, ir.F32, mul), f, 3, pool),
+		args: []eval.Tensor{floats(f, seqOf(12, 1.25, -1, 0.75, 2, -0.5)...)}})
+	pair := build(t, func(b *ir.Builder) []ir.Value {
+		bb := ir.NewBuilder()
+		s, i := typ(ir.F32), typ(ir.I32)
+		p := []ir.Value{bb.Parameter(s), bb.Parameter(i), bb.Parameter(s), bb.Parameter(i)}
+		body, err := bb.Build(bb.Binary(ir.OpAdd, p[0], p[2]), bb.Binary(ir.OpMax, p[3], p[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs := []ir.Value{b.Parameter(f), b.Parameter(typ(ir.I32, 2, 6))}
+		return b.Results(b.ReduceWindowRegion(body, xs, []ir.Value{b.Scalar(ir.F32, 0.5), b.Scalar(ir.I32, -7)}, pool))
+	})
+	forms = append(forms, form{name: "a sum and a max together", p: pair,
+		args: []eval.Tensor{floats(f, seqOf(12, 1.25, -1, 0.75, 2, -0.5)...), floats(typ(ir.I32, 2, 6), seqOf(12, 3, -9, 2, 7)...)}})
+	add := body2(t, ir.F32, func(b *ir.Builder, acc, x ir.Value) ir.Value { return b.Binary(ir.OpAdd, acc, x) })
+	forms = append(forms, form{name: "a scalar", p: region(t, add, typ(ir.F32), 0.25, ir.WindowAttrs{}), args: []eval.Tensor{floats(typ(ir.F32), 2.5)}})
+	empty := typ(ir.F32, 0, 3)
+	forms = append(forms, form{name: "an empty operand, padded", p: region(t, add, empty, 0.25, ir.WindowAttrs{Dims: []int{2, 1}, Padding: [][2]int{{2, 1}, {0, 0}}}),
+		args: []eval.Tensor{eval.New(empty)}})
+	checkForms(t, forms)
+}

@@ -80,7 +80,7 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpArgSort:              "as sort",
 	ir.OpFFT:                  "transform lengths above 2048: the DFT-matrix lowering would need matrices of more than 2^22 elements",
 	ir.OpDotGeneral:           "integer operands whose broadcast product exceeds 2^27 elements (integers multiply-and-sum exactly rather than through the float matmul); int64 before macOS 13.3 and uint32 before 13.2 (MPSGraph's reductions lack them)",
-	ir.OpReduceWindow:         "windows of more than 1024 elements (window positions are unrolled)",
+	ir.OpReduceWindow:         "windows of more than 1024 elements (window positions are unrolled), unless cumulative (jax's cumsum, cummax and cummin: the whole axis, padded at one end), which is a scan of any length",
 	ir.OpSelectAndScatter:     "windows of more than 1024 elements",
 	ir.OpGather:               "operands of 2^31 elements or more (positions are int32)",
 	ir.OpScatter:              "operands or updates of 2^31 elements or more; int64 data, uint32 max and min, and uint32 before macOS 13.2 (MPSGraph's scatterND takes float32, float16 and int32 data)",

@@ -270,6 +270,47 @@ func (h *harness) checkEval(t *testing.T, name string, args []tensor, build func
 	}
 }
 
+// checkEvalBits is checkEval bit for bit: every element of every result
+// must have the reference interpreter's bytes (signed zeros and integers
+// past 2^53 included), except that any NaN matches any NaN (a NaN's sign
+// and payload are the interpreter's own).
+func (h *harness) checkEvalBits(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) []ir.Value) {
+	t.Helper()
+	b := ir.NewBuilder()
+	xs := make([]ir.Value, len(args))
+	for i, a := range args {
+		xs[i] = b.Parameter(a.T)
+	}
+	p, err := b.Build(build(b, xs)...)
+	if err != nil {
+		t.Fatalf("%s: build: %v", name, err)
+	}
+	got := h.runBytes(t, p, args...)
+	ref, err := eval.Run(p, evalArgs(args))
+	if err != nil {
+		t.Fatalf("%s: the reference interpreter fails where the driver ran: %v", name, err)
+	}
+	for i, r := range ref {
+		want := r.Bytes()
+		// Element k's bytes, a complex64's parts each on their own.
+		gt, size := r.Type, r.Type.DType.Size()
+		if gt.DType == ir.C64 {
+			gt, size = tt(ir.F32, 2*r.Type.Shape.Size()), 4
+		}
+		g, w := decode(gt.DType, got[i]), decode(gt.DType, want)
+		bad := 0
+		for k := range g {
+			gb, wb := got[i][k*size:(k+1)*size], want[k*size:(k+1)*size]
+			if string(gb) != string(wb) && !(math.IsNaN(g[k]) && math.IsNaN(w[k])) {
+				if bad < 5 {
+					t.Errorf("%s, result %d: element %d (of %v) is % x, the reference interpreter's % x", name, i, k, r.Type, gb, wb)
+				}
+				bad++
+			}
+		}
+	}
+}
+
 // evalArgs are the suite's tensors as the interpreter's.
 func evalArgs(args []tensor) []eval.Tensor {
 	in := make([]eval.Tensor, len(args))

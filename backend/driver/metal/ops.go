@@ -83,7 +83,7 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpReduceWindow:         "windows of more than 1024 elements (window positions are unrolled), unless cumulative (jax's cumsum, cummax and cummin: the whole axis, padded at one end), which is a scan of any length",
 	ir.OpSelectAndScatter:     "windows of more than 1024 elements",
 	ir.OpGather:               "operands of 2^31 elements or more (positions are int32)",
-	ir.OpScatter:              "operands or updates of 2^31 elements or more; int64 data, uint32 max and min, and uint32 before macOS 13.2 (MPSGraph's scatterND takes float32, float16 and int32 data)",
+	ir.OpScatter:              "operands or updates of 2^31 elements or more; replace of 2^24 update elements or more (which of several writes to one element is last is found with ordinals, which scatterND carries as float32); replace of uint32 and int64 before macOS 13 (cut into 16-bit parts, each exact as float32, with bitwise ops); add, multiply, max and min of int64, max and min of uint32, and uint32 add and multiply before macOS 13.2 (MPSGraph's scatterND takes float32, float16 and int32 data)",
 	ir.OpAnd:                  "integer operands before macOS 13 (bitwise ops)",
 	ir.OpXor:                  "integer operands before macOS 13 (bitwise ops)",
 	ir.OpShiftLeft:            "before macOS 13.2 (bitwise ops and reinterpretCastTensor)",

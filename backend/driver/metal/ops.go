@@ -43,8 +43,6 @@ var NotLowered = map[ir.Op]string{
 	ir.OpReduceRegion: "a reduction by an arbitrary body (a variadic one, as jax writes argmax) is not lowered: the program runs on the CPU; " +
 		"the fixed monoids are reduce, which is",
 	ir.OpSortRegion: "a sort by an arbitrary comparator is not lowered: the program runs on the CPU; the fixed orders are sort, which is",
-	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: the program runs on the CPU; " +
-		"replace, add, multiply, max and min are scatter, which is",
 	ir.OpSelectAndScatterRegion: "select_and_scatter by arbitrary bodies is not lowered: the program runs on the CPU; " +
 		"max and min pooling's gradients are select_and_scatter, which is",
 	ir.OpCholesky: "MPSGraph has no matrix decompositions: the program runs on the CPU, through the host driver's gonum " +
@@ -102,5 +100,9 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpReduceWindowRegion: "a body that mixes its operands' results (a variadic fold such as a windowed argmax), a body with other than elementwise ops, " +
 		"complex64 operands, and windows of more than 1024 elements (window positions are unrolled) unless the fold is cumulative " +
 		"(jax's cumsum, cumprod, cummax, cummin: the whole axis, padded at one end) by a monoid from its identity, which is a scan of any length",
+	ir.OpScatterRegion: "a body that mixes its operands' results, or is not replace, keep, a monoid (add, multiply, max, min; or and and of bools) " +
+		"or a choice of the operand or the update by a comparison (max or min with its NaN and tie rules); of int32, uint32 and int64 data " +
+		"anything but replace and keep, of narrow integers products and sums of more than 2^24 / 2^bits updates (MPSGraph's scatterND " +
+		"carries integer data as float32, exact only below 2^24); complex64 other than replace, keep and add; and scatter's own cases",
 	ir.OpBitcastConvert: "a float or complex64 type on either side before macOS 13.2 (reinterpretCastTensor and bitwise ops); between integers it runs on every release",
 }

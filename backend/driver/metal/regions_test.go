@@ -17,7 +17,8 @@ import (
 // interpreter's numbers.
 
 // form is one program and its arguments; tol is the relative tolerance of
-// its float results (0: bit for bit).
+// its float results: 0 bit for bit, anyNaN bit for bit but that any NaN
+// matches any NaN (where the interpreter gives NaNs bits of its own).
 type form struct {
 	name string
 	p    *ir.Program
@@ -100,9 +101,11 @@ func runAll(t *testing.T, d *Driver, p *ir.Program, args []eval.Tensor) [][]byte
 	return res
 }
 
+const anyNaN = -1
+
 // compareBytes compares results of type tt element by element: bit for bit
-// when tol is 0 or the type is not a float, else within tol relative, a NaN
-// matching any NaN.
+// when tol is 0 or the type is not a float, bit for bit or both NaN when
+// tol is anyNaN, else within tol relative, a NaN matching any NaN.
 func compareBytes(t *testing.T, name string, tt ir.TensorType, got, want []byte, tol float64) {
 	t.Helper()
 	g, w := eval.FromBytes(tt, got), eval.FromBytes(tt, want)
@@ -110,13 +113,13 @@ func compareBytes(t *testing.T, name string, tt ir.TensorType, got, want []byte,
 	w0 := tt.DType.Size()
 	for k := range tt.Shape.Size() {
 		ok := string(got[k*w0:(k+1)*w0]) == string(want[k*w0:(k+1)*w0])
-		if !ok && tol > 0 && g.F != nil {
+		if !ok && tol != 0 && g.F != nil {
 			a, b := g.F[k], w.F[k]
-			ok = (a != a && b != b) || math.Abs(a-b) <= tol*(1+math.Abs(b))
+			ok = (a != a && b != b) || (tol > 0 && math.Abs(a-b) <= tol*(1+math.Abs(b)))
 		}
 		if !ok && tol > 0 && g.C != nil {
 			a, b := g.C[k], w.C[k]
-			ok = math.Abs(real(a)-real(b)) <= tol*(1+math.Abs(real(b))) && math.Abs(imag(a)-imag(b)) <= tol*(1+math.Abs(imag(b)))
+			ok = tol > 0 && math.Abs(real(a)-real(b)) <= tol*(1+math.Abs(real(b))) && math.Abs(imag(a)-imag(b)) <= tol*(1+math.Abs(imag(b)))
 		}
 		if !ok {
 			if bad < 5 {
@@ -309,5 +312,86 @@ func TestReduceWindowRegionForms(t *testing.T) {
 	empty := typ(ir.F32, 0, 3)
 	forms = append(forms, form{name: "an empty operand, padded", p: region(t, add, empty, 0.25, ir.WindowAttrs{Dims: []int{2, 1}, Padding: [][2]int{{2, 1}, {0, 0}}}),
 		args: []eval.Tensor{eval.New(empty)}})
+	checkForms(t, forms)
+}
+
+// TestScatterRegionForms: scatter_region's fixed forms on data each is
+// exact for: replace of wide integers float32 cannot hold and of
+// complex64, keep, float and narrow-integer add, float max with NaNs,
+// bools' or, every choice body over NaNs, signed zeros and ties, and two
+// operands each with its own body; updates repeat and leave the operand.
+func TestScatterRegionForms(t *testing.T) {
+	dims := ir.ScatterDims{InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
+	idx := floats(typ(ir.I32, 10, 1), 0, 1, 2, 0, 3, 1, 0, 2, 5, -1)
+	scatter := func(t *testing.T, d ir.DType, f func(b *ir.Builder, x, u ir.Value) ir.Value) *ir.Program {
+		body := body2(t, d, f)
+		return build(t, func(b *ir.Builder) []ir.Value {
+			x, i, u := b.Parameter(typ(d, 4)), b.Parameter(idx.Type), b.Parameter(typ(d, 10))
+			return b.Results(b.ScatterRegion(body, []ir.Value{x}, i, []ir.Value{u}, dims))
+		})
+	}
+	replace := func(b *ir.Builder, x, u ir.Value) ir.Value { return u }
+	nan, negz := math.NaN(), math.Copysign(0, -1)
+	fx := floats(typ(ir.F32, 4), nan, 0, negz, 1)
+	fu := floats(typ(ir.F32, 10), negz, 0, 0, nan, 2, negz, 1, negz, 5, 6)
+	var forms []form
+	for _, d := range []ir.DType{ir.I32, ir.U32, ir.I64} {
+		x := tensorOf(typ(d, 4), 0x7fffffff, 0x80000001, 1<<24+1, 0xfedcba9876543210)
+		u := tensorOf(typ(d, 10), 1<<24+3, 0x89abcdef, 0x7ffffffe, 1<<31, 0x0123456789abcdef, 5, 1<<24+7, 0xffffffff, 9, 10)
+		forms = append(forms, form{name: fmt.Sprintf("replace %v", d), p: scatter(t, d, replace), args: []eval.Tensor{x, idx, u}})
+	}
+	cx, cu := eval.New(typ(ir.C64, 4)), eval.New(typ(ir.C64, 10))
+	for k := range cx.C {
+		cx.C[k] = complex(float64(k), -0.5*float64(k))
+	}
+	cx.C[1] = complex(-1, math.Copysign(0, -1))
+	for k := range cu.C {
+		cu.C[k] = complex(float64(k)+5, 2)
+	}
+	forms = append(forms,
+		form{name: "replace complex64", p: scatter(t, ir.C64, replace), args: []eval.Tensor{cx, idx, cu}},
+		form{name: "keep", p: scatter(t, ir.F32, func(b *ir.Builder, x, u ir.Value) ir.Value { return x }), args: []eval.Tensor{fx, idx, fu}},
+		form{name: "float16 add", p: scatter(t, ir.F16, func(b *ir.Builder, x, u ir.Value) ir.Value { return b.Binary(ir.OpAdd, u, x) }),
+			args: []eval.Tensor{floats(typ(ir.F16, 4), 0.5, 1, 2, 4), idx, floats(typ(ir.F16, 10), seqOf(10, 0.25, -1, 3, 0.125)...)}, tol: 2e-3},
+		form{name: "int8 add", p: scatter(t, ir.I8, func(b *ir.Builder, x, u ir.Value) ir.Value { return b.Binary(ir.OpAdd, x, u) }),
+			args: []eval.Tensor{floats(typ(ir.I8, 4), 120, -128, 5, 0), idx, floats(typ(ir.I8, 10), seqOf(10, 100, -7, 127)...)}},
+		form{name: "float max, NaNs and signed zeros", p: scatter(t, ir.F32, func(b *ir.Builder, x, u ir.Value) ir.Value { return b.Binary(ir.OpMax, x, u) }),
+			args: []eval.Tensor{fx, idx, fu}, tol: anyNaN},
+		form{name: "bools' or", p: scatter(t, ir.Bool, func(b *ir.Builder, x, u ir.Value) ir.Value { return b.Binary(ir.OpOr, x, u) }),
+			args: []eval.Tensor{floats(typ(ir.Bool, 4), 0, 1, 0, 0), idx, floats(typ(ir.Bool, 10), 0, 0, 0, 0, 1, 0, 0, 0, 1, 1)}},
+	)
+	for _, dir := range []ir.CompareDir{ir.CmpLT, ir.CmpLE, ir.CmpGT, ir.CmpGE} {
+		for _, takeU := range []bool{false, true} {
+			for _, not := range []bool{false, true} {
+				p := scatter(t, ir.F32, func(b *ir.Builder, x, u ir.Value) ir.Value {
+					c := b.Compare(dir, x, u)
+					if not {
+						c = b.Unary(ir.OpNot, c)
+					}
+					if takeU {
+						return b.Select(c, u, x)
+					}
+					return b.Select(c, x, u)
+				})
+				forms = append(forms, form{name: fmt.Sprintf("choice %v, takes u %v, not %v", dir, takeU, not), p: p,
+					args: []eval.Tensor{fx, idx, fu}, tol: anyNaN})
+			}
+		}
+	}
+	pair := build(t, func(b *ir.Builder) []ir.Value {
+		bb := ir.NewBuilder()
+		s, i := typ(ir.F32), typ(ir.I32)
+		p := []ir.Value{bb.Parameter(s), bb.Parameter(i), bb.Parameter(s), bb.Parameter(i)}
+		body, err := bb.Build(bb.Binary(ir.OpMin, p[2], p[0]), p[3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs := []ir.Value{b.Parameter(typ(ir.F32, 4)), b.Parameter(typ(ir.I32, 4))}
+		i2 := b.Parameter(idx.Type)
+		us := []ir.Value{b.Parameter(typ(ir.F32, 10)), b.Parameter(typ(ir.I32, 10))}
+		return b.Results(b.ScatterRegion(body, xs, i2, us, dims))
+	})
+	forms = append(forms, form{name: "min and replace together", p: pair, args: []eval.Tensor{fx, floats(typ(ir.I32, 4), 1, 2, 3, 4), idx, fu,
+		tensorOf(typ(ir.I32, 10), 1<<24+1, 2, 3, 4, 5, 6, 7, 8, 9, 10)}, tol: anyNaN})
 	checkForms(t, forms)
 }

@@ -2,6 +2,8 @@ package drivertest
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -42,6 +44,134 @@ func testScatterRegion(t *testing.T, h *harness) {
 		h.check(t, fmt.Sprintf("rows, x/2 + u and a count, result %d", res), []tensor{x, c, idx, u, uc}, func(b *ir.Builder, xs []ir.Value) ir.Value {
 			return b.GetResult(b.ScatterRegion(body, xs[:2], xs[2], xs[3:], dims), res)
 		}, want)
+	}
+	testScatterRegionBodies(t, h)
+	testScatterChoices(t, h)
+}
+
+// scatterBody is a body of one operand: f of the operand's element and the
+// update.
+func scatterBody(t *testing.T, d ir.DType, f func(b *ir.Builder, x, u ir.Value) ir.Value) *ir.Program {
+	s := tt(d)
+	return region(t, []ir.TensorType{s, s}, func(b *ir.Builder, xs []ir.Value) []ir.Value { return []ir.Value{f(b, xs[0], xs[1])} })
+}
+
+// testScatterRegionBodies: the bodies jax writes, as scatter_region (as a
+// frontend keeps them for bools, several operands, or bodies it does not
+// recognise): replace, keep, add, multiply, max and min, in either
+// operand order, over every scatter case, on the dtypes each is defined
+// on; two operands updated together, each by its own body; and two whose
+// body mixes them (an argmax: the value and its index), bit for bit where
+// the order of updates cannot change the bits.
+func testScatterRegionBodies(t *testing.T, h *harness) {
+	type body struct {
+		name  string
+		f     func(b *ir.Builder, x, u ir.Value) ir.Value
+		types []ir.DType
+		exact bool // not add or multiply, whose float rounding depends on the order
+	}
+	binary := func(op ir.Op, swapped bool) func(b *ir.Builder, x, u ir.Value) ir.Value {
+		return func(b *ir.Builder, x, u ir.Value) ir.Value {
+			if swapped {
+				return b.Binary(op, u, x)
+			}
+			return b.Binary(op, x, u)
+		}
+	}
+	numbers := []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I8, ir.U8, ir.I32, ir.U32, ir.I64}
+	bodies := []body{
+		{"replace", func(b *ir.Builder, x, u ir.Value) ir.Value { return u }, append(slices.Clone(numbers), ir.Bool, ir.C64), true},
+		{"keep", func(b *ir.Builder, x, u ir.Value) ir.Value { return x }, []ir.DType{ir.F32, ir.I64}, true},
+		{"add", binary(ir.OpAdd, false), numbers, false},
+		{"add, swapped", binary(ir.OpAdd, true), []ir.DType{ir.F32, ir.I8}, false},
+		{"multiply", binary(ir.OpMul, false), numbers, false},
+		{"max", binary(ir.OpMax, false), numbers, true},
+		{"min, swapped", binary(ir.OpMin, true), numbers, true},
+		{"or", binary(ir.OpOr, false), []ir.DType{ir.Bool}, true},
+		{"and", binary(ir.OpAnd, true), []ir.DType{ir.Bool}, true},
+	}
+	for _, c := range scatterCases {
+		for _, bd := range bodies {
+			for _, d := range h.keep(bd.types) {
+				vk := anyValue
+				if bd.name == "multiply" {
+					vk = small
+				}
+				x, upd := h.gen(d, vk, c.operand...), h.gen(d, vk, c.updates...)
+				idx := tensor{T: tt(ir.I32, c.indices...), V: c.values}
+				body := scatterBody(t, d, bd.f)
+				name := fmt.Sprintf("%s %s %v", c.name, bd.name, x.T)
+				build := func(b *ir.Builder, xs []ir.Value) []ir.Value {
+					return b.Results(b.ScatterRegion(body, xs[:1], xs[1], xs[2:], c.s))
+				}
+				if bd.exact {
+					h.checkEvalBits(t, name, []tensor{x, idx, upd}, build)
+				} else {
+					h.checkEval(t, name, []tensor{x, idx, upd}, build)
+				}
+			}
+		}
+	}
+	c := scatterCases[0] // rows of a 5x3 operand, one repeated, two out of bounds
+	f, i32 := tt(ir.F32), tt(ir.I32)
+	x, k := h.gen(ir.F32, small, c.operand...), h.gen(ir.I32, anyValue, c.operand...)
+	ux, uk := h.gen(ir.F32, small, c.updates...), h.gen(ir.I32, anyValue, c.updates...)
+	idx := tensor{T: tt(ir.I32, c.indices...), V: c.values}
+	apart := region(t, []ir.TensorType{f, i32, f, i32}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return []ir.Value{b.Binary(ir.OpMax, xs[2], xs[0]), xs[3]}
+	})
+	argmax := region(t, []ir.TensorType{f, i32, f, i32}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		keep := b.Compare(ir.CmpGE, xs[0], xs[2])
+		return []ir.Value{b.Select(keep, xs[0], xs[2]), b.Select(keep, xs[1], xs[3])}
+	})
+	for name, body := range map[string]*ir.Program{"max and replace": apart, "argmax": argmax} {
+		h.checkEvalBits(t, "two operands, "+name, []tensor{x, k, idx, ux, uk}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			return b.Results(b.ScatterRegion(body, xs[:2], xs[2], xs[3:], c.s))
+		})
+	}
+}
+
+// testScatterChoices: bodies that keep the operand x or take the update u
+// by comparing them, select(cmp(x, u), x, u) and every variant (either
+// order of the comparison's operands and of the select's, each
+// direction, under a not), which are max or min with their own NaN and tie
+// rules, applied in order over many updates to few elements: NaNs and
+// signed zeros on both sides, ties, windows out of bounds. Bit for bit.
+func testScatterChoices(t *testing.T, h *harness) {
+	nan, negz := math.NaN(), math.Copysign(0, -1)
+	dims := ir.ScatterDims{InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1}
+	idx := tensor{T: tt(ir.I32, 12, 1), V: []float64{0, 1, 2, 0, 3, 1, 0, 2, 5, 3, 1, -1}}
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16, ir.BF16, ir.I8}) {
+		x := tensor{T: tt(d, 5), V: []float64{1, nan, negz, 0, 2}}
+		u := tensor{T: tt(d, 12), V: []float64{0, 3, 0, nan, negz, 3, 1, 0, 7, negz, nan, 9}} // ties of zeros whose sign tells which won
+		if !d.IsFloat() {
+			x.V, u.V = []float64{1, -3, 0, 0, 2}, []float64{0, 3, 0, -1, 0, 3, 1, -2, 7, 0, 4, 9}
+		}
+		for _, dir := range []ir.CompareDir{ir.CmpLT, ir.CmpLE, ir.CmpGT, ir.CmpGE} {
+			for _, uFirst := range []bool{false, true} { // compare(u, x) rather than compare(x, u)
+				for _, takeU := range []bool{false, true} { // select(p, u, x) rather than select(p, x, u)
+					for _, not := range []bool{false, true} {
+						body := scatterBody(t, d, func(b *ir.Builder, xv, uv ir.Value) ir.Value {
+							p := b.Compare(dir, xv, uv)
+							if uFirst {
+								p = b.Compare(dir, uv, xv)
+							}
+							if not {
+								p = b.Unary(ir.OpNot, p)
+							}
+							if takeU {
+								return b.Select(p, uv, xv)
+							}
+							return b.Select(p, xv, uv)
+						})
+						name := fmt.Sprintf("%v choice %v, u first %v, takes u %v, not %v", d, dir, uFirst, takeU, not)
+						h.checkEvalBits(t, name, []tensor{x, idx, u}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+							return b.Results(b.ScatterRegion(body, xs[:1], xs[1], xs[2:], dims))
+						})
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -87,6 +217,142 @@ func testReduceWindowRegion(t *testing.T, h *harness) {
 			return b.GetResult(b.ReduceWindowRegion(body, xs, []ir.Value{b.Scalar(d, 0.5)}, w), 0)
 		}, want)
 	}
+	testCumulativeRegions(t, h)
+	testWindowRegionBodies(t, h)
+}
+
+// monoidBody is the body op(acc, x) of one operand, or op(x, acc) when
+// swapped.
+func monoidBody(t *testing.T, d ir.DType, op ir.Op, swapped bool) *ir.Program {
+	s := tt(d)
+	return region(t, []ir.TensorType{s, s}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		if swapped {
+			return []ir.Value{b.Binary(op, xs[1], xs[0])}
+		}
+		return []ir.Value{b.Binary(op, xs[0], xs[1])}
+	})
+}
+
+// cumulativeWindow is jax's window of a cumulative reduction along axis of
+// shape: the whole axis, padded by its length less one at the low end
+// (the high end for reverse).
+func cumulativeWindow(shape []int, axis int, reverse bool) ir.WindowAttrs {
+	w := ir.WindowAttrs{Dims: make([]int, len(shape)), Padding: make([][2]int, len(shape))}
+	for d := range shape {
+		w.Dims[d] = 1
+	}
+	w.Dims[axis] = shape[axis]
+	w.Padding[axis] = [2]int{shape[axis] - 1, 0}
+	if reverse {
+		w.Padding[axis] = [2]int{0, shape[axis] - 1}
+	}
+	return w
+}
+
+// testCumulativeRegions: jax's cumulative reductions as reduce_window with
+// a body: cumprod, cummax and cummin (NaN included), cumsum, and cumulative
+// and/or of bools, along either axis, forward and reverse, from the
+// monoid's identity and (where folding it in once is the same) from other
+// inits; and long axes.
+func testCumulativeRegions(t *testing.T, h *harness) {
+	type kase struct {
+		op       ir.Op
+		d        ir.DType
+		init     float64
+		swapped  bool
+		withNaNs bool
+	}
+	var cases []kase
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.I8, ir.U32, ir.I64}) {
+		lo, hi := d.Range()
+		cases = append(cases, kase{op: ir.OpMul, d: d, init: 1}, kase{op: ir.OpAdd, d: d, init: 0, swapped: true},
+			kase{op: ir.OpMax, d: d, init: lo, withNaNs: d.IsFloat()}, kase{op: ir.OpMin, d: d, init: hi, swapped: true},
+			kase{op: ir.OpMax, d: d, init: 2}, kase{op: ir.OpAdd, d: d, init: 1})
+	}
+	cases = append(cases, kase{op: ir.OpOr, d: ir.Bool, init: 0}, kase{op: ir.OpAnd, d: ir.Bool, init: 1}, kase{op: ir.OpAnd, d: ir.Bool, init: 0})
+	for _, c := range cases {
+		x := h.gen(c.d, small, 4, 6)
+		if c.d.IsFloat() {
+			x.V = mapf(x.V, func(v float64) float64 { return 1 + v/8 }) // products stay near 1
+		}
+		if c.withNaNs {
+			x.V[7], x.V[20] = math.NaN(), math.NaN()
+		}
+		body := monoidBody(t, c.d, c.op, c.swapped)
+		for axis := range 2 {
+			for _, reverse := range []bool{false, true} {
+				w := cumulativeWindow([]int{4, 6}, axis, reverse)
+				h.checkEval(t, fmt.Sprintf("cumulative %v of %v from %v, axis %d, reverse %v", c.op, x.T, c.init, axis, reverse), []tensor{x},
+					func(b *ir.Builder, xs []ir.Value) []ir.Value {
+						return []ir.Value{b.GetResult(b.ReduceWindowRegion(body, xs, []ir.Value{b.Scalar(c.d, c.init)}, w), 0)}
+					})
+			}
+		}
+	}
+	// A long axis, whose fold a driver cannot unroll over the window's
+	// positions (the interpreter takes a second or so: one case only).
+	x := h.gen(ir.I32, small, 1, 1030)
+	mul := monoidBody(t, ir.I32, ir.OpMul, false)
+	h.checkEval(t, fmt.Sprintf("cumulative multiply of %v", x.T), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		w := cumulativeWindow([]int{1, 1030}, 1, false)
+		return []ir.Value{b.GetResult(b.ReduceWindowRegion(mul, xs, []ir.Value{b.Scalar(ir.I32, 1)}, w), 0)}
+	})
+}
+
+// testWindowRegionBodies: windowed folds by bodies no fixed reduce_window
+// has. jax's cumlogsumexp (logaddexp, NaN-safe, from -inf); a product
+// pooling window from an init that is not the identity; two operands
+// folded together (a sum and a max, each reading its own), and two whose
+// body mixes them (a windowed argmax: value and index); a scalar and an
+// empty operand.
+func testWindowRegionBodies(t *testing.T, h *harness) {
+	f := tt(ir.F32)
+	logaddexp := region(t, []ir.TensorType{f, f}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		a, c := xs[0], xs[1]
+		amax := b.Binary(ir.OpMax, a, c)
+		delta := b.Binary(ir.OpSub, a, c)
+		soft := b.Binary(ir.OpAdd, amax, b.Unary(ir.OpLog1p, b.Unary(ir.OpExp, b.Unary(ir.OpNeg, b.Unary(ir.OpAbs, delta)))))
+		return []ir.Value{b.Select(b.Compare(ir.CmpNE, delta, delta), b.Binary(ir.OpAdd, a, c), soft)}
+	})
+	x := h.gen(ir.F32, anyValue, 3, 7)
+	for _, reverse := range []bool{false, true} {
+		w := cumulativeWindow([]int{3, 7}, 1, reverse)
+		h.checkEval(t, fmt.Sprintf("cumlogsumexp, reverse %v", reverse), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			return []ir.Value{b.GetResult(b.ReduceWindowRegion(logaddexp, xs, []ir.Value{b.Scalar(ir.F32, math.Inf(-1))}, w), 0)}
+		})
+	}
+	pool := ir.WindowAttrs{Dims: []int{2, 3}, Strides: []int{1, 2}, Padding: [][2]int{{1, 0}, {1, 1}}}
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16, ir.I32}) {
+		x := h.gen(d, small, 4, 5)
+		mul := monoidBody(t, d, ir.OpMul, false)
+		h.checkEval(t, fmt.Sprintf("%v product pooling from 3", d), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			return []ir.Value{b.GetResult(b.ReduceWindowRegion(mul, xs, []ir.Value{b.Scalar(d, 3)}, pool), 0)}
+		})
+	}
+	i := tt(ir.I32)
+	pair := region(t, []ir.TensorType{f, i, f, i}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return []ir.Value{b.Binary(ir.OpAdd, xs[0], xs[2]), b.Binary(ir.OpMax, xs[3], xs[1])}
+	})
+	argmax := region(t, []ir.TensorType{f, i, f, i}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		keep := b.Compare(ir.CmpGE, xs[0], xs[2])
+		return []ir.Value{b.Select(keep, xs[0], xs[2]), b.Select(keep, xs[1], xs[3])}
+	})
+	v, k := h.gen(ir.F32, small, 4, 5), h.gen(ir.I32, anyValue, 4, 5)
+	for _, w := range []ir.WindowAttrs{pool, cumulativeWindow([]int{4, 5}, 0, false)} {
+		for name, body := range map[string]*ir.Program{"sum and max": pair, "argmax": argmax} {
+			h.checkEval(t, fmt.Sprintf("two operands, %s, window %v", name, w.Dims), []tensor{v, k}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return b.Results(b.ReduceWindowRegion(body, xs, []ir.Value{b.Scalar(ir.F32, -100), b.Scalar(ir.I32, -1)}, w))
+			})
+		}
+	}
+	add := monoidBody(t, ir.F32, ir.OpAdd, false)
+	h.checkEval(t, "a scalar", []tensor{scalarTensor(ir.F32, 2.5)}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return []ir.Value{b.GetResult(b.ReduceWindowRegion(add, xs, []ir.Value{b.Scalar(ir.F32, 0.25)}, ir.WindowAttrs{}), 0)}
+	})
+	h.checkEval(t, "an empty operand, padded", []tensor{{T: tt(ir.F32, 0, 3)}}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		w := ir.WindowAttrs{Dims: []int{2, 1}, Padding: [][2]int{{2, 1}, {0, 0}}}
+		return []ir.Value{b.GetResult(b.ReduceWindowRegion(add, xs, []ir.Value{b.Scalar(ir.F32, 0.25)}, w), 0)}
+	})
 }
 
 // testSelectAndScatterRegion: a strict select (x > y keeps x, so of equal

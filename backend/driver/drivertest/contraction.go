@@ -355,6 +355,33 @@ func testReduceWindow(t *testing.T, h *harness) {
 			}
 		}
 	}
+	// jax's cumsum, cummax and cummin: the window is the whole axis,
+	// padded at one end, and the axis may be longer than any pooling
+	// window. The data have NaNs, and -0 (which a sum from 0 makes +0).
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16, ir.I32, ir.I8, ir.U32, ir.I64}) {
+		for _, kind := range []ir.ReduceKind{ir.ReduceSum, ir.ReduceMax, ir.ReduceMin} {
+			for _, shape := range [][]int{{3, 6}, {1, 1100}} {
+				x := h.gen(d, anyValue, shape...)
+				if d.IsFloat() {
+					x.V[1], x.V[4], x.V[9] = math.NaN(), math.Copysign(0, -1), math.NaN()
+				}
+				if shape[0] == 1 && !(d == ir.F32 && kind == ir.ReduceSum) && !(d == ir.I32 && kind == ir.ReduceMax) {
+					continue // the interpreter takes its time over long windows: two cases
+				}
+				for axis := range 2 {
+					for _, reverse := range []bool{false, true} {
+						if shape[axis] == 1 || (shape[0] == 1 && reverse) {
+							continue
+						}
+						w := cumulativeWindow(shape, axis, reverse)
+						h.checkEval(t, fmt.Sprintf("cumulative %s of %v along %d, reverse %v", kind, x.T, axis, reverse), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+							return []ir.Value{b.ReduceWindow(xs[0], kind, w)}
+						})
+					}
+				}
+			}
+		}
+	}
 }
 
 // selectAndScatterRef walks each window of x in row-major order over its

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/eval"
 )
 
 func testParameter(t *testing.T, h *harness) {
@@ -529,4 +530,113 @@ func testBitcastConvert(t *testing.T, h *harness) {
 			return b.BitcastConvert(vs[0], c.to)
 		}, want)
 	}
+	testBitcastBits(t, h)
+}
+
+// bitPatterns are, per width, bit patterns whose meaning differs between the
+// dtypes of that width: signed zeros, subnormals, infinities, quiet and
+// signalling NaNs with payloads and either sign (of float16, bfloat16 and
+// float32), and integers past float32's 2^24.
+var bitPatterns = map[int][]uint64{
+	1: {0, 1, 0x7f, 0x80, 0xff, 0x5a},
+	2: {0, 0x8000, 0x0001, 0x83ff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe5a, 0x7f80, 0xff80, 0x7fc1, 0x7f81, 0xffa5, 0x3c00, 0x3f80, 0xffff, 0x1234},
+	4: {0, 0x80000000, 1, 0x807fffff, 0x7f800000, 0xff800000, 0x7fc00000, 0x7fc12345, 0xffc00001, 0x7f800001, 0xff812345,
+		0x3f800000, 0xffffffff, 0x12345678, 0x4b800001, 0x80000001},
+	8: {0, 0x8000000000000000, 0x7fc123457f800001, 0xff81234500000001, 0x80000000ffc00001, 0x3f800000bf800000,
+		0xffffffffffffffff, 0x0123456789abcdef, 0x7ff8000000000001, 0xfff0000000000000},
+}
+
+// testBitcastBits bitcasts those patterns between every two dtypes of one
+// width, and back. A bitcast copies bytes, so the result's bytes must be
+// the operand's, and so must a round trip's, whose intermediate lives in the
+// driver's own form. The bytes are checked against the reference
+// interpreter's too, except where a pattern is a NaN of a float type on the
+// way: it holds floats as float64, so it quietens signalling NaNs and drops
+// float16 NaNs' payloads, and there the operand's bytes are the reference.
+func testBitcastBits(t *testing.T, h *harness) {
+	groups := [][]ir.DType{{ir.I8, ir.U8}, {ir.F16, ir.BF16, ir.I16}, {ir.F32, ir.I32, ir.U32}, {ir.I64, ir.C64, ir.F64}}
+	for _, g := range groups {
+		g = h.keep(g)
+		w := g[0].Size()
+		var raw []byte
+		for _, p := range bitPatterns[w] {
+			for k := range w {
+				raw = append(raw, byte(p>>(8*k)))
+			}
+		}
+		n := len(bitPatterns[w])
+		for _, from := range g {
+			for _, to := range g {
+				if from == to {
+					continue
+				}
+				for _, shape := range [][]int{{n}, {2, n / 2}, {}} {
+					in, pats := raw, bitPatterns[w]
+					if len(shape) == 0 {
+						in, pats = raw[w:2*w], pats[1:2] // one pattern, as a scalar
+					}
+					x := tensor{T: tt(from, shape...), Raw: in}
+					for _, trip := range [][]ir.DType{{to}, {to, from}} {
+						b := ir.NewBuilder()
+						v := b.Parameter(x.T)
+						for _, d := range trip {
+							v = b.BitcastConvert(v, d)
+						}
+						p, err := b.Build(v)
+						if err != nil {
+							t.Fatalf("build: %v", err)
+						}
+						name := fmt.Sprintf("bitcast %v to %v", x.T, trip)
+						got := h.runBytes(t, p, x)[0]
+						if !slices.Equal(got, in) {
+							t.Errorf("%s: bytes % x, want % x", name, got, in)
+						}
+						ref, err := eval.Run(p, []eval.Tensor{eval.FromBytes(x.T, in)})
+						if err != nil {
+							t.Fatalf("%s: the reference interpreter: %v", name, err)
+						}
+						rb := ref[0].Bytes()
+						for e, pat := range pats {
+							if isNaNIn(pat, append([]ir.DType{from}, trip...)) {
+								continue
+							}
+							if g, r := got[e*w:(e+1)*w], rb[e*w:(e+1)*w]; !slices.Equal(g, r) {
+								t.Errorf("%s: element %d: bytes % x, the reference interpreter's % x", name, e, g, r)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// isNaNIn reports whether bit pattern p is a NaN of one of the float types
+// ds (of p's width; a complex64 NaN has a NaN part).
+func isNaNIn(p uint64, ds []ir.DType) bool {
+	for _, d := range ds {
+		switch d {
+		case ir.F16:
+			if p&0x7c00 == 0x7c00 && p&0x3ff != 0 {
+				return true
+			}
+		case ir.BF16:
+			if p&0x7f80 == 0x7f80 && p&0x7f != 0 {
+				return true
+			}
+		case ir.F32:
+			if math.IsNaN(float64(math.Float32frombits(uint32(p)))) {
+				return true
+			}
+		case ir.C64:
+			if isNaNIn(p&0xffffffff, []ir.DType{ir.F32}) || isNaNIn(p>>32, []ir.DType{ir.F32}) {
+				return true
+			}
+		case ir.F64:
+			if math.IsNaN(math.Float64frombits(p)) {
+				return true
+			}
+		}
+	}
+	return false
 }

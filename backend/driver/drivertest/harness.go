@@ -237,6 +237,82 @@ func (h *harness) check(t *testing.T, name string, args []tensor, build func(b *
 // interpreter cannot drift apart unnoticed.
 func (h *harness) checkReference(t *testing.T, name string, p *ir.Program, args []tensor, got tensor) {
 	t.Helper()
+	ref, err := eval.Run(p, evalArgs(args))
+	if err != nil {
+		t.Errorf("%s: the reference interpreter fails where the driver ran: %v", name, err)
+		return
+	}
+	compare(t, name+" (against the reference interpreter)", got, fromEval(ref[0]))
+}
+
+// checkEval builds a program of one or more results over params of args'
+// types with build, runs it on args, and compares every result with the
+// reference interpreter's, within the tolerance of its dtype: the
+// interpreter is the reference, with no loop of the suite's own.
+func (h *harness) checkEval(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) []ir.Value) {
+	t.Helper()
+	b := ir.NewBuilder()
+	xs := make([]ir.Value, len(args))
+	for i, a := range args {
+		xs[i] = b.Parameter(a.T)
+	}
+	p, err := b.Build(build(b, xs)...)
+	if err != nil {
+		t.Fatalf("%s: build: %v", name, err)
+	}
+	got := h.run(t, p, args...)
+	ref, err := eval.Run(p, evalArgs(args))
+	if err != nil {
+		t.Fatalf("%s: the reference interpreter fails where the driver ran: %v", name, err)
+	}
+	for i, r := range ref {
+		compare(t, fmt.Sprintf("%s, result %d", name, i), got[i], fromEval(r))
+	}
+}
+
+// checkEvalBits is checkEval bit for bit: every element of every result
+// must have the reference interpreter's bytes (signed zeros and integers
+// past 2^53 included), except that any NaN matches any NaN (a NaN's sign
+// and payload are the interpreter's own).
+func (h *harness) checkEvalBits(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) []ir.Value) {
+	t.Helper()
+	b := ir.NewBuilder()
+	xs := make([]ir.Value, len(args))
+	for i, a := range args {
+		xs[i] = b.Parameter(a.T)
+	}
+	p, err := b.Build(build(b, xs)...)
+	if err != nil {
+		t.Fatalf("%s: build: %v", name, err)
+	}
+	got := h.runBytes(t, p, args...)
+	ref, err := eval.Run(p, evalArgs(args))
+	if err != nil {
+		t.Fatalf("%s: the reference interpreter fails where the driver ran: %v", name, err)
+	}
+	for i, r := range ref {
+		want := r.Bytes()
+		// Element k's bytes, a complex64's parts each on their own.
+		gt, size := r.Type, r.Type.DType.Size()
+		if gt.DType == ir.C64 {
+			gt, size = tt(ir.F32, 2*r.Type.Shape.Size()), 4
+		}
+		g, w := decode(gt.DType, got[i]), decode(gt.DType, want)
+		bad := 0
+		for k := range g {
+			gb, wb := got[i][k*size:(k+1)*size], want[k*size:(k+1)*size]
+			if string(gb) != string(wb) && !(math.IsNaN(g[k]) && math.IsNaN(w[k])) {
+				if bad < 5 {
+					t.Errorf("%s, result %d: element %d (of %v) is % x, the reference interpreter's % x", name, i, k, r.Type, gb, wb)
+				}
+				bad++
+			}
+		}
+	}
+}
+
+// evalArgs are the suite's tensors as the interpreter's.
+func evalArgs(args []tensor) []eval.Tensor {
 	in := make([]eval.Tensor, len(args))
 	for i, a := range args {
 		switch {
@@ -254,19 +330,19 @@ func (h *harness) checkReference(t *testing.T, name string, p *ir.Program, args 
 			}
 		}
 	}
-	ref, err := eval.Run(p, in)
-	if err != nil {
-		t.Errorf("%s: the reference interpreter fails where the driver ran: %v", name, err)
-		return
-	}
-	want := tensor{T: ref[0].Type, V: ref[0].Floats()}
-	if ref[0].C != nil {
-		want.Im = make([]float64, len(ref[0].C))
-		for k, z := range ref[0].C {
+	return in
+}
+
+// fromEval is an interpreter's value as the suite's tensor.
+func fromEval(r eval.Tensor) tensor {
+	want := tensor{T: r.Type, V: r.Floats()}
+	if r.C != nil {
+		want.Im = make([]float64, len(r.C))
+		for k, z := range r.C {
 			want.Im[k] = imag(z)
 		}
 	}
-	compare(t, name+" (against the reference interpreter)", got, want)
+	return want
 }
 
 // compare checks got against want elementwise. Floats allow a tolerance that

@@ -2,6 +2,7 @@ package drivertest
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -242,6 +243,61 @@ func testScatter(t *testing.T, h *harness) {
 						return b.Scatter(xs[0], xs[1], xs[2], s)
 					}, want)
 				}
+			}
+		}
+	}
+	testScatterBits(t, h)
+}
+
+// rawInts is vals as the little-endian bytes of integer dtype d (wrapped to
+// its width), for values float64 cannot hold.
+func rawInts(d ir.DType, vals ...int64) []byte {
+	var b []byte
+	for _, v := range vals {
+		for k := range d.Size() {
+			b = append(b, byte(v>>(8*k)))
+		}
+	}
+	return b
+}
+
+// testScatterBits: replacing wide integers whose values float32 cannot
+// hold (a GPU's scatter may carry data as float32), and float max and min
+// over NaNs and signed zeros (NaN wins, +0 is above -0), bit for bit
+// against the reference interpreter.
+func testScatterBits(t *testing.T, h *harness) {
+	big := []int64{math.MaxInt32, math.MinInt32, 1<<24 + 1, -(1<<24 + 1), 123456789, -987654321, 0x7fffffff_ffffffff, -0x12345678_9abcdef1}
+	for _, c := range scatterCases {
+		for _, d := range h.keep([]ir.DType{ir.I32, ir.U32, ir.I64}) {
+			xs, us := make([]int64, ir.Shape(c.operand).Size()), make([]int64, ir.Shape(c.updates).Size())
+			for i := range xs {
+				xs[i] = big[i%len(big)] ^ int64(i)
+			}
+			for i := range us {
+				us[i] = big[(i+3)%len(big)] + int64(i)
+			}
+			x, upd := tensor{T: tt(d, c.operand...), Raw: rawInts(d, xs...)}, tensor{T: tt(d, c.updates...), Raw: rawInts(d, us...)}
+			idx := tensor{T: tt(ir.I32, c.indices...), V: c.values}
+			s := c.s
+			s.Kind = ir.ScatterReplace
+			h.checkEvalBits(t, fmt.Sprintf("%s replace %v", c.name, x.T), []tensor{x, idx, upd}, func(b *ir.Builder, vs []ir.Value) []ir.Value {
+				return []ir.Value{b.Scatter(vs[0], vs[1], vs[2], s)}
+			})
+		}
+	}
+	nan, negz := math.NaN(), math.Copysign(0, -1)
+	c := scatterCases[1] // single elements of a 4x4 operand; (2,1) twice
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16, ir.BF16}) {
+		x := tensor{T: tt(d, 4, 4), V: []float64{nan, 0, negz, 1, negz, 2, 0, nan, negz, negz, 0, 3, 0, -1, negz, nan}}
+		idx := tensor{T: tt(ir.I32, c.indices...), V: c.values}
+		for _, u := range [][]float64{{0, negz, nan, 0}, {negz, 0, 1, negz}, {negz, negz, negz, nan}} {
+			upd := tensor{T: tt(d, 4), V: u}
+			for _, kind := range []ir.ScatterKind{ir.ScatterMax, ir.ScatterMin} {
+				s := c.s
+				s.Kind = kind
+				h.checkEvalBits(t, fmt.Sprintf("%s %v of %v, NaNs and signed zeros", kind, u, x.T), []tensor{x, idx, upd}, func(b *ir.Builder, vs []ir.Value) []ir.Value {
+					return []ir.Value{b.Scatter(vs[0], vs[1], vs[2], s)}
+				})
 			}
 		}
 	}

@@ -635,9 +635,9 @@ func monoidStep(d ir.DType, op ir.Op, a, x uint64) uint64 {
 	return uint64(r) & mask
 }
 
-// monoidBody is a body whose result i is ops[i] of accumulator i and
+// monoidsBody is a body whose result i is ops[i] of accumulator i and
 // element i, the element first in every other one.
-func monoidBody(t *testing.T, ds []ir.DType, ops []ir.Op) *ir.Program {
+func monoidsBody(t *testing.T, ds []ir.DType, ops []ir.Op) *ir.Program {
 	params := make([]ir.TensorType, 0, 2*len(ds))
 	for _, d := range ds {
 		params = append(params, tt(d))
@@ -705,7 +705,7 @@ func testReduceRegionMonoids(t *testing.T, h *harness) {
 			}
 			return out
 		})
-		body := monoidBody(t, ds, c.ops)
+		body := monoidsBody(t, ds, c.ops)
 		n := len(c.xs)
 		h.checkExact(t, c.name, args, func(b *ir.Builder, xs []ir.Value) []ir.Value {
 			return b.Results(b.ReduceRegion(body, xs[:n], xs[n:], c.axes))

@@ -2,6 +2,7 @@ package metal
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
@@ -26,7 +27,7 @@ func lowerUnary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	switch in.Op {
 	case ir.OpNeg:
 		if isFloat {
-			return l.neg(x), nil
+			return l.negBits(x), nil
 		}
 		return l.sub(zero, x), nil // wraps: -MinInt is MinInt
 	case ir.OpAbs:
@@ -371,4 +372,16 @@ func (l *lowering) shift(op ir.Op, d ir.DType, x, n tensor) (tensor, error) {
 	amount := l.sel(inRange, un, l.scalar(bits-1, u)) // past the width: the sign everywhere
 	r := l.shr(l.reinterpret(x, s), l.reinterpret(amount, s))
 	return l.reinterpret(r, phys), nil
+}
+
+// negBits negates a float by flipping its sign bit, as IEEE 754's negate
+// and the IR's do, NaN included: MPSGraph does not say its negative keeps
+// a NaN's sign and payload. Before reinterpretCast (macOS 13.2) it is
+// negativeWithTensor, whose NaNs may come out of either sign.
+func (l *lowering) negBits(x tensor) tensor {
+	if !l.g.Has(gpu.OpReinterpretCast) || !l.g.Has(gpu.OpBitwiseXOR) || x.DType != gpu.Float32 {
+		return l.neg(x)
+	}
+	bits := l.reinterpret(x, gpu.Int32)
+	return l.reinterpret(l.bxor(bits, l.intConst(math.MinInt32, gpu.Int32)), gpu.Float32)
 }

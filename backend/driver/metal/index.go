@@ -1,6 +1,7 @@
 package metal
 
 import (
+	"math"
 	"slices"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
@@ -164,20 +165,47 @@ func lowerGather(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	return l.toShape(got, in.Type), nil
 }
 
-// lowerScatter combines updates into the operand. An update whose window
-// would leave the operand is redirected, whole, to a dummy element past the
-// operand's end, which is dropped afterwards. For replace, later updates win
-// where positions repeat, which scatterND's set mode does not promise: a
-// scatter-max of each update's ordinal finds the last writer of every
-// position, and only last writers are scattered.
+// lowerScatter combines updates into the operand (scatterSites,
+// scatterKind).
 func lowerScatter(l *lowering, in ir.Instr, args []val) (tensor, error) {
-	s := in.Scatter
-	to, ti, tu := args[0].typ, args[1].typ, args[2].typ
+	st, err := l.scatterSites(in.Op, args[0].typ, args[1].typ, args[2].typ, args[1].t, in.Scatter)
+	if err != nil {
+		return tensor{}, err
+	}
+	lin := st.lin
+	if in.Scatter.Kind == ir.ScatterReplace {
+		if lin, err = l.lastWriters(in.Op, st); err != nil {
+			return tensor{}, err
+		}
+	}
+	return l.scatterKind(in.Op, st, lin, args[0], l.flatUpdates(st, args[2]), in.Scatter.Kind)
+}
+
+// scatterSites is where each element of a scatter's updates goes.
+type scatterSites struct {
+	// lin is, for each update element in [batch..., window...] order, its
+	// position in the flattened operand as int32, shape [total, 1]; an
+	// element whose update window would leave the operand goes, with its
+	// whole window, to a dummy position n past the operand's end, which is
+	// dropped afterwards.
+	lin      tensor
+	n, total int   // operand and update elements
+	perm     []int // the updates' dims in [batch..., window...] order
+}
+
+// maxOrdinal bounds the update elements a scatter may number: the numbers
+// pass through scatterND and gather as data, which MPSGraph carries as
+// float32 (exact up to 2^24).
+const maxOrdinal = 1 << 24
+
+// scatterSites finds the operand position of every update element from the
+// start indices and the dimension numbers.
+func (l *lowering) scatterSites(op ir.Op, to, ti, tu ir.TensorType, idx tensor, s *ir.ScatterDims) (scatterSites, error) {
 	n := to.Shape.Size()
 	if n+1 > maxLinear || tu.Shape.Size() > maxLinear {
-		return tensor{}, fallback(in.Op, "operand %v or updates %v have more than 2^31 elements", to, tu)
+		return scatterSites{}, fallback(op, "operand %v or updates %v have more than 2^31 elements", to, tu)
 	}
-	vecStarts, batch := l.startIndices(args[1].t, ti, s.IndexVectorDim)
+	vecStarts, batch := l.startIndices(idx, ti, s.IndexVectorDim)
 	r := to.Shape.Rank()
 	starts := make([]tensor, r)
 	for j, d := range s.ScatterDimsToOperandDims {
@@ -221,12 +249,8 @@ func lowerScatter(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		}
 	}
 	vb := l.reshape(valid, slices.Concat(bshape, ones(len(wshape))))
-	dummy := l.scalar(float64(n), i32)
-	lin = l.sel(l.ne(vb, l.scalar(0, i32)), lin, dummy)
+	lin = l.sel(l.ne(vb, l.scalar(0, i32)), lin, l.scalar(float64(n), i32))
 	total := tu.Shape.Size()
-	lin = l.reshape(lin, []int{total, 1})
-
-	// Updates as [batch..., window...], flattened.
 	var perm []int
 	for d := range tu.Shape.Rank() {
 		if !slices.Contains(s.UpdateWindowDims, d) {
@@ -234,62 +258,171 @@ func lowerScatter(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		}
 	}
 	perm = append(perm, s.UpdateWindowDims...)
-	upd := args[2].t
-	if tu.DType == ir.C64 {
-		perm = append(perm, len(perm))
-	}
-	upd = l.flat(l.transpose(upd, perm), tu)
+	return scatterSites{lin: l.reshape(lin, []int{total, 1}), n: n, total: total, perm: perm}, nil
+}
 
-	data := l.flat(args[0].t, to)
+// flatUpdates is an updates operand as a flat list in the sites' order
+// (complex64 keeps its trailing pair).
+func (l *lowering) flatUpdates(st scatterSites, u val) tensor {
+	perm := st.perm
+	if u.typ.DType == ir.C64 {
+		perm = append(slices.Clone(perm), len(perm))
+	}
+	return l.flat(l.transpose(u.t, perm), u.typ)
+}
+
+// ordinals numbers the update elements 0, 1, ... in the IR's order, as
+// int32 of shape [total].
+func (l *lowering) ordinals(st scatterSites) tensor {
+	return l.reshape(l.iotaAlong(ir.Shape{st.total}, 0, i32, st.total), []int{st.total})
+}
+
+// lastWriters redirects to the dummy every update element but the last of
+// those to each position: scatterND's set mode keeps an unspecified one
+// of several, and the IR's updates apply in order. A scatter-max of the
+// ordinals finds each position's last writer.
+func (l *lowering) lastWriters(op ir.Op, st scatterSites) (tensor, error) {
+	if st.total >= maxOrdinal {
+		return tensor{}, fallback(op, "%d update elements: their order is resolved with ordinals, which scatterND and gather carry as float32 (exact below 2^24)", st.total)
+	}
+	seq := l.ordinals(st)
+	last := l.g.ScatterND(l.full(-1, []int{st.n + 1}, i32), seq, st.lin, gpu.ScatterMax)
+	winner := l.eq(l.g.Gather(last, l.reshape(st.lin, []int{st.total}), 0), seq)
+	return l.sel(l.reshape(winner, []int{st.total, 1}), st.lin, l.scalar(float64(st.n), i32)), nil
+}
+
+// scatterKind combines the flat updates upd into operand x by kind, at lin
+// (the sites, with replace's resolved by lastWriters), and returns x's new
+// value. MPSGraph's scatterND takes float32, float16 and int32 data and
+// carries integers as float32: narrow integers (exact there) scatter in
+// int32 and wrap back; the wider ones are replaced in 16-bit parts
+// (scatterParts); uint32 adds and multiplies its bits as int32 (the same
+// modulo 2^32; exact only below 2^24, like int32's); float max and min
+// propagate NaN and order -0 below +0 (scatterExtreme), which scatterND
+// leaves unspecified.
+func (l *lowering) scatterKind(op ir.Op, st scatterSites, lin tensor, x val, upd tensor, kind ir.ScatterKind) (tensor, error) {
+	to := x.typ
+	n := st.n
+	data := l.flat(x.t, to)
 	pad := l.zeros(ir.TensorType{DType: to.DType, Shape: ir.Shape{1}})
 	if to.DType == ir.C64 {
 		pad = l.reshape(pad, []int{1, 2})
 	}
 	data = l.concat([]tensor{data, pad}, 0)
 
-	mode := gpu.ScatterSet
-	switch s.Kind {
-	case ir.ScatterReplace:
-		seq := l.reshape(l.iotaAlong(ir.Shape{total}, 0, i32, total), []int{total})
-		last := l.g.ScatterND(l.full(-1, []int{n + 1}, i32), seq, lin, gpu.ScatterMax)
-		winner := l.eq(l.g.Gather(last, l.reshape(lin, []int{total}), 0), seq)
-		lin = l.sel(l.reshape(winner, []int{total, 1}), lin, dummy)
-	case ir.ScatterAdd:
-		mode = gpu.ScatterAdd
-	case ir.ScatterMul:
-		mode = gpu.ScatterMul
-	case ir.ScatterMax:
-		mode = gpu.ScatterMax
-	case ir.ScatterMin:
-		mode = gpu.ScatterMin
-	}
+	mode := map[ir.ScatterKind]gpu.ScatterMode{ir.ScatterReplace: gpu.ScatterSet, ir.ScatterAdd: gpu.ScatterAdd,
+		ir.ScatterMul: gpu.ScatterMul, ir.ScatterMax: gpu.ScatterMax, ir.ScatterMin: gpu.ScatterMin}[kind]
 	if to.DType == ir.Bool { // or and and on 0/1 bytes
-		switch s.Kind {
+		switch kind {
 		case ir.ScatterAdd:
 			mode = gpu.ScatterMax
 		case ir.ScatterMul:
 			mode = gpu.ScatterMin
 		}
 	}
-	// MPSGraph's scatterND takes float32, float16 and int32 data: narrow
-	// integers scatter in int32 and wrap back; uint32's bits are int32's
-	// for replace, add and multiply (equal modulo 2^32).
-	back := func(t tensor) tensor { return t }
+	var out tensor
 	switch d := to.DType; {
+	case d.IsFloat() && (mode == gpu.ScatterMax || mode == gpu.ScatterMin):
+		out = l.scatterExtreme(data, upd, lin, mode == gpu.ScatterMax)
 	case isNarrow(d):
-		data, upd = l.cast(data, i32), l.cast(upd, i32)
-		back = func(t tensor) tensor { return l.narrow(t, d) }
-	case d == ir.U32 && (mode == gpu.ScatterSet || mode == gpu.ScatterAdd || mode == gpu.ScatterMul) && l.g.Has(gpu.OpReinterpretCast):
-		data, upd = l.reinterpret(data, i32), l.reinterpret(upd, i32)
-		back = func(t tensor) tensor { return l.reinterpret(t, gpu.UInt32) }
+		out = l.narrow(l.g.ScatterND(l.cast(data, i32), l.cast(upd, i32), lin, mode), d)
+	case (d == ir.I32 || d == ir.U32 || d == ir.I64) && mode == gpu.ScatterSet:
+		var err error
+		if out, err = l.scatterParts(op, data, upd, lin, d); err != nil {
+			return tensor{}, err
+		}
+	case d == ir.U32 && (mode == gpu.ScatterAdd || mode == gpu.ScatterMul) && l.g.Has(gpu.OpReinterpretCast):
+		out = l.reinterpret(l.g.ScatterND(l.reinterpret(data, i32), l.reinterpret(upd, i32), lin, mode), gpu.UInt32)
 	case d == ir.U32 || d == ir.I64:
-		return tensor{}, fallback(in.Op, "scatter of %v: MPSGraph's scatterND takes float32, float16 and int32 data", d)
+		return tensor{}, fallback(op, "scatter of %v: MPSGraph's scatterND takes float32, float16 and int32 data", d)
+	default:
+		out = l.g.ScatterND(data, upd, lin, mode)
 	}
-	out := back(l.g.ScatterND(data, upd, lin, mode))
 	if to.DType == ir.C64 {
 		out = l.slice(out, []int{0, 0}, []int{n, 2}, []int{1, 1})
 	} else {
 		out = l.slice(out, []int{0}, []int{n}, []int{1})
 	}
-	return l.toShape(out, in.Type), nil
+	return l.toShape(out, to), nil
+}
+
+// scatterParts replaces int32, uint32 or int64 data exactly: scatterND
+// carries integers as float32, so the values are cut into 16-bit parts
+// (each exact in float32), each part is scattered on its own to the same
+// sites, and the parts are put back together. int32 is cut with floor
+// modulo and exact division, which every release has; uint32 (as int64)
+// and int64 with shifts, which need bitwise ops (macOS 13).
+func (l *lowering) scatterParts(op ir.Op, data, upd, lin tensor, d ir.DType) (tensor, error) {
+	set := func(a, b tensor) tensor { return l.g.ScatterND(a, b, lin, gpu.ScatterSet) }
+	if d == ir.I32 {
+		k := l.scalar(65536, i32)
+		cut := func(x tensor) (hi, lo tensor) {
+			lo = l.floorMod(x, k)
+			lo = l.sel(l.lt(lo, l.scalar(0, i32)), l.add(lo, k), lo) // in [0, 2^16) whichever sign floorMod gives
+			return l.div(l.sub(x, lo), k), lo                        // an exact division: no rounding to care about
+		}
+		dh, dl := cut(data)
+		uh, ul := cut(upd)
+		return l.add(l.mul(set(dh, uh), k), set(dl, ul)), nil
+	}
+	if !l.g.Has(gpu.OpBitwiseAND) {
+		return tensor{}, fallback(op, "scatter of %v: exact only in 16-bit parts, cut with bitwise ops (macOS 13)", d)
+	}
+	parts := 4
+	if d == ir.U32 {
+		parts = 2
+		data, upd = l.cast(data, i64), l.cast(upd, i64) // exact
+	}
+	var out tensor
+	for p := range parts {
+		shift := l.scalar(float64(16*p), i64)
+		cut := func(x tensor) tensor {
+			x = l.shr(x, shift) // arithmetic: the top part keeps the sign
+			if p < parts-1 {
+				x = l.band(x, l.scalar(0xffff, i64))
+			}
+			return l.cast(x, i32) // in int32's range: exact
+		}
+		v := l.shl(l.cast(set(cut(data), cut(upd)), i64), shift)
+		if p == 0 {
+			out = v
+		} else {
+			out = l.bor(out, v)
+		}
+	}
+	if d == ir.U32 {
+		out = l.cast(out, gpu.UInt32) // in range
+	}
+	return out, nil
+}
+
+// scatterExtreme is a float scatter-max (or min) as the IR's max is: NaN if
+// the operand or any update to the position is NaN, and of -0 and +0 the
+// greater +0. scatterND's max leaves both unspecified, so it combines the
+// numbers only (NaNs as the worst number), and two more scatters flag the
+// NaN updates and the zeros of the winning sign. An operand that is NaN
+// stays as it is, bits and all.
+func (l *lowering) scatterExtreme(data, upd, lin tensor, max bool) tensor {
+	f32 := gpu.Float32
+	mode, worst, zero := gpu.ScatterMax, math.Inf(-1), 0.0
+	if !max {
+		mode, worst, zero = gpu.ScatterMin, math.Inf(1), math.Copysign(0, -1)
+	}
+	numbers := func(x tensor) tensor { return l.sel(l.isNaN(x), l.scalar(worst, f32), x) }
+	// A zero of the winning sign, told by the sign of 1/x (no sign-bit test
+	// is on every release).
+	winningZero := func(x tensor) tensor {
+		inv := l.div(l.scalar(1, f32), x)
+		sign := l.gt(inv, l.scalar(0, f32))
+		if !max {
+			sign = l.lt(inv, l.scalar(0, f32))
+		}
+		return l.cast(l.land(l.eq(x, l.scalar(0, f32)), sign), f32)
+	}
+	m := l.g.ScatterND(numbers(data), numbers(upd), lin, mode)
+	zeros := l.g.ScatterND(winningZero(data), winningZero(upd), lin, gpu.ScatterMax)
+	nans := l.g.ScatterND(l.full(0, data.Shape, f32), l.cast(l.isNaN(upd), f32), lin, gpu.ScatterMax)
+	m = l.sel(l.land(l.eq(m, l.scalar(0, f32)), l.ne(zeros, l.scalar(0, f32))), l.scalar(zero, f32), m)
+	m = l.sel(l.ne(nans, l.scalar(0, f32)), l.scalar(math.NaN(), f32), m)
+	return l.sel(l.isNaN(data), data, m)
 }

@@ -40,7 +40,7 @@ type val struct {
 	t     tensor
 	typ   ir.TensorType
 	empty bool
-	tuple []val
+	parts []val // the results of an instruction of several, which get_result takes apart (tuple.go)
 }
 
 // lowering builds one MPSGraph from one IR program.
@@ -303,15 +303,19 @@ func (l *lowering) store(x tensor, d ir.DType) (tensor, error) {
 }
 
 // bf16RoundBits is the float32 bit pattern of x rounded to bfloat16's 8
-// significant bits, to nearest even, with NaN kept a quiet NaN (what
-// ir.F32ToBF16 does): bits + 0x7fff + (bit 16), low half cleared.
+// significant bits, to nearest even: bits + 0x7fff + (bit 16), low half
+// cleared. A NaN keeps its sign and the top of its payload, made quiet only
+// if nothing of the payload is left (which would be an infinity), so that a
+// bfloat16 NaN's bits (a signalling one's, bitcast from integers) survive.
 func (l *lowering) bf16RoundBits(x tensor) tensor {
 	i32 := gpu.Int32
 	bits := l.reinterpret(x, i32)
 	lsb := l.band(l.shr(bits, l.scalar(16, i32)), l.scalar(1, i32))
 	r := l.add(l.add(bits, l.scalar(0x7fff, i32)), lsb)
 	r = l.band(r, l.intConst(-65536, i32)) // 0xffff0000
-	nan := l.bor(l.band(bits, l.intConst(-65536, i32)), l.scalar(0x00400000, i32))
+	top := l.band(bits, l.intConst(-65536, i32))
+	empty := l.eq(l.band(bits, l.scalar(0x007f0000, i32)), l.scalar(0, i32))
+	nan := l.sel(empty, l.bor(top, l.scalar(0x00400000, i32)), top)
 	return l.sel(l.isNaN(x), nan, r)
 }
 
@@ -353,10 +357,18 @@ func (l *lowering) toShape(x tensor, t ir.TensorType) tensor { return l.reshape(
 
 // lowerInstr lowers one instruction; args are its operands' values.
 func (l *lowering) lowerInstr(in ir.Instr, args []val) (val, error) {
-	if in.Tuple != nil {
-		return l.lowerTuple(in, args)
-	}
 	out := val{typ: in.Type}
+	if f, ok := tupleLowerings[in.Op]; ok {
+		parts, err := f(l, in, args)
+		out.parts = parts
+		return out, err
+	}
+	if in.Tuple != nil {
+		// An op of several results with no lowering is the host's, even
+		// when its results are empty: a host callback's are, and it runs
+		// for its effect.
+		return out, fallback(in.Op, "%s", notLoweredWhy(in.Op))
+	}
 	if in.Type.Shape.Size() == 0 {
 		out.empty = true
 		return out, nil
@@ -391,79 +403,6 @@ var exactOnHalves = map[ir.Op]bool{
 	ir.OpSelect: true, ir.OpBroadcastInDim: true, ir.OpReshape: true, ir.OpTranspose: true, ir.OpSlice: true,
 	ir.OpConcat: true, ir.OpPad: true, ir.OpReverse: true, ir.OpGather: true, ir.OpSort: true,
 	ir.OpCompare: true, ir.OpArgSort: true, ir.OpArgReduce: true, ir.OpSortRegion: true, ir.OpGetResult: true,
-}
-
-// --- instructions of several results ----------------------------------------
-
-// tupleLowerFunc lowers an instruction that yields several results (its
-// Instr.Tuple), one tensor per result; the tensors of empty results are
-// ignored. It is called whenever some result has elements, also when an
-// operand has none (the lowering handles that case itself).
-type tupleLowerFunc func(l *lowering, in ir.Instr, args []val) ([]tensor, error)
-
-// tupleLowerings maps the ops of several results to their lowerings.
-var tupleLowerings = map[ir.Op]tupleLowerFunc{}
-
-// registerTupleLowering adds f as the lowering of ops, which yield tuples;
-// it runs from init functions only.
-func registerTupleLowering(f tupleLowerFunc, ops ...ir.Op) {
-	for _, op := range ops {
-		if _, dup := lowerings[op]; dup {
-			panic("metal: " + op.String() + " lowered twice")
-		}
-		if _, dup := tupleLowerings[op]; dup {
-			panic("metal: " + op.String() + " lowered twice")
-		}
-		tupleLowerings[op] = f
-	}
-}
-
-func init() { registerLowering(lowerGetResult, ir.OpGetResult) }
-
-// lowerTuple lowers an instruction of several results into a val holding
-// one per result, rounding half-typed ones as lowerInstr does.
-func (l *lowering) lowerTuple(in ir.Instr, args []val) (val, error) {
-	out := val{tuple: make([]val, len(in.Tuple))}
-	someElements := false
-	for i, t := range in.Tuple {
-		out.tuple[i] = val{typ: t, empty: t.Shape.Size() == 0}
-		someElements = someElements || !out.tuple[i].empty
-	}
-	// An op with no lowering is the host's even when its results are
-	// empty: a host callback's are, and it runs for its effect.
-	lower, ok := tupleLowerings[in.Op]
-	if !ok {
-		return out, fallback(in.Op, "%s", notLoweredWhy(in.Op))
-	}
-	if !someElements {
-		return out, nil
-	}
-	ts, err := lower(l, in, args)
-	if err != nil {
-		return out, err
-	}
-	for i := range out.tuple {
-		r := &out.tuple[i]
-		if r.empty {
-			continue
-		}
-		r.t = ts[i]
-		if d := r.typ.DType; !exactOnHalves[in.Op] && (d == ir.F16 || d == ir.BF16) {
-			if r.t, err = l.roundHalf(r.t, d); err != nil {
-				return out, err
-			}
-		}
-	}
-	return out, nil
-}
-
-// lowerGetResult is result Param of a tuple lowered by lowerTuple. (The
-// tuples of while, case and call, which are not lowered, never get here.)
-func lowerGetResult(l *lowering, in ir.Instr, args []val) (tensor, error) {
-	if in.Param >= len(args[0].tuple) {
-		return tensor{}, fmt.Errorf("get_result #%d of a value that is no tuple of as many", in.Param)
-	}
-	return args[0].tuple[in.Param].t, nil
 }
 
 // lowerWithEmpty handles an instruction with an empty operand and a

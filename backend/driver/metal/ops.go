@@ -43,12 +43,6 @@ var NotLowered = map[ir.Op]string{
 		"so the host drives it, one wait for the GPU per iteration",
 	ir.OpCase: "a conditional whose branches the GPU cannot all run (a branch with a host part or a data-dependent loop): it runs on the CPU",
 	ir.OpCall: "a call left after inlining: it runs on the CPU",
-	ir.OpBitcastConvert: "not lowered yet: inside a graph half types are held as float32, so their bits would first have to be stored " +
-		"and reinterpreted; it runs on the CPU",
-	ir.OpScatterRegion: "a scatter by an arbitrary update body is not lowered: it runs on the CPU; " +
-		"replace, add, multiply, max and min are scatter, which is",
-	ir.OpReduceWindowRegion: "a windowed reduction by an arbitrary body is not lowered: it runs on the CPU; " +
-		"sum, max and min are reduce_window, which is",
 	ir.OpSelectAndScatterRegion: "select_and_scatter by arbitrary bodies is not lowered: it runs on the CPU; " +
 		"max and min pooling's gradients are select_and_scatter, which is",
 	ir.OpCholesky:           decomposition("MPSGraph has no Cholesky factorization (MPS's MPSMatrixDecompositionCholesky is a kernel outside the graph)"),
@@ -104,10 +98,10 @@ var Fallbacks = map[ir.Op]string{
 		"otherwise as sort: rows longer than 46340, before macOS 13 (argSort, cumulativeSum, bitwise ops), float keys before 13.2 (reinterpretCast)",
 	ir.OpFFT:                  "transform lengths above 2048: the DFT-matrix lowering would need matrices of more than 2^22 elements",
 	ir.OpDotGeneral:           "integer operands whose broadcast product exceeds 2^27 elements (integers multiply-and-sum exactly rather than through the float matmul); int64 before macOS 13.3 and uint32 before 13.2 (MPSGraph's reductions lack them)",
-	ir.OpReduceWindow:         "windows of more than 1024 elements (window positions are unrolled)",
+	ir.OpReduceWindow:         "windows of more than 1024 elements (window positions are unrolled), unless cumulative (jax's cumsum, cummax and cummin: the whole axis, padded at one end), which is a scan of any length",
 	ir.OpSelectAndScatter:     "windows of more than 1024 elements",
 	ir.OpGather:               "operands of 2^31 elements or more (positions are int32)",
-	ir.OpScatter:              "operands or updates of 2^31 elements or more; int64 data, uint32 max and min, and uint32 before macOS 13.2 (MPSGraph's scatterND takes float32, float16 and int32 data)",
+	ir.OpScatter:              "operands or updates of 2^31 elements or more; replace of 2^24 update elements or more (which of several writes to one element is last is found with ordinals, which scatterND carries as float32); replace of uint32 and int64 before macOS 13 (cut into 16-bit parts, each exact as float32, with bitwise ops); add, multiply, max and min of int64, max and min of uint32, and uint32 add and multiply before macOS 13.2 (MPSGraph's scatterND takes float32, float16 and int32 data)",
 	ir.OpAnd:                  "integer operands before macOS 13 (bitwise ops)",
 	ir.OpXor:                  "integer operands before macOS 13 (bitwise ops)",
 	ir.OpShiftLeft:            "before macOS 13.2 (bitwise ops and reinterpretCastTensor)",
@@ -123,4 +117,12 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpArgReduce:            "int64 and uint32 operands before macOS 13.3 (as reduce)",
 	ir.OpCompare:              "LT, LE, GT, GE on complex64",
 	ir.OpParameter:            "bfloat16 values anywhere in the program before macOS 13.2 (reinterpretCast and bitwise ops)",
+	ir.OpReduceWindowRegion: "a body that mixes its operands' results (a variadic fold such as a windowed argmax), a body with other than elementwise ops, " +
+		"complex64 operands, and windows of more than 1024 elements (window positions are unrolled) unless the fold is cumulative " +
+		"(jax's cumsum, cumprod, cummax, cummin: the whole axis, padded at one end) by a monoid from its identity, which is a scan of any length",
+	ir.OpScatterRegion: "a body that mixes its operands' results, or is not replace, keep, a monoid (add, multiply, max, min; or and and of bools) " +
+		"or a choice of the operand or the update by a comparison (max or min with its NaN and tie rules); of int32, uint32 and int64 data " +
+		"anything but replace and keep, of narrow integers products and sums of more than 2^24 / 2^bits updates (MPSGraph's scatterND " +
+		"carries integer data as float32, exact only below 2^24); complex64 other than replace, keep and add; and scatter's own cases",
+	ir.OpBitcastConvert: "a float or complex64 type on either side before macOS 13.2 (reinterpretCastTensor and bitwise ops); between integers it runs on every release",
 }

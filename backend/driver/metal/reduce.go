@@ -11,7 +11,7 @@ import (
 
 func init() {
 	registerLowering(lowerReduce, ir.OpReduce)
-	registerTupleLowering(lowerReduceRegion, ir.OpReduceRegion)
+	registerTensorTuple(lowerReduceRegion, ir.OpReduceRegion)
 }
 
 // lowerReduce folds the axes away. Float max and min propagate NaN, as the

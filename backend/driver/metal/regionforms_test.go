@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
-	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/ir"
 	"github.com/metalplug/metalplug/backend/ir/eval"
@@ -150,54 +149,6 @@ func TestRegionForms(t *testing.T) {
 	}
 }
 
-// runAll compiles p (nil on an error, which the test reports) and runs it
-// on args, returning every result's bytes.
-func runAll(t *testing.T, d *Driver, p *ir.Program, args []eval.Tensor) [][]byte {
-	t.Helper()
-	exe, err := d.Compile(p)
-	if err != nil {
-		t.Log(err)
-		return nil
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var in, out []unsafe.Pointer
-	var bufs []unsafe.Pointer
-	defer func() {
-		for _, q := range bufs {
-			d.Free(q)
-		}
-	}()
-	alloc := func(data []byte, n int) unsafe.Pointer {
-		q, err := d.Allocate(max(n, 8))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bufs = append(bufs, q)
-		copy(unsafe.Slice((*byte)(q), n), data)
-		return q
-	}
-	for _, a := range args {
-		b := a.Bytes()
-		in = append(in, alloc(b, len(b)))
-	}
-	types := p.ResultTypes()
-	for _, rt := range types {
-		out = append(out, alloc(nil, rt.Bytes()))
-	}
-	s.Execute(exe, in, out)
-	if err := s.Synchronize(); err != nil {
-		t.Fatal(err)
-	}
-	res := make([][]byte, len(types))
-	for i, rt := range types {
-		res[i] = append([]byte(nil), unsafe.Slice((*byte)(out[i]), rt.Bytes())...)
-	}
-	return res
-}
 
 func f32Tensor(shape []int, vs ...float64) eval.Tensor {
 	return eval.FromFloats(ir.TensorType{DType: ir.F32, Shape: ir.Shape(shape)}, vs...)

@@ -10,7 +10,7 @@ import (
 func init() {
 	registerLowering(lowerSort, ir.OpSort, ir.OpArgSort)
 	registerLowering(lowerArgReduce, ir.OpArgReduce)
-	registerTupleLowering(lowerSortRegion, ir.OpSortRegion)
+	registerTensorTuple(lowerSortRegion, ir.OpSortRegion)
 }
 
 // How sorts are built. MPSGraph's argSort promises neither stability nor

@@ -96,6 +96,10 @@ func (l *lowering) padWith(x tensor, t ir.TensorType, lo, hi []int, k ir.ReduceK
 // ops cover only 2-D and 4-D float windows with their own padding rules.
 func lowerReduceWindow(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	t := args[0].typ
+	if axis, reverse, ok := cumulativeAxis(in.Window, t.Shape); ok && t.DType != ir.C64 {
+		// jax's cumsum, cummax and cummin: a scan, of any length.
+		return l.cumulative(args[0].t, tensor{}, t, in.Reduce, axis, reverse)
+	}
 	w := newWindow(in.Window, t.Shape)
 	if w.count > maxWindowElements {
 		return tensor{}, fallback(in.Op, "a window of %d elements", w.count)

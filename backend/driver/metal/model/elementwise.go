@@ -62,7 +62,7 @@ func evalUnary(n *gpu.Node, x *value) (*value, error) {
 	}
 	out := newValue(x.shape, x.dt)
 	for k, v := range x.f {
-		out.f[k] = roundTo(x.dt, f(v))
+		out.f[k] = arith(x.dt, f(v))
 	}
 	return out, nil
 }
@@ -92,7 +92,7 @@ func evalBinary(n *gpu.Node, a, b *value) (*value, error) {
 			return nil, opError(n.Op, "%v operands are outside the contract", a.dt)
 		}
 		for k := range ma {
-			out.f[k] = roundTo(a.dt, f(a.f[ma[k]], b.f[mb[k]]))
+			out.f[k] = arith(a.dt, f(a.f[ma[k]], b.f[mb[k]]))
 		}
 	default:
 		f := intBinary(n.Op, a.dt)

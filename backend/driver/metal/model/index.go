@@ -150,7 +150,7 @@ func scatterCombine(mode gpu.ScatterMode, out *value) func(k int, up *value, u i
 	}
 	if out.f != nil {
 		f := floatBinary[op]
-		return func(k int, up *value, u int) { out.f[k] = roundTo(out.dt, f(out.f[k], up.f[u])) }
+		return func(k int, up *value, u int) { out.f[k] = arith(out.dt, f(out.f[k], up.f[u])) }
 	}
 	f := intBinary(op, out.dt)
 	return func(k int, up *value, u int) { out.i[k] = wrap(out.dt, f(out.i[k], up.i[u])) }

@@ -366,3 +366,22 @@ func TestMovement(t *testing.T) {
 	check(t, "reverse 1", r[8], int32(2), 1, 0, 5, 4, 3)
 	check(t, "reverse 0,1", r[9], int32(5), 4, 3, 2, 1, 0)
 }
+
+// Arithmetic gives the canonical NaN, whatever NaN went in (MPSGraph does
+// not say it keeps a NaN's sign and payload); select, data movement and
+// reinterpretCast move a NaN's bits untouched.
+func TestNaNBits(t *testing.T) {
+	g := graphOn(dev15)
+	bits := i32(g, []int{3}, -0x3edcba99, 0x7f800001, 0x7fc12345) // 0xc1234567 is a number
+	x := g.ReinterpretCast(bits, gpu.Float32)
+	one := f32(g, []int{1}, 1)
+	r := run(t, dev15, g,
+		g.ReinterpretCast(g.Multiplication(x, one), gpu.Int32),
+		g.ReinterpretCast(g.Negative(x), gpu.Int32),
+		g.ReinterpretCast(g.Select(g.IsNaN(x), x, one), gpu.Int32),
+		g.ReinterpretCast(g.Reverse(g.Reverse(x, []int{0}), []int{0}), gpu.Int32))
+	check(t, "x * 1", r[0], int32(-0x3edcba99), 0x7fc00000, 0x7fc00000)
+	check(t, "-x", r[1], int32(0x41234567), 0x7fc00000, 0x7fc00000)
+	check(t, "select", r[2], int32(0x3f800000), 0x7f800001, 0x7fc12345)
+	check(t, "reverse", r[3], int32(-0x3edcba99), 0x7f800001, 0x7fc12345)
+}

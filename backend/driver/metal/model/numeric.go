@@ -10,6 +10,24 @@ import (
 // conversions here are Cast's, and also what constants, fills and pad
 // values go through.
 
+// arith is the result of float arithmetic, x, rounded to dt. The sign and
+// payload of a NaN that arithmetic gives are unspecified (MPSGraph does not
+// say it keeps an operand's; GPUs commonly give one canonical NaN), so the
+// model never keeps them: any NaN result
+// of arithmetic is the positive quiet NaN with no payload. A lowering that
+// must keep a NaN's bits moves them with data movement, select or
+// reinterpretCast. Casts keep a NaN's payload (roundTo), as IEEE 754's
+// conversions do.
+func arith(dt gpu.DataType, x float64) float64 {
+	if x != x {
+		return canonicalNaN
+	}
+	return roundTo(dt, x)
+}
+
+// canonicalNaN is float32's quiet NaN 0x7fc00000 (float16's 0x7e00).
+var canonicalNaN = f32frombits(0x7fc00000)
+
 // roundTo rounds x to the nearest value of the float type dt, ties to even.
 func roundTo(dt gpu.DataType, x float64) float64 {
 	switch dt {

@@ -32,7 +32,7 @@ func evalReduce(n *gpu.Node, x *value) (*value, error) {
 			}
 		}
 		for o, a := range acc {
-			out.f[o] = roundTo(out.dt, float64(a))
+			out.f[o] = arith(out.dt, float64(a))
 		}
 		return out, nil
 	}
@@ -174,7 +174,7 @@ func evalCumSum(n *gpu.Node, x *value) *value {
 				case p == 0:
 					out.set(k, x, k)
 				case x.f != nil:
-					out.f[k] = roundTo(x.dt, out.f[k-inner]+x.f[k])
+					out.f[k] = arith(x.dt, out.f[k-inner]+x.f[k])
 				default:
 					out.i[k] = wrap(x.dt, out.i[k-inner]+x.i[k])
 				}

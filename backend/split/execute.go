@@ -74,7 +74,7 @@ func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results 
 
 // run enqueues e's steps.
 func (s *stream) run(name string, e *Executable, args, results []unsafe.Pointer) {
-	if len(e.steps) == 1 && len(e.temps) == 0 && e.steps[0].loop == nil {
+	if e.direct {
 		// The common case, a program that runs whole on one side: its
 		// own arguments and results, no bookkeeping.
 		s.step(name, &e.steps[0], args, results)

@@ -86,6 +86,64 @@ func partition(p *ir.Program, places []where) []segment {
 	return best
 }
 
+// defaultSmallWork is the most elements a device part may produce, in all,
+// and still be moved to the host beside a host part: elementwise work of
+// that size takes the host microseconds, less than the commit and the wait
+// for the GPU that the boundary costs.
+const defaultSmallWork = 1 << 16
+
+// absorb partitions p, then moves small device parts that border host
+// parts to the host, and partitions again, until no such part is left. A
+// chain that alternates between ops the GPU runs and ops it lacks (a
+// random-bits hash on a macOS without 32-bit shifts) becomes one host part
+// instead of one boundary per op.
+func absorb(p *ir.Program, places []where, smallWork int) []segment {
+	wh := slices.Clone(places)
+	segs := partition(p, wh)
+	if smallWork < 0 {
+		return segs
+	}
+	for range len(p.Instrs) {
+		moved := false
+		for k, s := range segs {
+			if s.where != onDevice || !small(p, s, smallWork) {
+				continue
+			}
+			before := k > 0 && segs[k-1].where == onHost
+			after := k+1 < len(segs) && segs[k+1].where == onHost
+			edge := k == 0 || k == len(segs)-1
+			if (before && after) || ((before || after) && edge) {
+				for _, i := range s.instrs {
+					wh[i] = onHost
+				}
+				moved = true
+			}
+		}
+		if !moved {
+			return segs
+		}
+		segs = partition(p, wh)
+	}
+	return segs
+}
+
+// small says whether a device part is cheap enough for the host: no
+// contraction or convolution, and few elements produced.
+func small(p *ir.Program, s segment, smallWork int) bool {
+	n := 0
+	for _, i := range s.instrs {
+		in := p.Instrs[i]
+		switch in.Op {
+		case ir.OpDotGeneral, ir.OpConvolution, ir.OpFFT:
+			return false
+		}
+		if in.Tuple == nil {
+			n += in.Type.Shape.Size()
+		}
+	}
+	return n <= smallWork
+}
+
 // schedule is one list schedule of the nodes, starting on side first.
 func schedule(nodes []int, members, users [][]int, indeg0 []int, places []where, first where) []segment {
 	indeg := slices.Clone(indeg0)

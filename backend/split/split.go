@@ -44,6 +44,11 @@ type Options struct {
 	// Debug, when set, receives each program's segments once, when it is
 	// compiled (METALPLUG_DEBUG=1).
 	Debug func(msg string)
+	// SmallWork is the most elements a device part may produce, in all,
+	// and still be moved to the host when it borders a host part (0: the
+	// default, 1<<16; negative: never), since the boundary costs a commit
+	// and a wait for the GPU that small elementwise work does not.
+	SmallWork int
 	// Warn, when set, receives once per op and reason the news that a part
 	// of a program runs on the host for a reason other than an op whose
 	// home is the host.
@@ -156,6 +161,9 @@ type Executable struct {
 	// hostUnplanned is set when a host part is there for want of a
 	// lowering, not by design.
 	hostUnplanned bool
+	// direct is set when one step runs the program itself, on its own
+	// arguments and results.
+	direct bool
 
 	pool chan []unsafe.Pointer // sets of temporaries, reused
 }
@@ -316,7 +324,7 @@ func (e *Executable) unplanned() bool {
 }
 
 func (e *Executable) reset() {
-	e.steps, e.temps, e.segments, e.hostUnplanned = nil, nil, nil, false
+	e.steps, e.temps, e.segments, e.hostUnplanned, e.direct = nil, nil, nil, false, false
 }
 
 // whole makes e one step that runs p itself.
@@ -329,6 +337,7 @@ func (e *Executable) whole(w where, exe driver.Executable, p *ir.Program, reason
 		st.out = append(st.out, origin{kind: toResult, index: r})
 	}
 	e.steps = []step{st}
+	e.direct = true
 	e.segments = []Segment{{Where: w.String(), Instrs: len(p.Instrs), Ops: opsOf(p, nil), Reason: reason}}
 }
 
@@ -393,7 +402,7 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 		warnAll(d, p, places)
 		return nil
 	}
-	segs := partition(p, wh)
+	segs := absorb(p, wh, d.smallWork())
 	lay := &layout{at: map[ir.Value]origin{}}
 	cuts := cutAll(p, segs, lay)
 	e.temps = slices.Clone(lay.temps) // the loops' own come after
@@ -676,4 +685,11 @@ func ownerOf(p *ir.Program, i int) int {
 		i = int(p.Instrs[i].Args[0])
 	}
 	return i
+}
+
+func (d *Driver) smallWork() int {
+	if d.opts.SmallWork == 0 {
+		return defaultSmallWork
+	}
+	return d.opts.SmallWork
 }

@@ -130,10 +130,14 @@ func spd(b *ir.Builder, x ir.Value) ir.Value {
 
 var xArg = f32(1, 2, 0, -1, 0.5, 2, 0, 1, 1)
 
+// keepCuts turns off the moving of small device parts to the host, for
+// tests of the cutting itself, whose programs are small.
+var keepCuts = split.Options{SmallWork: -1}
+
 // A decomposition between device work: three parts, the host's in the
 // middle, with the numbers of the whole program on the host.
 func TestDeviceHostDevice(t *testing.T) {
-	d := newSplit(t, split.Options{})
+	d := newSplit(t, keepCuts)
 	b := ir.NewBuilder()
 	x := b.Parameter(mat)
 	l := b.Cholesky(spd(b, x), true)
@@ -156,7 +160,7 @@ func TestDeviceHostDevice(t *testing.T) {
 // either side of it merges: program order alternates four times, the
 // schedule has two parts.
 func TestFewestBoundaries(t *testing.T) {
-	d := newSplit(t, split.Options{})
+	d := newSplit(t, keepCuts)
 	b := ir.NewBuilder()
 	x := b.Parameter(mat)
 	a := b.Unary(ir.OpExp, x)
@@ -330,7 +334,7 @@ func TestWarnOnce(t *testing.T) {
 // program is compiled.
 func TestCounters(t *testing.T) {
 	c := &stats.Counters{}
-	d := newSplit(t, split.Options{}).For(c)
+	d := newSplit(t, keepCuts).For(c)
 	b := ir.NewBuilder()
 	x := b.Parameter(mat)
 	p, err := b.Build(b.Unary(ir.OpNeg, b.Cholesky(spd(b, x), true)))
@@ -412,5 +416,39 @@ func TestCountedLoops(t *testing.T) {
 }
 
 func splitNew(dev driver.Driver) *split.Driver {
-	return split.New(dev, host.New(host.Options{}), split.Options{})
+	return split.New(dev, host.New(host.Options{}), keepCuts)
+}
+
+// A small device part between host parts, or at either end beside one,
+// moves to the host; a large one stays.
+func TestSmallPartsJoinTheHost(t *testing.T) {
+	build := func(n int) *ir.Program {
+		typ := ir.TensorType{DType: ir.F32, Shape: ir.Shape{n}}
+		b := ir.NewBuilder()
+		key := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
+		ctr := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
+		x := b.Parameter(typ)
+		y := b.Binary(ir.OpMul, b.Unary(ir.OpExp, x), b.Rng(key, ctr, ir.RngNormal, typ)) // device, host
+		z := b.Binary(ir.OpAdd, y, b.Rng(key, ctr, ir.RngTruncatedNormal, typ))           // host
+		p, err := b.Build(b.Unary(ir.OpTanh, z))                                          // device
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	d := newSplit(t, split.Options{})
+	key := make([]byte, 8)
+	ctr := make([]byte, 16)
+	small := same(t, d, build(8), key, ctr, f32(1, 2, 3, 4, 5, 6, 7, 8))
+	if got := wheres(small); got != "host" {
+		t.Errorf("8 elements: parts %s, want the host's alone", got)
+	}
+	big := make([]float32, 1<<17)
+	large, err := d.Compile(build(len(big)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wheres(large.(*split.Executable)); got != "host,device" {
+		t.Errorf("%d elements: parts %s, want host,device (the large part stays on the device)", len(big), got)
+	}
 }

@@ -37,7 +37,7 @@ func (c cutHost) Place(p *ir.Program) ([]*driver.Unsupported, error) {
 // the other loops driven from the host), and requires the same bytes.
 func TestFixturesCutIntoParts(t *testing.T) {
 	whole := host.New(host.Options{})
-	cut := split.New(cutHost{host.New(host.Options{})}, host.New(host.Options{}), split.Options{})
+	cut := split.New(cutHost{host.New(host.Options{})}, host.New(host.Options{}), split.Options{SmallWork: -1})
 	parts := 0
 	for _, file := range loadFixtures(t) {
 		name, p := fixtureProgram(t, file)

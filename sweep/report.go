@@ -56,7 +56,7 @@ func (r *Report) OpErrorsMarkdown() string {
 
 	if r.NeedsCPU > 0 {
 		b.WriteString("\n## Needs the CPU\n\n")
-		b.WriteString("The driver refused these programs with the CPU fallback off: the reason is the first instruction the lowering does not express in MPSGraph.\n\n")
+		b.WriteString("The driver refused these programs with no part allowed on the CPU: each names the instructions the lowering does not express in MPSGraph, and why.\n\n")
 		for _, c := range r.Cases {
 			if c.Status == NeedsCPU {
 				fmt.Fprintf(&b, "- `%s` %s: %s\n", c.Op, orDash(c.DTypes), oneLine(cpuReason(c.Detail)))

@@ -113,7 +113,7 @@ const (
 )
 
 // NeedsCPU: the driver refused the program because it needs the CPU and
-// the CPU fallback is off (METALPLUG_NO_CPU_FALLBACK=1, in a sweep of what
+// no part may run on the CPU (METALPLUG_NO_CPU_FALLBACK=1, in a sweep of what
 // the Metal lowering itself runs): an op or case its NotLowered or
 // Fallbacks tables name.
 const NeedsCPU Status = "needs-cpu"

@@ -88,7 +88,7 @@ func Kernels(root string) string {
 	fmt.Fprintf(&b, "float64 and complex128 are never registered: Metal has no 64-bit float, so TensorFlow runs those on the CPU.\n\n")
 	fmt.Fprintf(&b, "The sweep (`go tool mage sweep`, [op_errors.md](op_errors.md)) verified %d of the %d registrations against TensorFlow's CPU kernels.\n\n", verified, pairs)
 	fmt.Fprintf(&b, "The same sweep of the Metal driver's lowering on the model of MPSGraph (`go tool mage sweepmodel`, [op_errors_metal_model.md](op_errors_metal_model.md)), "+
-		"with the CPU fallback off, verified %d of them on the model; %d build programs the driver hands to the CPU. "+
+		"with no part of a program allowed on the CPU (`METALPLUG_NO_CPU_FALLBACK=1`), verified %d of them on the model; %d build programs of which a part runs on the CPU. "+
 		"The model is MPSGraph's documented behaviour in Go, run on the CPU: these are not results of a GPU, and none here were measured on a Mac.\n\n", onModel, needCPU)
 	fmt.Fprintf(&b, "| op | dtypes | host-memory inputs | lowering | sweep (host driver) | sweep (MPSGraph model) |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rows {

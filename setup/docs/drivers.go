@@ -31,9 +31,11 @@ func Drivers(root string) (string, error) {
 	fmt.Fprintf(&b, "The host driver runs every op and is tested against reference loops by `backend/driver/drivertest`.\n\n")
 	fmt.Fprintf(&b, "The Metal driver's lowering, data binding and stream scheduling are plain Go. Here, with no Mac, `go test ./backend/driver/metal` runs the same conformance suite "+
 		"on them against the model of MPSGraph (`backend/driver/metal/model`: the documented semantics of each primitive, strict where MPSGraph is), "+
-		"for %s, every tensor but the first bound at an interior offset of its allocation; a program that broke the contract below fails the suite even where the CPU fallback got its numbers right. "+
+		"for %s, every tensor but the first bound at an interior offset of its allocation; a program that broke the contract below fails the suite even where the host ran that part right. "+
 		"\"verified on the MPSGraph model\" means that, and nothing more. What needs a Mac: the darwin adapter's Objective-C sends (`device_darwin.go`, type-checked by `go tool mage darwincheck`), "+
-		"Metal buffers and completion blocks, and the model's fidelity to MPSGraph itself. On a Mac the same command runs the suite on the GPU.\n\n", modelReleases)
+		"Metal buffers and completion blocks, and the model's fidelity to MPSGraph itself. On a Mac the same command runs the suite on the GPU.\n\n"+
+		"An instruction the Metal driver does not lower, or a case of it its Fallbacks name, runs on the CPU through split execution (`backend/split`): the rest of the program stays on the GPU, "+
+		"loops of a known trip count are unrolled or replayed, cases whose branches the GPU runs become selects, other loops are driven from the CPU.\n\n", modelReleases)
 	fallbacks := 0
 	var rows strings.Builder
 	for _, op := range ir.Ops() {
@@ -51,7 +53,7 @@ func Drivers(root string) (string, error) {
 		}
 		fmt.Fprintf(&rows, "| %s | yes | %s |\n", op, strings.ReplaceAll(cell, "|", "\\|"))
 	}
-	fmt.Fprintf(&b, "%d IR ops: host driver %d; Metal driver %d lowered to MPSGraph (%d of them with CPU fallbacks for some cases), %d listed as not lowered.\n\n",
+	fmt.Fprintf(&b, "%d IR ops: host driver %d; Metal driver %d lowered to MPSGraph (%d of them with cases that run on the CPU), %d listed as not lowered.\n\n",
 		len(ir.Ops()), len(ir.Ops()), len(lowered), fallbacks, len(metal.NotLowered))
 	fmt.Fprintf(&b, "| IR op | host | Metal |\n| --- | --- | --- |\n")
 	b.WriteString(rows.String())

@@ -25,7 +25,7 @@ type SweepOptions struct {
 	// rewritten either way, ready to commit).
 	CheckDocs bool
 	// Model sweeps the Metal driver's lowering on the model of MPSGraph
-	// instead of the host driver, with the CPU fallback off, and writes
+	// instead of the host driver, with no part of a program allowed on the CPU, and writes
 	// docs/op_errors_metal_model.md: a case passes if the device's answer
 	// is TensorFlow's CPU's or the lowering says the program needs the CPU.
 	Model bool
@@ -33,7 +33,7 @@ type SweepOptions struct {
 
 // modelAbout heads the model's sweep table.
 const modelAbout = "Driver: the Metal driver's lowering run against the model of MPSGraph (`backend/driver/metal/model`, macOS 15.0), " +
-	"on the CPU, with the CPU fallback off (`METALPLUG_DRIVER=metal-model METALPLUG_NO_CPU_FALLBACK=1`). " +
+	"on the CPU, with no part of a program allowed on the CPU (`METALPLUG_DRIVER=metal-model METALPLUG_NO_CPU_FALLBACK=1`). " +
 	"\"verified\" means that the MPSGraph program the lowering built, run with the documented semantics of each primitive, " +
 	"gave TensorFlow's CPU answers; it is not a result of a GPU. \"needs cpu\" cases are programs the driver hands to the CPU " +
 	"on a Mac, for the reasons listed below."

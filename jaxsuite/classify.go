@@ -57,10 +57,10 @@ var (
 
 // GapPattern matches the compile error of a program that needs the host
 // for a part whose home is not the host, on the Metal driver with
-// METALPLUG_NO_CPU_FALLBACK set: the driver's name, then after "compile: "
-// the op and the reason of each such part ("op: reason", joined by "; "),
-// then the setting's sentence. Group 1 is the list of parts.
-var GapPattern = regexp.MustCompile(`metal(?:-model)?: compile: (.+?) \(a part of the program needs the host, and METALPLUG_NO_CPU_FALLBACK=\w+ forbids it\)`)
+// METALPLUG_NO_CPU_FALLBACK set: the driver's name, the setting's
+// sentence, then the op and the reason of each such part ("op: reason",
+// joined by "; "). Group 1 is the list of parts.
+var GapPattern = regexp.MustCompile(`metal(?:-model)?: compile: METALPLUG_NO_CPU_FALLBACK=\w+ forbids the host these parts of the program: (.+)`)
 
 // GapRule classifies the model's failures for want of a lowering: the
 // report counts them per op and reason (Gaps).
@@ -69,7 +69,8 @@ var GapRule = Rule{
 	Why: "on the Metal driver (the model run), the program needs the host for an op whose home is not the host, which METALPLUG_NO_CPU_FALLBACK=unplanned forbids, " +
 		"so it fails to compile naming the op and the reason: a lowering to MPSGraph that is missing, ours (the ops whose home is the host, matrix decompositions and host callbacks, run there and pass)",
 	Message: GapPattern,
-	Example: "jaxlib._jax.XlaRuntimeError: UNIMPLEMENTED: metal-model: compile: while: control flow is not lowered yet (MPSGraph has while and if operations taking blocks, which darwinkit v0.5.0 binds but nothing here builds): the program runs on the CPU (a part of the program needs the host, and METALPLUG_NO_CPU_FALLBACK=1 forbids it)",
+	Example: "jaxlib._jax.XlaRuntimeError: INTERNAL: metal-model: compile: METALPLUG_NO_CPU_FALLBACK=unplanned forbids the host these parts of the program: " +
+		"select_and_scatter_region: select_and_scatter by arbitrary bodies is not lowered: it runs on the CPU; max and min pooling's gradients are select_and_scatter, which is",
 }
 
 // Gap is one part of a program that the Metal driver would run on the

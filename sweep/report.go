@@ -84,13 +84,10 @@ func (r *Report) OpErrorsMarkdown() string {
 
 // sig2 formats an error with 2 significant digits: 0, 1.2e-07, 0.034, 5.
 // cpuReason is the driver's reason in a NeedsCPU case's error, without
-// TensorFlow's wrapping: after "compile: ", up to the marker.
+// TensorFlow's wrapping: the parts after the marker.
 func cpuReason(detail string) string {
 	if i := strings.Index(detail, NeedsCPUMarker); i >= 0 {
-		detail = strings.TrimSuffix(detail[:i], " (")
-	}
-	if i := strings.LastIndex(detail, "compile: "); i >= 0 {
-		detail = detail[i+len("compile: "):]
+		detail = detail[i+len(NeedsCPUMarker):]
 	}
 	return detail
 }

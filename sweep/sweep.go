@@ -120,7 +120,7 @@ const NeedsCPU Status = "needs-cpu"
 
 // NeedsCPUMarker is what the refusal of a program with a host part says
 // (backend/split).
-const NeedsCPUMarker = "a part of the program needs the host"
+const NeedsCPUMarker = "forbids the host these parts of the program: "
 
 // Accounted says whether s counts as verified, needs-an-entry-point or
 // needs-cpu.

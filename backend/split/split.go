@@ -304,7 +304,9 @@ func (d *Driver) require(e *Executable) error {
 		setting = "unplanned"
 	}
 	if on, why := e.OnHost(); on {
-		return fmt.Errorf("%s: compile: %s (a part of the program needs the host, and METALPLUG_NO_CPU_FALLBACK=%s forbids it)", d.Name(), strings.Join(why, "; "), setting)
+		// The setting first: the list that follows may be long, and
+		// frameworks cut long messages.
+		return fmt.Errorf("%s: compile: METALPLUG_NO_CPU_FALLBACK=%s forbids the host these parts of the program: %s", d.Name(), setting, strings.Join(why, "; "))
 	}
 	return nil
 }

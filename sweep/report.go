@@ -89,6 +89,9 @@ func cpuReason(detail string) string {
 	if i := strings.Index(detail, NeedsCPUMarker); i >= 0 {
 		detail = detail[i+len(NeedsCPUMarker):]
 	}
+	if i := strings.Index(detail, " [Op:"); i >= 0 { // TensorFlow's own suffix
+		detail = detail[:i]
+	}
 	return detail
 }
 

@@ -149,7 +149,6 @@ func TestRegionForms(t *testing.T) {
 	}
 }
 
-
 func f32Tensor(shape []int, vs ...float64) eval.Tensor {
 	return eval.FromFloats(ir.TensorType{DType: ir.F32, Shape: ir.Shape(shape)}, vs...)
 }

@@ -375,13 +375,16 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 		}
 		wh[i] = onHost
 		if p.Instrs[i].Op == ir.OpWhile {
-			lp, err := d.loopOf(p, i)
+			lp, why, err := d.loopOf(p, i)
 			if err != nil {
 				return err
 			}
 			if lp != nil {
 				wh[i], loops[i] = asLoop, lp
 				continue
+			}
+			if why != "" {
+				places[i] = &driver.Unsupported{Instr: i, Op: ir.OpWhile, Planned: true, Reason: why}
 			}
 		}
 		host++
@@ -529,24 +532,54 @@ func (e *Executable) allocLoop(lp *loop) {
 // loopOf is how the while at instruction i runs when the device cannot run
 // it whole: driven from the host, if its cond or body has device work;
 // nil when both would run on the host anyway (then the whole while does).
-func (d *Driver) loopOf(p *ir.Program, i int) (*loop, error) {
+func (d *Driver) loopOf(p *ir.Program, i int) (*loop, string, error) {
 	in := p.Instrs[i]
 	cond, err := d.build(in.Regions[0], stats.Other)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	body, err := d.build(in.Regions[1], stats.Other)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if !cond.hasDevice() && !body.hasDevice() {
-		return nil, nil
+		return nil, "", nil
 	}
 	trips, ok := tripCount(p, i)
 	if !ok {
 		trips = -1
 	}
-	return &loop{cond: cond, body: body, trips: trips, carried: in.Tuple}, nil
+	if ok && trips > 1 && d.smallWork() >= 0 && smallProgram(in.Regions[1], d.smallWork()) {
+		// Replayed, each trip would be a dispatch of its own; the host
+		// runs a small body's trips for less than one of them.
+		return nil, fmt.Sprintf("a loop of %d trips over a small body, past the unrolling budget: the CPU runs it for less than %d dispatches", trips, trips), nil
+	}
+	return &loop{cond: cond, body: body, trips: trips, carried: in.Tuple}, "", nil
+}
+
+// smallProgram says whether a program's work is small enough for the
+// host (as small says of a part), its regions included.
+func smallProgram(p *ir.Program, smallWork int) bool {
+	n := 0
+	var walk func(p *ir.Program) bool
+	walk = func(p *ir.Program) bool {
+		for _, in := range p.Instrs {
+			switch in.Op {
+			case ir.OpDotGeneral, ir.OpConvolution, ir.OpFFT:
+				return false
+			}
+			if in.Tuple == nil {
+				n += in.Type.Shape.Size()
+			}
+			for _, r := range in.Regions {
+				if !walk(r) {
+					return false
+				}
+			}
+		}
+		return n <= smallWork
+	}
+	return walk(p)
 }
 
 func (e *Executable) hasDevice() bool {
@@ -689,7 +722,13 @@ func ownerOf(p *ir.Program, i int) int {
 	return i
 }
 
+// smallWork is Options.SmallWork, or -1 (never) where the options forbid
+// host parts: moving device work to the host is for speed, and a sweep of
+// what the device runs must see it run there.
 func (d *Driver) smallWork() int {
+	if d.opts.Host != AnyHostPart {
+		return -1
+	}
 	if d.opts.SmallWork == 0 {
 		return defaultSmallWork
 	}

@@ -354,31 +354,31 @@ func TestCounters(t *testing.T) {
 	}
 }
 
-// counted is fori_loop(0, n, acc = acc*0.999 + x): a trip count known at
-// compile time.
-func counted(t *testing.T, n int) *ir.Program {
+// counted is fori_loop(0, n, acc = acc*0.999 + x) over matrices of t: a
+// trip count known at compile time.
+func counted(t *testing.T, n int, m ir.TensorType) *ir.Program {
 	t.Helper()
 	i32 := ir.TensorType{DType: ir.I32}
 	cb := ir.NewBuilder()
 	k := cb.Parameter(i32)
-	cb.Parameter(mat)
-	cb.Parameter(mat)
+	cb.Parameter(m)
+	cb.Parameter(m)
 	cond, err := cb.Build(cb.Compare(ir.CmpLT, k, cb.Scalar(ir.I32, float64(n))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	bb := ir.NewBuilder()
 	k = bb.Parameter(i32)
-	acc := bb.Parameter(mat)
-	x := bb.Parameter(mat)
-	next := bb.Binary(ir.OpAdd, bb.Binary(ir.OpMul, acc, bb.Full(mat, 0.999)), x)
+	acc := bb.Parameter(m)
+	x := bb.Parameter(m)
+	next := bb.Binary(ir.OpAdd, bb.Binary(ir.OpMul, acc, bb.Full(m, 0.999)), x)
 	body, err := bb.Build(bb.Binary(ir.OpAdd, k, bb.Scalar(ir.I32, 1)), next, x)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := ir.NewBuilder()
-	x = b.Parameter(mat)
-	w := b.While(cond, body, b.Scalar(ir.I32, 0), b.Full(mat, 0), x)
+	x = b.Parameter(m)
+	w := b.While(cond, body, b.Scalar(ir.I32, 0), b.Full(m, 0), x)
 	p, err := b.Build(b.GetResult(w, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -387,16 +387,23 @@ func counted(t *testing.T, n int) *ir.Program {
 }
 
 // A loop of known trip count is unrolled into the one graph while it fits
-// UnrollBudget, and beyond it replayed: its body enqueued once per trip,
-// with no wait.
+// UnrollBudget; beyond it, a loop over a large body is replayed (its body
+// enqueued once per trip, with no wait) and one over a small body runs on
+// the host, cheaper than a dispatch per trip.
 func TestCountedLoops(t *testing.T) {
 	d := newSplit(t, split.Options{})
-	e := same(t, d, counted(t, 5), xArg)
+	e := same(t, d, counted(t, 5, mat), xArg)
 	if got := wheres(e); got != "device" {
 		t.Errorf("5 trips: segments %s, want one device part (unrolled)", got)
 	}
+	e = same(t, d, counted(t, 4000, mat), xArg)
+	if segs := e.Segments(); len(segs) != 1 || segs[0].Where != "host" || !strings.Contains(segs[0].Reason, "4000 trips over a small body") {
+		t.Errorf("4000 trips over 3x3: segments %v, want the host's, saying why", segs)
+	}
+	// With a smaller idea of small, the 3x3 body counts as large.
+	d = newSplit(t, split.Options{SmallWork: 4})
 	before := stats.Other.Snapshot()
-	e = same(t, d, counted(t, 4000), xArg)
+	e = same(t, d, counted(t, 4000, mat), xArg)
 	delta := stats.Other.Snapshot().Sub(before)
 	var loops, devices int
 	for _, s := range e.Segments() {
@@ -408,7 +415,7 @@ func TestCountedLoops(t *testing.T) {
 		}
 	}
 	if loops != 1 {
-		t.Fatalf("4000 trips: segments %v, want a loop of 4000 trips", e.Segments())
+		t.Fatalf("4000 trips over a large body: segments %v, want a loop of 4000 trips", e.Segments())
 	}
 	if delta.DeviceExecutions != int64(4000+devices) || delta.Waits != 1 {
 		t.Errorf("4000 trips replayed: %d device executions and %d waits, want %d and the final one", delta.DeviceExecutions, delta.Waits, 4000+devices)

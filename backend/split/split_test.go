@@ -5,9 +5,9 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/driver/drivertest"
 	"github.com/metalplug/metalplug/backend/driver/host"
 	"github.com/metalplug/metalplug/backend/driver/metal"
 	"github.com/metalplug/metalplug/backend/ir"
@@ -27,44 +27,7 @@ func newSplit(t *testing.T, opts split.Options) *split.Driver {
 // run executes p on d with args, returning each result's bytes.
 func run(t *testing.T, d driver.Driver, p *ir.Program, args ...[]byte) [][]byte {
 	t.Helper()
-	exe, err := d.Compile(p)
-	if err != nil {
-		t.Fatalf("compile: %v\n%s", err, p)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var in, out []unsafe.Pointer
-	alloc := func(n int) unsafe.Pointer {
-		ptr, err := d.Allocate(max(n, 1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Free(ptr) })
-		return ptr
-	}
-	for i, a := range args {
-		ptr := alloc(len(a))
-		copy(unsafe.Slice((*byte)(ptr), len(a)), a)
-		if len(a) != p.Params[i].Bytes() {
-			t.Fatalf("argument %d has %d bytes for %v", i, len(a), p.Params[i])
-		}
-		in = append(in, ptr)
-	}
-	for _, rt := range p.ResultTypes() {
-		out = append(out, alloc(rt.Bytes()))
-	}
-	s.Execute(exe, in, out)
-	if err := s.Synchronize(); err != nil {
-		t.Fatalf("execute: %v\n%s", err, p)
-	}
-	var res [][]byte
-	for i, rt := range p.ResultTypes() {
-		res = append(res, append([]byte(nil), unsafe.Slice((*byte)(out[i]), rt.Bytes())...))
-	}
-	return res
+	return drivertest.RunBytes(t, d, p, args...)
 }
 
 func f32(vs ...float32) []byte {

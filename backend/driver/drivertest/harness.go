@@ -72,6 +72,25 @@ func (h *harness) run(t *testing.T, p *ir.Program, args ...tensor) []tensor {
 	return out
 }
 
+// RunBytes compiles p on d, runs it on args (each the bytes of the
+// parameter's type) on a stream of its own, with the tensors placed as a
+// frontend's allocator places them, and returns its results' bytes: for
+// tests outside this suite that compare a driver's bytes with another's.
+func RunBytes(t *testing.T, d driver.Driver, p *ir.Program, args ...[]byte) [][]byte {
+	t.Helper()
+	if len(args) != len(p.Params) {
+		t.Fatalf("%d arguments for %d parameters", len(args), len(p.Params))
+	}
+	ts := make([]tensor, len(args))
+	for i, a := range args {
+		if len(a) != p.Params[i].Bytes() {
+			t.Fatalf("argument %d has %d bytes for %v", i, len(a), p.Params[i])
+		}
+		ts[i] = tensor{T: p.Params[i], Raw: a}
+	}
+	return newHarness(t, d).runBytes(t, p, ts...)
+}
+
 // runBytes executes p on args and returns its results' bytes, for tests
 // that compare bits (int64 beyond 2^53, random numbers).
 func (h *harness) runBytes(t *testing.T, p *ir.Program, args ...tensor) [][]byte {

@@ -3,9 +3,9 @@ package stablehlo
 import (
 	"bytes"
 	"testing"
-	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/driver/drivertest"
 	"github.com/metalplug/metalplug/backend/driver/host"
 	"github.com/metalplug/metalplug/backend/ir"
 	"github.com/metalplug/metalplug/backend/split"
@@ -48,8 +48,8 @@ func TestFixturesCutIntoParts(t *testing.T) {
 		for _, in := range fixtureInputs(t, file) {
 			args = append(args, in.Bytes())
 		}
-		want := runOn(t, whole, p, args)
-		got := runOn(t, cut, p, args)
+		want := drivertest.RunBytes(t, whole, p, args...)
+		got := drivertest.RunBytes(t, cut, p, args...)
 		for r := range want {
 			if !bytes.Equal(got[r], want[r]) {
 				t.Errorf("%s: result %d cut into parts differs from the whole program's", name, r)
@@ -79,44 +79,4 @@ func hasHostCall(p *ir.Program) bool {
 		}
 	}
 	return false
-}
-
-// runOn runs p on d with args, returning each result's bytes.
-func runOn(t *testing.T, d driver.Driver, p *ir.Program, args [][]byte) [][]byte {
-	t.Helper()
-	exe, err := d.Compile(p)
-	if err != nil {
-		t.Fatalf("compile: %v", err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	alloc := func(n int) unsafe.Pointer {
-		ptr, err := d.Allocate(max(n, 1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Free(ptr) })
-		return ptr
-	}
-	var in, out []unsafe.Pointer
-	for _, a := range args {
-		ptr := alloc(len(a))
-		copy(unsafe.Slice((*byte)(ptr), len(a)), a)
-		in = append(in, ptr)
-	}
-	for _, rt := range p.ResultTypes() {
-		out = append(out, alloc(rt.Bytes()))
-	}
-	s.Execute(exe, in, out)
-	if err := s.Synchronize(); err != nil {
-		t.Fatalf("execute: %v", err)
-	}
-	res := make([][]byte, len(out))
-	for i, rt := range p.ResultTypes() {
-		res[i] = bytes.Clone(unsafe.Slice((*byte)(out[i]), rt.Bytes()))
-	}
-	return res
 }

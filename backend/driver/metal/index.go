@@ -133,7 +133,18 @@ func lowerGather(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		}
 	}
 	lin := l.linearPositions(to.Shape, batch, starts, win)
-	got := l.g.Gather(l.flat(args[0].t, to), lin, 0)
+	flat := l.flat(args[0].t, to)
+	var got tensor
+	switch to.DType {
+	case ir.I32, ir.U32, ir.I64:
+		// Exact: gather carries integers through float32.
+		if !l.wideGatherOK() {
+			return tensor{}, fallback(in.Op, "gather of %v: exact only in 16-bit pieces, cut with bitwise ops (macOS 13)", to.DType)
+		}
+		got = l.wideGather(flat, func(t tensor) tensor { return l.g.Gather(t, lin, 0) })
+	default:
+		got = l.g.Gather(flat, lin, 0)
+	}
 	// got is [batch..., window...]; the result interleaves them as
 	// OffsetDims say.
 	nb, nw := len(batch), len(g.OffsetDims)

@@ -100,7 +100,7 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpDotGeneral:           "integer operands whose broadcast product exceeds 2^27 elements (integers multiply-and-sum exactly rather than through the float matmul); int64 before macOS 13.3 and uint32 before 13.2 (MPSGraph's reductions lack them)",
 	ir.OpReduceWindow:         "windows of more than 1024 elements (window positions are unrolled), unless cumulative (jax's cumsum, cummax and cummin: the whole axis, padded at one end), which is a scan of any length",
 	ir.OpSelectAndScatter:     "windows of more than 1024 elements",
-	ir.OpGather:               "operands of 2^31 elements or more (positions are int32)",
+	ir.OpGather:               "operands of 2^31 elements or more (positions are int32); int32, uint32 and int64 data before macOS 13 (gather moves integers through float32, so they gather in 16-bit pieces cut with bitwise ops)",
 	ir.OpScatter:              "operands or updates of 2^31 elements or more; replace of 2^24 update elements or more (which of several writes to one element is last is found with ordinals, which scatterND carries as float32); replace of uint32 and int64 before macOS 13 (cut into 16-bit parts, each exact as float32, with bitwise ops); add, multiply, max and min of int64, max and min of uint32, and uint32 add and multiply before macOS 13.2 (MPSGraph's scatterND takes float32, float16 and int32 data)",
 	ir.OpAnd:                  "integer operands before macOS 13 (bitwise ops)",
 	ir.OpXor:                  "integer operands before macOS 13 (bitwise ops)",

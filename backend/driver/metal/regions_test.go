@@ -417,3 +417,47 @@ func TestNegateFlipsTheSignBit(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherWideIntegersExactly: gather moves integers through float32, so
+// a uint32 random key, an int32 or an int64 past 2^24 would come back
+// rounded (jax's key gathers did, on the model); they gather in 16-bit
+// pieces instead.
+func TestGatherWideIntegersExactly(t *testing.T) {
+	d := open(t, Options{})
+	for _, c := range []struct {
+		dt    ir.DType
+		words []uint64
+	}{
+		{ir.U32, []uint64{0xc4a7f1e9, 0x39c7ed49, 0xffffffff, 1<<24 + 1}},
+		{ir.I32, []uint64{0x80000001, 0x7fffffff, 1<<24 + 3, 0xfeffffff}},
+		{ir.I64, []uint64{1<<53 + 1, 0x8000000000000001, 0x7fffffffffffffff, 1<<24 + 5}},
+	} {
+		size := c.dt.Size()
+		raw := make([]byte, size*len(c.words))
+		for i, w := range c.words {
+			for b := range size {
+				raw[size*i+b] = byte(w >> (8 * b))
+			}
+		}
+		typ := ir.TensorType{DType: c.dt, Shape: ir.Shape{len(c.words)}}
+		idxT := ir.TensorType{DType: ir.I32, Shape: ir.Shape{4, 1}}
+		b := ir.NewBuilder()
+		x := b.Parameter(typ)
+		idx := b.Parameter(idxT)
+		p, err := b.Build(b.Gather(x, idx, ir.GatherDims{CollapsedSliceDims: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: 1, SliceSizes: []int{1}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		order := []int32{3, 0, 2, 1}
+		ib := make([]byte, 16)
+		for i, o := range order {
+			binary.LittleEndian.PutUint32(ib[4*i:], uint32(o))
+		}
+		got := runAll(t, d, p, []eval.Tensor{eval.FromBytes(typ, raw), eval.FromBytes(idxT, ib)})[0]
+		for i, o := range order {
+			if g, w := got[size*i:size*(i+1)], raw[size*int(o):size*(int(o)+1)]; string(g) != string(w) {
+				t.Errorf("%v: element %d = % x, want % x", c.dt, i, g, w)
+			}
+		}
+	}
+}

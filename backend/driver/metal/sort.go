@@ -219,49 +219,62 @@ func (l *lowering) gatherAlong(axis int, x, idx tensor) tensor {
 }
 
 // gatherExact is v's elements along axis at the int32 positions idx
-// (idx of v's shape), bit for bit: floats and integers of 16 bits or fewer
-// gather as they are (float32 holds them all); int32 and uint32 in 16-bit
-// halves, int64 in four 16-bit pieces, each exact through float32, joined
-// again by arithmetic that cannot overflow. complex64, a trailing pair of
-// float32, takes each position twice.
+// (idx of v's shape), bit for bit (wideGather says how integers go);
+// complex64, a trailing pair of float32, takes each position twice.
 func (l *lowering) gatherExact(axis int, v val, idx tensor) tensor {
 	x := v.t
 	switch v.typ.DType {
 	case ir.C64:
 		pair := append(append([]int(nil), idx.Shape...), 1)
 		return l.gatherAlong(axis, x, l.broadcastTo(l.reshape(idx, pair), x.Shape))
-	case ir.I32, ir.U32:
-		return l.gatherWide(axis, x, idx)
-	case ir.I64:
-		var acc tensor
-		for s := 48; s >= 0; s -= 16 {
-			p := x
-			if s > 0 {
-				p = l.shr(x, l.intConst(int64(s), i64))
-			}
-			if s < 48 {
-				p = l.band(p, l.intConst(0xffff, i64))
-			}
-			g := l.gatherAlong(axis, p, idx)
-			if s == 48 {
-				acc = g
-				continue
-			}
-			acc = l.add(l.mul(acc, l.intConst(65536, i64)), g)
-		}
-		return acc
+	case ir.I32, ir.U32, ir.I64:
+		return l.wideGather(x, func(t tensor) tensor { return l.gatherAlong(axis, t, idx) })
 	}
 	return l.gatherAlong(axis, x, idx)
 }
 
-// gatherWide gathers int32 or uint32 data exactly, as two 16-bit halves:
-// the high one (arithmetically shifted for int32, in [-2^15, 2^15)) times
-// 2^16, plus the low one, never overflows.
-func (l *lowering) gatherWide(axis int, x, idx tensor) tensor {
+// wideGather gathers int32, uint32 or int64 data exactly with gather,
+// MPSGraph's gather or gatherAlongAxis: they move integers through
+// float32, exact only below 2^24 (jax-mps found it on Macs; the model
+// rounds so too). int32 and uint32 go as two 16-bit halves, int64 as four
+// 16-bit pieces, each exact in float32, joined again by arithmetic that
+// cannot overflow: the high piece keeps the sign (an arithmetic shift for
+// the signed types), the others are in [0, 2^16). It needs bitwise ops
+// (macOS 13); callers check wideGatherOK first.
+func (l *lowering) wideGather(x tensor, gather func(tensor) tensor) tensor {
 	dt := x.DType
-	hi := l.gatherAlong(axis, l.shr(x, l.scalar(16, dt)), idx)
-	lo := l.gatherAlong(axis, l.band(x, l.scalar(0xffff, dt)), idx)
-	return l.add(l.mul(hi, l.scalar(65536, dt)), lo)
+	if dt != gpu.Int64 {
+		hi := gather(l.shr(x, l.scalar(16, dt)))
+		lo := gather(l.band(x, l.scalar(0xffff, dt)))
+		return l.add(l.mul(hi, l.scalar(65536, dt)), lo)
+	}
+	var acc tensor
+	for s := 48; s >= 0; s -= 16 {
+		p := x
+		if s > 0 {
+			p = l.shr(x, l.intConst(int64(s), i64))
+		}
+		if s < 48 {
+			p = l.band(p, l.intConst(0xffff, i64))
+		}
+		g := gather(p)
+		if s == 48 {
+			acc = g
+			continue
+		}
+		acc = l.add(l.mul(acc, l.intConst(65536, i64)), g)
+	}
+	return acc
+}
+
+// wideGatherOK says whether wideGather can run here.
+func (l *lowering) wideGatherOK() bool {
+	return l.g.Has(gpu.OpBitwiseAND) && l.g.Has(gpu.OpBitwiseRightShift)
+}
+
+// gatherWide gathers int32 or uint32 data exactly along axis.
+func (l *lowering) gatherWide(axis int, x, idx tensor) tensor {
+	return l.wideGather(x, func(t tensor) tensor { return l.gatherAlong(axis, t, idx) })
 }
 
 // gatherKey gathers a key level exactly.

@@ -593,3 +593,35 @@ func (m matcher) extremeSelect(r Instr, pair func(a, b Value) bool) (Monoid, boo
 	}
 	return Monoid{Op: op, Flipped: fx}, true
 }
+
+// ComplexSumOf says whether body is the sum of two complex64 scalars as
+// the frontends write it, the IR having no complex add:
+// complex(real(a) + real(b), imag(a) + imag(b)), either way round. A
+// reduction by it is a float sum of the real parts and one of the
+// imaginary parts.
+func ComplexSumOf(body *Program) bool {
+	if body == nil || len(body.Params) != 2 || len(body.Results) != 1 ||
+		body.Params[0].DType != C64 || body.Params[1].DType != C64 {
+		return false
+	}
+	r := body.Instrs[body.Results[0]]
+	if r.Op != OpComplex {
+		return false
+	}
+	part := func(v Value, op Op) bool { // op(a) + op(b), the two parameters
+		s := body.Instrs[v]
+		if s.Op != OpAdd {
+			return false
+		}
+		seen := map[int]bool{}
+		for _, a := range s.Args {
+			x := body.Instrs[a]
+			if x.Op != op || body.Instrs[x.Args[0]].Op != OpParameter {
+				return false
+			}
+			seen[body.Instrs[x.Args[0]].Param] = true
+		}
+		return seen[0] && seen[1]
+	}
+	return part(r.Args[0], OpReal) && part(r.Args[1], OpImag)
+}

@@ -188,8 +188,29 @@ func lowerReduceRegion(l *lowering, in ir.Instr, args []val) ([]tensor, error) {
 		}
 		return outs, nil
 	}
+	if n == 1 && xs[0].typ.DType == ir.C64 && ir.ComplexSumOf(body) {
+		r, err := l.complexSum(in, xs[0], inits[0])
+		return []tensor{r}, err
+	}
 	return nil, fallback(in.Op, "a body of no form the lowering knows (jax's argmax and argmin over (value, index); "+
-		"results that each fold one operand by add, mul, max, min, and, or or xor)")
+		"results that each fold one operand by add, mul, max, min, and, or or xor; a complex64 sum)")
+}
+
+// complexSum is a sum of complex64 values from init: complex64 is held as
+// float32 pairs on a trailing axis, so it is the float sum of that tensor
+// over the same axes (the real parts with the real, the imaginary with the
+// imaginary), plus init, pair by pair.
+func (l *lowering) complexSum(in ir.Instr, x, init val) (tensor, error) {
+	rt := in.Tuple[0]
+	pairs := func(t ir.TensorType) ir.TensorType {
+		return ir.TensorType{DType: ir.F32, Shape: append(t.Shape.Clone(), 2)}
+	}
+	r, err := lowerReduce(l, ir.Instr{Op: ir.OpReduce, Reduce: ir.ReduceSum, Axes: in.Axes, Type: pairs(rt)},
+		[]val{{t: x.t, typ: pairs(x.typ)}})
+	if err != nil {
+		return tensor{}, err
+	}
+	return l.add(l.toShape(r, rt), l.broadcastTo(init.t, physShape(rt))), nil
 }
 
 // flipAll flips the top bit of integer operands and their inits, whose

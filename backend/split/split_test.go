@@ -422,3 +422,35 @@ func TestSmallPartsJoinTheHost(t *testing.T) {
 		t.Errorf("%d elements: parts %s, want host,device (the large part stays on the device)", len(big), got)
 	}
 }
+
+// A scatter whose index vector has no components (jax's x.at[()].set(y)
+// of a whole array, inside its generic LU) updates one window at the
+// origin: its indices are empty and its updates are not, so it is no
+// "nothing to scatter" case (the Metal lowering once returned the operand
+// for it, and every complex LU came out unpivoted).
+func TestScatterWithAnEmptyIndexVector(t *testing.T) {
+	d := newSplit(t, split.Options{})
+	vec := ir.TensorType{DType: ir.I32, Shape: ir.Shape{4}}
+	b := ir.NewBuilder()
+	x := b.Parameter(vec)
+	u := b.Parameter(vec)
+	idx := b.Constant(ir.TensorType{DType: ir.I32, Shape: ir.Shape{0}}, nil)
+	y := b.Scatter(x, idx, u, ir.ScatterDims{UpdateWindowDims: []int{0}, IndexVectorDim: 0, Kind: ir.ScatterReplace})
+	p, err := b.Build(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := [][]byte{i32s(0, 0, 0, 0), i32s(3, 1, 2, 3)}
+	got := run(t, d, p, args...)[0]
+	if want := i32s(3, 1, 2, 3); string(got) != string(want) {
+		t.Errorf("scatter = % x, want % x", got, want)
+	}
+}
+
+func i32s(vs ...int32) []byte {
+	var b []byte
+	for _, v := range vs {
+		b = binary.LittleEndian.AppendUint32(b, uint32(v))
+	}
+	return b
+}

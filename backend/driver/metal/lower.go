@@ -430,8 +430,11 @@ func (l *lowering) lowerWithEmpty(in ir.Instr, args []val) (tensor, error) {
 		return l.fill(in.Type, reduceIdentity(in.Reduce, in.Type.DType)), nil
 	case ir.OpDotGeneral, ir.OpConvolution: // empty sums
 		return l.zeros(in.Type), nil
-	case ir.OpScatter: // no updates: the operand
-		if !args[0].empty {
+	case ir.OpScatter:
+		// No updates: the operand. Empty indices with updates (an index
+		// vector of no components: one window at the origin) are not
+		// that case, and go to the CPU below.
+		if !args[0].empty && args[2].empty {
 			return l.identity(args[0].t), nil
 		}
 	case ir.OpSelectAndScatter: // no windows: nothing to add

@@ -161,6 +161,8 @@ type Executable struct {
 	// hostUnplanned is set when a host part is there for want of a
 	// lowering, not by design.
 	hostUnplanned bool
+	// unplannedReasons are the reasons of those parts.
+	unplannedReasons []string
 	// direct is set when one step runs the program itself, on its own
 	// arguments and results.
 	direct bool
@@ -303,12 +305,29 @@ func (d *Driver) require(e *Executable) error {
 		}
 		setting = "unplanned"
 	}
-	if on, why := e.OnHost(); on {
+	on, why := e.OnHost()
+	if d.opts.Host == PlannedOnly {
+		why = e.unplannedWhy()
+	}
+	if on {
 		// The setting first: the list that follows may be long, and
 		// frameworks cut long messages.
 		return fmt.Errorf("%s: compile: METALPLUG_NO_CPU_FALLBACK=%s forbids the host these parts of the program: %s", d.Name(), setting, strings.Join(why, "; "))
 	}
 	return nil
+}
+
+// unplannedWhy are the reasons of the host parts there for want of a
+// lowering.
+func (e *Executable) unplannedWhy() []string {
+	why := slices.Clone(e.unplannedReasons)
+	for _, st := range e.steps {
+		if st.loop != nil {
+			why = append(why, st.loop.cond.unplannedWhy()...)
+			why = append(why, st.loop.body.unplannedWhy()...)
+		}
+	}
+	return why
 }
 
 // unplanned says whether a part of e runs on the host for want of a
@@ -326,7 +345,7 @@ func (e *Executable) unplanned() bool {
 }
 
 func (e *Executable) reset() {
-	e.steps, e.temps, e.segments, e.hostUnplanned, e.direct = nil, nil, nil, false, false
+	e.steps, e.temps, e.segments, e.hostUnplanned, e.direct, e.unplannedReasons = nil, nil, nil, false, false, nil
 }
 
 // whole makes e one step that runs p itself.
@@ -351,6 +370,9 @@ func (d *Driver) wholeOnHost(e *Executable, p *ir.Program, u *driver.Unsupported
 	reason := u.Error()
 	e.whole(onHost, exe, p, reason)
 	e.hostUnplanned = !u.Planned
+	if !u.Planned {
+		e.unplannedReasons = []string{u.Op.String() + ": " + u.Reason}
+	}
 	d.warn(u, "")
 	return e, d.require(e)
 }
@@ -387,6 +409,12 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 				places[i] = &driver.Unsupported{Instr: i, Op: ir.OpWhile, Planned: true, Reason: why}
 			}
 		}
+		if !places[i].Planned && len(p.Instrs[i].Regions) > 0 && d.regionsPlanned(p.Instrs[i]) {
+			// Its regions need the host only for ops whose home is the
+			// host (a decomposition in a branch): so does it.
+			places[i] = &driver.Unsupported{Instr: i, Op: p.Instrs[i].Op, Planned: true,
+				Reason: "its regions hold ops whose home is the CPU (a decomposition or a host callback), so it runs there whole"}
+		}
 		host++
 	}
 	switch {
@@ -404,6 +432,7 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 		}
 		e.whole(onHost, exe, p, reasons(p, places, nil))
 		e.hostUnplanned = anyUnplanned(p, places, nil)
+		e.unplannedReasons = unplannedReasons(p, places, nil)
 		warnAll(d, p, places)
 		return nil
 	}
@@ -440,6 +469,7 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 			st.reason = reasons(p, places, c.seg.instrs)
 			seg.Reason = st.reason
 			e.hostUnplanned = e.hostUnplanned || anyUnplanned(p, places, c.seg.instrs)
+			e.unplannedReasons = append(e.unplannedReasons, unplannedReasons(p, places, c.seg.instrs)...)
 			for _, i := range c.seg.instrs {
 				if places[i] != nil {
 					d.warn(places[i], p.Instrs[i].Loc)
@@ -635,6 +665,21 @@ func anyUnplanned(p *ir.Program, places []*driver.Unsupported, instrs []int) boo
 	return false
 }
 
+// unplannedReasons are the distinct reasons of the instructions (of
+// instrs, or all when nil) that leave the device for want of a lowering.
+func unplannedReasons(p *ir.Program, places []*driver.Unsupported, instrs []int) []string {
+	var out []string
+	for i, u := range places {
+		if u == nil || u.Planned || p.Instrs[i].Op == ir.OpGetResult || (instrs != nil && !slices.Contains(instrs, i)) {
+			continue
+		}
+		if r := u.Op.String() + ": " + u.Reason; !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func warnAll(d *Driver, p *ir.Program, places []*driver.Unsupported) {
 	for i, u := range places {
 		if u != nil {
@@ -733,4 +778,16 @@ func (d *Driver) smallWork() int {
 		return defaultSmallWork
 	}
 	return d.opts.SmallWork
+}
+
+// regionsPlanned says whether every region of in compiles with host parts
+// only for ops whose home is the host.
+func (d *Driver) regionsPlanned(in ir.Instr) bool {
+	for _, r := range in.Regions {
+		e, err := d.build(r, stats.Other)
+		if err != nil || e.unplanned() {
+			return false
+		}
+	}
+	return true
 }

@@ -454,3 +454,45 @@ func i32s(vs ...int32) []byte {
 	}
 	return b
 }
+
+// Under PlannedOnly, a case with a decomposition in a branch runs on the
+// host (its regions need it only for ops whose home is the host), and a
+// refusal names only the parts there for want of a lowering.
+func TestPlannedOnlyCases(t *testing.T) {
+	d := newSplit(t, split.Options{Host: split.PlannedOnly})
+	branch := func(chol bool) *ir.Program {
+		b := ir.NewBuilder()
+		x := b.Parameter(mat)
+		y := b.Unary(ir.OpNeg, x)
+		if chol {
+			y = b.Cholesky(spd(b, x), true)
+		}
+		p, err := b.Build(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	b := ir.NewBuilder()
+	i := b.Parameter(ir.TensorType{DType: ir.I32})
+	x := b.Parameter(mat)
+	p, err := b.Build(b.GetResult(b.Case(i, []*ir.Program{branch(false), branch(true)}, x), 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Compile(p); err != nil {
+		t.Errorf("a case with a Cholesky in a branch: %v", err)
+	}
+	b = ir.NewBuilder()
+	key := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
+	ctr := b.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{2}})
+	x = b.Parameter(mat)
+	p, err = b.Build(b.Binary(ir.OpAdd, b.Rng(key, ctr, ir.RngNormal, mat), b.Cholesky(spd(b, x), true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Compile(p)
+	if err == nil || !strings.Contains(err.Error(), "rng") || strings.Contains(err.Error(), "cholesky") {
+		t.Errorf("Compile = %v, want a refusal naming rng and not cholesky", err)
+	}
+}

@@ -496,3 +496,28 @@ func TestPlannedOnlyCases(t *testing.T) {
 		t.Errorf("Compile = %v, want a refusal naming rng and not cholesky", err)
 	}
 }
+
+// The whole-window form of that scatter runs on the device, each kind.
+func TestScatterWithAnEmptyIndexVectorOnTheDevice(t *testing.T) {
+	d := newSplit(t, keepCuts)
+	vec := ir.TensorType{DType: ir.I32, Shape: ir.Shape{4}}
+	for kind, want := range map[ir.ScatterKind][]int32{
+		ir.ScatterReplace: {3, 1, 2, 3}, ir.ScatterAdd: {4, 3, 5, 7}, ir.ScatterMax: {3, 2, 3, 4},
+	} {
+		b := ir.NewBuilder()
+		x := b.Parameter(vec)
+		u := b.Parameter(vec)
+		idx := b.Constant(ir.TensorType{DType: ir.I32, Shape: ir.Shape{0}}, nil)
+		p, err := b.Build(b.Scatter(x, idx, u, ir.ScatterDims{UpdateWindowDims: []int{0}, IndexVectorDim: 0, Kind: kind}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := same(t, d, p, i32s(1, 2, 3, 4), i32s(3, 1, 2, 3))
+		if got := run(t, d, p, i32s(1, 2, 3, 4), i32s(3, 1, 2, 3))[0]; string(got) != string(i32s(want...)) {
+			t.Errorf("kind %v: % x, want %v", kind, got, want)
+		}
+		if w := wheres(e); w != "device" {
+			t.Errorf("kind %v: parts %s, want the device's", kind, w)
+		}
+	}
+}

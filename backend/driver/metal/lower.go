@@ -431,11 +431,23 @@ func (l *lowering) lowerWithEmpty(in ir.Instr, args []val) (tensor, error) {
 	case ir.OpDotGeneral, ir.OpConvolution: // empty sums
 		return l.zeros(in.Type), nil
 	case ir.OpScatter:
-		// No updates: the operand. Empty indices with updates (an index
-		// vector of no components: one window at the origin) are not
-		// that case, and go to the CPU below.
+		// No updates: the operand. Empty indices with updates are an
+		// index vector of no components: one window at the origin; where
+		// it is the whole operand (jax's x.at[()].set(y)), the updates
+		// combine with the operand element by element. Other such
+		// windows go to the CPU below.
 		if !args[0].empty && args[2].empty {
 			return l.identity(args[0].t), nil
+		}
+		if !args[0].empty && !args[2].empty && args[1].typ.Shape.Size() == 0 &&
+			args[2].typ.Shape.Equal(args[0].typ.Shape) && len(in.Scatter.InsertedWindowDims) == 0 {
+			op, ok := map[ir.ScatterKind]ir.Op{ir.ScatterAdd: ir.OpAdd, ir.ScatterMul: ir.OpMul, ir.ScatterMax: ir.OpMax, ir.ScatterMin: ir.OpMin}[in.Scatter.Kind]
+			if in.Scatter.Kind == ir.ScatterReplace {
+				return l.identity(args[2].t), nil
+			}
+			if ok {
+				return lowerBinary(l, ir.Instr{Op: op, Type: in.Type}, []val{args[0], args[2]})
+			}
 		}
 	case ir.OpSelectAndScatter: // no windows: nothing to add
 		return l.zeros(in.Type), nil

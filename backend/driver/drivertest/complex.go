@@ -73,15 +73,7 @@ func (h *harness) checkBits(t *testing.T, name string, args []tensor, build func
 // NaN where want has one (the reference interpreter still gives want's).
 func (h *harness) checkBitsNaN(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) ir.Value, want []byte, anyNaN bool) {
 	t.Helper()
-	b := ir.NewBuilder()
-	xs := make([]ir.Value, len(args))
-	for i, a := range args {
-		xs[i] = b.Parameter(a.T)
-	}
-	p, err := b.Build(build(b, xs))
-	if err != nil {
-		t.Fatalf("%s: build: %v", name, err)
-	}
+	p := programOver(t, name, args, one(build))
 	if got := h.runBytes(t, p, args...)[0]; !bytes.Equal(got, want) && !(anyNaN && sameUpToNaN(got, want)) {
 		t.Errorf("%s: % x\nwant % x", name, got, want)
 	}

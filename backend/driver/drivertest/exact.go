@@ -17,15 +17,7 @@ import (
 // must come through as it is.
 func (h *harness) checkExact(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) []ir.Value, want [][]byte) {
 	t.Helper()
-	b := ir.NewBuilder()
-	xs := make([]ir.Value, len(args))
-	for i, a := range args {
-		xs[i] = b.Parameter(a.T)
-	}
-	p, err := b.Build(build(b, xs)...)
-	if err != nil {
-		t.Fatalf("%s: build: %v", name, err)
-	}
+	p := programOver(t, name, args, build)
 	got := h.runBytes(t, p, args...)
 	in := make([]eval.Tensor, len(args))
 	for i, a := range args {

@@ -232,20 +232,32 @@ func declined(d driver.Driver, p *ir.Program) (ir.DType, bool) {
 	return 0, false
 }
 
-// check builds a program over params with build, runs it on args and
-// compares its one result with want, within the tolerance of want's dtype.
-func (h *harness) check(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) ir.Value, want tensor) {
+// programOver builds a program whose parameters have args' types and
+// whose results are what build makes of them.
+func programOver(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) []ir.Value) *ir.Program {
 	t.Helper()
 	b := ir.NewBuilder()
 	xs := make([]ir.Value, len(args))
 	for i, a := range args {
 		xs[i] = b.Parameter(a.T)
 	}
-	r := build(b, xs)
-	p, err := b.Build(r)
+	p, err := b.Build(build(b, xs)...)
 	if err != nil {
 		t.Fatalf("%s: build: %v", name, err)
 	}
+	return p
+}
+
+// one makes a builder of one result a builder of results.
+func one(build func(b *ir.Builder, xs []ir.Value) ir.Value) func(b *ir.Builder, xs []ir.Value) []ir.Value {
+	return func(b *ir.Builder, xs []ir.Value) []ir.Value { return []ir.Value{build(b, xs)} }
+}
+
+// check builds a program over params with build, runs it on args and
+// compares its one result with want, within the tolerance of want's dtype.
+func (h *harness) check(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) ir.Value, want tensor) {
+	t.Helper()
+	p := programOver(t, name, args, one(build))
 	got := h.run(t, p, args...)[0]
 	compare(t, name, got, want)
 	h.checkReference(t, name, p, args, got)
@@ -270,15 +282,7 @@ func (h *harness) checkReference(t *testing.T, name string, p *ir.Program, args 
 // interpreter is the reference, with no loop of the suite's own.
 func (h *harness) checkEval(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) []ir.Value) {
 	t.Helper()
-	b := ir.NewBuilder()
-	xs := make([]ir.Value, len(args))
-	for i, a := range args {
-		xs[i] = b.Parameter(a.T)
-	}
-	p, err := b.Build(build(b, xs)...)
-	if err != nil {
-		t.Fatalf("%s: build: %v", name, err)
-	}
+	p := programOver(t, name, args, build)
 	got := h.run(t, p, args...)
 	ref, err := eval.Run(p, evalArgs(args))
 	if err != nil {
@@ -295,15 +299,7 @@ func (h *harness) checkEval(t *testing.T, name string, args []tensor, build func
 // and payload are the interpreter's own).
 func (h *harness) checkEvalBits(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) []ir.Value) {
 	t.Helper()
-	b := ir.NewBuilder()
-	xs := make([]ir.Value, len(args))
-	for i, a := range args {
-		xs[i] = b.Parameter(a.T)
-	}
-	p, err := b.Build(build(b, xs)...)
-	if err != nil {
-		t.Fatalf("%s: build: %v", name, err)
-	}
+	p := programOver(t, name, args, build)
 	got := h.runBytes(t, p, args...)
 	ref, err := eval.Run(p, evalArgs(args))
 	if err != nil {

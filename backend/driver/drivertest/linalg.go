@@ -136,15 +136,7 @@ func linalgTol(d ir.DType, n int) float64 {
 // result against the reference interpreter.
 func (h *harness) runLinalg(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) []ir.Value) []tensor {
 	t.Helper()
-	b := ir.NewBuilder()
-	xs := make([]ir.Value, len(args))
-	for i, a := range args {
-		xs[i] = b.Parameter(a.T)
-	}
-	p, err := b.Build(build(b, xs)...)
-	if err != nil {
-		t.Fatalf("%s: build: %v", name, err)
-	}
+	p := programOver(t, name, args, build)
 	got := h.run(t, p, args...)
 	in := make([]eval.Tensor, len(args))
 	for i, a := range args {

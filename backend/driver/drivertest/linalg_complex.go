@@ -204,15 +204,7 @@ func withGarbageC(a tensor, lower, hermitian bool) tensor {
 // runLinalgC is runLinalg for programs with complex64 parameters.
 func (h *harness) runLinalgC(t *testing.T, name string, args []tensor, build func(b *ir.Builder, xs []ir.Value) []ir.Value) []tensor {
 	t.Helper()
-	b := ir.NewBuilder()
-	xs := make([]ir.Value, len(args))
-	for i, a := range args {
-		xs[i] = b.Parameter(a.T)
-	}
-	p, err := b.Build(build(b, xs)...)
-	if err != nil {
-		t.Fatalf("%s: build: %v", name, err)
-	}
+	p := programOver(t, name, args, build)
 	got := h.run(t, p, args...)
 	in := make([]eval.Tensor, len(args))
 	for i, a := range args {

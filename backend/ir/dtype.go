@@ -112,6 +112,29 @@ func (d DType) Range() (lo, hi float64) {
 	return math.Inf(-1), math.Inf(1)
 }
 
+// Wrap reduces x to d's values the way d's arithmetic does: two's
+// complement for the signed integers, modulo the width for the unsigned,
+// 0 or 1 for bool; other dtypes leave x as it is.
+func (d DType) Wrap(x int64) int64 {
+	switch d {
+	case I8:
+		return int64(int8(x))
+	case I16:
+		return int64(int16(x))
+	case I32:
+		return int64(int32(x))
+	case U8:
+		return int64(uint8(x))
+	case U32:
+		return int64(uint32(x))
+	case Bool:
+		if x != 0 {
+			return 1
+		}
+	}
+	return x
+}
+
 // IsNumeric reports whether real arithmetic is defined on d.
 func (d DType) IsNumeric() bool { return d.IsFloat() || d.IsInt() }
 

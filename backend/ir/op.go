@@ -350,6 +350,25 @@ const (
 	CmpGE
 )
 
+// Compare is a dir b; for floats IEEE's (NaN is unordered, -0 == +0).
+func Compare[T int64 | float64](dir CompareDir, a, b T) bool {
+	switch dir {
+	case CmpEQ:
+		return a == b
+	case CmpNE:
+		return a != b
+	case CmpLT:
+		return a < b
+	case CmpLE:
+		return a <= b
+	case CmpGT:
+		return a > b
+	case CmpGE:
+		return a >= b
+	}
+	return false
+}
+
 func (c CompareDir) String() string {
 	switch c {
 	case CmpEQ:

@@ -30,7 +30,7 @@ func evalUnary(op ir.Op, x, out Tensor) {
 					r = 1 - a
 				}
 			}
-			out.I[k] = wrapInt(out.Type.DType, r)
+			out.I[k] = out.Type.DType.Wrap(r)
 			continue
 		}
 		a := x.F[k]
@@ -119,7 +119,7 @@ func evalBinary(op ir.Op, x, y, out Tensor) error {
 			case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
 				r = shift(op, x.Type.DType, a, b)
 			}
-			out.I[k] = wrapInt(out.Type.DType, r)
+			out.I[k] = out.Type.DType.Wrap(r)
 			continue
 		}
 		a, b := x.F[k], y.F[k]
@@ -168,7 +168,7 @@ func shift(op ir.Op, d ir.DType, a, b int64) int64 {
 		return int64(u >> n)
 	}
 	// Arithmetic: the sign of the value as its dtype reads it.
-	signed := wrapInt(signedOf(d), a)
+	signed := signedOf(d).Wrap(a)
 	if n >= bits {
 		n = bits - 1
 	}
@@ -201,21 +201,4 @@ func intPow(a, b int64) int64 {
 		r *= a
 	}
 	return r
-}
-
-// compare is a dir b; for floats IEEE's (NaN is unordered, -0 == +0).
-func compare[T int64 | float64](dir ir.CompareDir, a, b T) bool {
-	switch dir {
-	case ir.CmpEQ:
-		return a == b
-	case ir.CmpNE:
-		return a != b
-	case ir.CmpLT:
-		return a < b
-	case ir.CmpLE:
-		return a <= b
-	case ir.CmpGT:
-		return a > b
-	}
-	return a >= b
 }

@@ -67,33 +67,13 @@ func Round(d ir.DType, x float64) float64 {
 	return x
 }
 
-func wrapInt(d ir.DType, x int64) int64 {
-	switch d {
-	case ir.I32:
-		return int64(int32(x))
-	case ir.U8:
-		return int64(uint8(x))
-	case ir.U32:
-		return int64(uint32(x))
-	case ir.I8:
-		return int64(int8(x))
-	case ir.I16:
-		return int64(int16(x))
-	case ir.Bool:
-		if x != 0 {
-			return 1
-		}
-	}
-	return x
-}
-
 // setF stores a float result (float dtypes) or converts (integer dtypes).
 func (v Tensor) Set(k int, x float64) {
 	if isIntLike(v.Type.DType) {
 		if v.Type.DType == ir.Bool {
-			v.I[k] = wrapInt(ir.Bool, int64(boolFloat(x != 0)))
+			v.I[k] = ir.Bool.Wrap(int64(boolFloat(x != 0)))
 		} else {
-			v.I[k] = wrapInt(v.Type.DType, int64(x))
+			v.I[k] = v.Type.DType.Wrap(int64(x))
 		}
 		return
 	}
@@ -276,7 +256,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 				var a, b float64
 				if x.I != nil {
 					ai, bi := x.I[k], y.I[k]
-					out.I[k] = int64(boolFloat(compare(in.Compare, ai, bi)))
+					out.I[k] = int64(boolFloat(ir.Compare(in.Compare, ai, bi)))
 					continue
 				}
 				if x.C != nil { // complex64 compares EQ or NE only
@@ -284,7 +264,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 					continue
 				}
 				a, b = x.F[k], y.F[k]
-				out.I[k] = int64(boolFloat(compare(in.Compare, a, b)))
+				out.I[k] = int64(boolFloat(ir.Compare(in.Compare, a, b)))
 			}
 		case ir.OpSelect:
 			pr, x, y := arg(0), arg(1), arg(2)
@@ -299,7 +279,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 			x := arg(0)
 			for k := range out.Type.Shape.Size() {
 				if x.I != nil && out.I != nil {
-					out.I[k] = wrapInt(out.Type.DType, x.I[k])
+					out.I[k] = out.Type.DType.Wrap(x.I[k])
 					continue
 				}
 				f := x.At(k)
@@ -441,7 +421,7 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 			}
 			for k := range acc {
 				if out.I != nil {
-					out.I[k] = wrapInt(out.Type.DType, acci[k])
+					out.I[k] = out.Type.DType.Wrap(acci[k])
 				} else {
 					out.Set(k, acc[k])
 				}

@@ -88,9 +88,9 @@ func evalScatter(in ir.Instr, x, ind, upd, out Tensor) {
 			if out.I != nil {
 				a, u := out.I[p], upd.I[k]
 				if s.Kind == ir.ScatterAdd {
-					out.I[p] = wrapInt(out.Type.DType, a+u)
+					out.I[p] = out.Type.DType.Wrap(a + u)
 				} else {
-					out.I[p] = wrapInt(out.Type.DType, a*u)
+					out.I[p] = out.Type.DType.Wrap(a * u)
 				}
 			} else if s.Kind == ir.ScatterAdd {
 				out.Set(p, out.F[p]+v)

@@ -45,7 +45,7 @@ func TestCountAgainstStepping(t *testing.T) {
 // range has values (it never does).
 func stepped(dir ir.CompareDir, k, n, step, lo, hi int64) (int, bool) {
 	for t := 0; t <= int(hi-lo)+1; t++ {
-		if !holds(dir, k, n) {
+		if !ir.Compare(dir, k, n) {
 			return t, true
 		}
 		k += step

@@ -167,7 +167,7 @@ func count(d ir.DType, dir ir.CompareDir, k0, bound, step int64) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	if !holds(dir, k0, bound) {
+	if !ir.Compare(dir, k0, bound) {
 		return 0, true
 	}
 	if step == 0 {
@@ -220,24 +220,6 @@ func ceilDiv(a, b *big.Int) *big.Int {
 	return q
 }
 
-func holds(dir ir.CompareDir, a, b int64) bool {
-	switch dir {
-	case ir.CmpEQ:
-		return a == b
-	case ir.CmpNE:
-		return a != b
-	case ir.CmpLT:
-		return a < b
-	case ir.CmpLE:
-		return a <= b
-	case ir.CmpGT:
-		return a > b
-	case ir.CmpGE:
-		return a >= b
-	}
-	return false
-}
-
 // folder folds the integer values each of whose elements is one known
 // number (a scalar constant, a broadcast of one, arithmetic on them), as
 // the interpreter computes them: integers as int64 wrapped to their
@@ -288,12 +270,12 @@ func (f *folder) compute(in ir.Instr) (int64, bool) {
 			return 0, false
 		}
 		x, ok := arg(0)
-		return wrap(d, x), ok
+		return d.Wrap(x), ok
 	case ir.OpBroadcastInDim, ir.OpReshape:
 		return arg(0)
 	case ir.OpNeg:
 		x, ok := arg(0)
-		return wrap(d, -x), ok
+		return d.Wrap(-x), ok
 	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpMax, ir.OpMin:
 		x, ok := arg(0)
 		if !ok {
@@ -305,15 +287,15 @@ func (f *folder) compute(in ir.Instr) (int64, bool) {
 		}
 		switch in.Op {
 		case ir.OpAdd:
-			return wrap(d, x+y), true
+			return d.Wrap(x + y), true
 		case ir.OpMul:
-			return wrap(d, x*y), true
+			return d.Wrap(x * y), true
 		case ir.OpMax:
 			return max(x, y), true
 		case ir.OpMin:
 			return min(x, y), true
 		}
-		return wrap(d, x-y), true
+		return d.Wrap(x - y), true
 	}
 	return 0, false
 }
@@ -344,23 +326,5 @@ func uniform(t ir.TensorType, lit []byte) (int64, bool) {
 	default:
 		return 0, false
 	}
-	return wrap(t.DType, int64(u)), true
-}
-
-// wrap reduces x to d's range the way the dtype's arithmetic does
-// (two's complement; unsigned values non-negative).
-func wrap(d ir.DType, x int64) int64 {
-	switch d {
-	case ir.I8:
-		return int64(int8(x))
-	case ir.I16:
-		return int64(int16(x))
-	case ir.I32:
-		return int64(int32(x))
-	case ir.U8:
-		return int64(uint8(x))
-	case ir.U32:
-		return int64(uint32(x))
-	}
-	return x
+	return t.DType.Wrap(int64(u)), true
 }

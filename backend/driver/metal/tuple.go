@@ -62,11 +62,10 @@ type tensorTupleFunc func(l *lowering, in ir.Instr, args []val) ([]tensor, error
 // type as lowerInstr rounds a single result (unless exactOnHalves).
 func registerTensorTuple(f tensorTupleFunc, ops ...ir.Op) {
 	registerTupleLowering(func(l *lowering, in ir.Instr, args []val) ([]val, error) {
-		parts := make([]val, len(in.Tuple))
+		parts := resultParts(in)
 		someElements := false
-		for i, t := range in.Tuple {
-			parts[i] = val{typ: t, empty: t.Shape.Size() == 0}
-			someElements = someElements || !parts[i].empty
+		for _, p := range parts {
+			someElements = someElements || !p.empty
 		}
 		if !someElements {
 			return parts, nil
@@ -89,4 +88,14 @@ func registerTensorTuple(f tensorTupleFunc, ops ...ir.Op) {
 		}
 		return parts, nil
 	}, ops...)
+}
+
+// resultParts are the values of an instruction's results, each of its type
+// and marked empty where it has no elements, their tensors yet to be made.
+func resultParts(in ir.Instr) []val {
+	parts := make([]val, len(in.Tuple))
+	for i, t := range in.Tuple {
+		parts[i] = val{typ: t, empty: t.Shape.Size() == 0}
+	}
+	return parts
 }

@@ -23,10 +23,7 @@ func init() { registerTupleLowering(lowerReduceWindowRegion, ir.OpReduceWindowRe
 func lowerReduceWindowRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 	n := len(args) / 2
 	body := in.Regions[0]
-	parts := make([]val, n)
-	for i := range parts {
-		parts[i] = val{typ: in.Tuple[i], empty: in.Tuple[i].Shape.Size() == 0}
-	}
+	parts := resultParts(in)
 	if parts[0].empty {
 		return parts, nil
 	}

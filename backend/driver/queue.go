@@ -53,7 +53,7 @@ type Queue struct {
 	err      error  // first failure
 	closed   bool
 	exited   bool
-	inline   bool // a caller runs a task on its own thread (BeginInline); the worker waits
+	inline   bool // a caller runs a task on its own thread (Inline); the worker waits
 }
 
 // NewQueue starts a queue's goroutine; name ("host", "metal") prefixes its
@@ -92,6 +92,7 @@ func (q *Queue) loop() {
 		q.tasks = q.spare[:0]
 		q.spare = nil
 		q.mu.Unlock()
+		dispatch.handoffs.Add(uint64(len(batch)))
 		for i := range batch {
 			q.runTask(&batch[i])
 			batch[i] = Task{} // drop references to closures and buffers
@@ -172,26 +173,28 @@ func (q *Queue) Enqueue(t Task) bool {
 // Run enqueues data work.
 func (q *Queue) Run(fn func() error) { q.Enqueue(Task{Run: fn}) }
 
-// BeginInline claims an idle queue for one task the caller runs on its own
-// thread, counting it as enqueued, and reports the queue's error so far. It
-// fails when the queue has queued or running work (which must come first)
-// or is closed. EndInline finishes what it started.
-func (q *Queue) BeginInline() (ok bool, failed error) {
+// Inline runs fn on the caller's thread as the queue's next task when the
+// queue is idle, and reports whether it did. Nothing queued or running may
+// be ahead of it, so order is kept; the worker holds still meanwhile. fn is
+// skipped on a queue that has failed, and that failure returned; a panic or
+// a fault in fn fails the queue as it would on the worker.
+func (q *Queue) Inline(fn func() error) (ran bool, err error) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.closed || q.inline || q.enqueued != q.done {
+		q.mu.Unlock()
 		return false, nil
 	}
 	q.inline = true
 	q.enqueued++
-	return true, q.err
-}
-
-// EndInline finishes an inline task with its error.
-func (q *Queue) EndInline(err error) {
+	failed := q.err
+	q.mu.Unlock()
+	if failed == nil {
+		failed = q.inlineCall(fn)
+		dispatch.inline.Add(1)
+	}
 	q.mu.Lock()
-	if err != nil && q.err == nil {
-		q.err = err
+	if failed != nil && q.err == nil {
+		q.err = failed
 	}
 	q.inline = false
 	q.done++
@@ -200,6 +203,13 @@ func (q *Queue) EndInline(err error) {
 		q.work.Signal() // work arrived meanwhile, or Close is waiting for the worker
 	}
 	q.mu.Unlock()
+	return true, failed
+}
+
+// inlineCall is SafeCall with faults turned into panics, as on the worker.
+func (q *Queue) inlineCall(fn func() error) error {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	return q.SafeCall(fn)
 }
 
 // RecordMark completes m once everything enqueued so far has run: at once
@@ -234,6 +244,9 @@ func (q *Queue) WaitMark(m *Mark) {
 func (q *Queue) Synchronize() error {
 	q.mu.Lock()
 	target := q.enqueued
+	if q.done < target {
+		dispatch.waits.Add(1)
+	}
 	for q.done < target {
 		q.progress.Wait()
 	}

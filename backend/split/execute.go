@@ -72,6 +72,21 @@ func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results 
 	s.run(name, e, args, results)
 }
 
+// ExecuteWait runs exe and waits for the stream (driver.WaitingExecutor):
+// a program that runs whole on the device goes to the device stream's own
+// ExecuteWait, which can run it from the caller's thread.
+func (s *stream) ExecuteWait(name string, exe driver.Executable, args, results []unsafe.Pointer) error {
+	if e, ok := exe.(*Executable); ok && e.d == s.d && e.direct && e.steps[0].exe != nil && e.steps[0].where == onDevice {
+		s.c.Executed()
+		s.c.DeviceExecuted(1)
+		s.dirty.Store(false)
+		s.c.Waited()
+		return driver.ExecuteWait(s.inner, name, e.steps[0].exe, args, results)
+	}
+	s.ExecuteNamed(name, exe, args, results)
+	return s.Synchronize()
+}
+
 // run enqueues e's steps.
 func (s *stream) run(name string, e *Executable, args, results []unsafe.Pointer) {
 	if e.direct {

@@ -485,22 +485,30 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			return fmt.Errorf("%s: output %d (%v) has no buffer (inputs %s)", k.Op, i, c.outs[i], describe(*ins))
 		}
 	}
+	var rs unsafe.Pointer
 	if c.rng {
-		rs, err := inst.nextRngState(c.outs)
-		if err != nil {
+		if rs, err = inst.nextRngState(c.outs); err != nil {
 			return fmt.Errorf("%s: %v", k.Op, err)
 		}
 		args = append(args, rs, unsafe.Add(rs, 8))
-		driver.Execute(s, traceName(ctx, k.Op), c.exe, args, results)
-		// The state buffer lives until the program that reads it has run.
-		s.HostCallback(func() error { return state.drv.Free(rs) })
-	} else {
-		driver.Execute(s, traceName(ctx, k.Op), c.exe, args, results)
 	}
+	name := traceName(ctx, k.Op)
 	if state.synchronous {
-		if err := s.Synchronize(); err != nil {
+		// One step: on an idle stream the program runs from this thread,
+		// with one wait for the device.
+		err := driver.ExecuteWait(s, name, c.exe, args, results)
+		if rs != nil {
+			state.drv.Free(rs)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %v (inputs %s)", k.Op, err, describe(*ins))
 		}
+		return nil
+	}
+	driver.Execute(s, name, c.exe, args, results)
+	if rs != nil {
+		// The state buffer lives until the program that reads it has run.
+		s.HostCallback(func() error { return state.drv.Free(rs) })
 	}
 	return nil
 }

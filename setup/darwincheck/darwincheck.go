@@ -665,6 +665,9 @@ func (c *checker) loadOnce(e *pkgEntry) error {
 		Sizes:            types.SizesFor("gc", TargetGOARCH),
 		Error:            func(err error) { e.errs = append(e.errs, err) },
 	}
+	if e.ours {
+		e.errs = append(e.errs, undeclaredC(c.fset, files)...)
+	}
 	c.acquire()
 	pkg, _ := conf.Check(e.path, c.fset, files, nil)
 	c.release()
@@ -672,11 +675,88 @@ func (c *checker) loadOnce(e *pkgEntry) error {
 	return nil
 }
 
+// ownCPrefix starts the names of the C functions our packages write in
+// their cgo preambles.
+const ownCPrefix = "metalplug"
+
+// undeclaredC reports every C.metalplug… a file uses that no cgo preamble
+// of the package declares. FakeImportC gives C's identifiers no type, so a
+// misspelt or removed helper would otherwise pass here and fail only in a
+// build on a Mac.
+func undeclaredC(fset *token.FileSet, files []*ast.File) []error {
+	var preambles strings.Builder
+	for _, f := range files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.IMPORT {
+				continue
+			}
+			for _, spec := range g.Specs {
+				is := spec.(*ast.ImportSpec)
+				if is.Path.Value != `"C"` {
+					continue
+				}
+				// cgo's preamble: the comment right before the import,
+				// on the declaration or, in a group, on the spec.
+				for _, doc := range []*ast.CommentGroup{g.Doc, is.Doc} {
+					if doc != nil {
+						preambles.WriteString(doc.Text())
+						preambles.WriteByte('\n')
+					}
+				}
+			}
+		}
+	}
+	text := preambles.String()
+	var errs []error
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "C" || !strings.HasPrefix(sel.Sel.Name, ownCPrefix) {
+				return true
+			}
+			if !declaresC(text, sel.Sel.Name) {
+				errs = append(errs, fmt.Errorf("%s: C.%s is not declared in any cgo preamble of the package", fset.Position(sel.Pos()), sel.Sel.Name))
+			}
+			return true
+		})
+	}
+	return errs
+}
+
+// declaresC reports whether a preamble's text declares or defines the C
+// function (or type, or macro) name: the name followed by "(", or as a
+// typedef's or #define's name.
+func declaresC(text, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], name)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(name)
+		before := j == 0 || !isCIdent(text[j-1])
+		rest := strings.TrimLeft(text[end:], " \t")
+		if before && (end == len(text) || !isCIdent(text[end])) &&
+			(strings.HasPrefix(rest, "(") || strings.HasPrefix(rest, ";") || strings.HasSuffix(strings.TrimRight(text[:j], " \t"), "#define")) {
+			return true
+		}
+		i = end
+	}
+}
+
+func isCIdent(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
 func (c *checker) parse(dir string, names []string) ([]*ast.File, []error) {
 	var files []*ast.File
 	var errs []error
 	for _, n := range names {
-		f, err := parser.ParseFile(c.fset, filepath.Join(dir, n), nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(c.fset, filepath.Join(dir, n), nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			errs = append(errs, err)
 		}

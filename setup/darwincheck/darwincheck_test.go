@@ -1,7 +1,10 @@
 package darwincheck
 
 import (
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
@@ -202,4 +205,31 @@ func TestEmptyModuleCache(t *testing.T) {
 		t.Errorf("darwinkit was not downloaded into the empty cache %s", cache)
 	}
 	t.Logf("checked %d packages from an empty module cache in %v", rep.Loaded, rep.Elapsed)
+}
+
+func TestUndeclaredC(t *testing.T) {
+	const src = `package p
+
+// static int metalplugKnown(int x) { return x; }
+// #define metalplugMacro 3
+// typedef struct { int a; } metalplugType;
+import "C"
+
+func f() {
+	_ = C.metalplugKnown(1)
+	_ = C.metalplugMacro
+	var _ C.metalplugType
+	_ = C.metalplugKnownNot(2)
+	_ = C.free
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := undeclaredC(fset, []*ast.File{f})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "C.metalplugKnownNot is not declared") {
+		t.Errorf("undeclaredC = %v, want one error naming C.metalplugKnownNot", errs)
+	}
 }

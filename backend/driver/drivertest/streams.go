@@ -234,6 +234,46 @@ func testStreams(t *testing.T, d driver.Driver) {
 			t.Error("Synchronize returned before earlier work ran")
 		}
 	})
+	t.Run("ExecuteWait", func(t *testing.T) {
+		s := newStream(t, d)
+		exe := incProgram(t, d)
+		a, b := alloc(t, d, 4), alloc(t, d, 4)
+		for range 50 {
+			if err := driver.ExecuteWait(s, "inc", exe, []unsafe.Pointer{a}, []unsafe.Pointer{b}); err != nil {
+				t.Fatal(err)
+			}
+			if err := driver.ExecuteWait(s, "inc", exe, []unsafe.Pointer{b}, []unsafe.Pointer{a}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := *(*int32)(a); got != 100 {
+			t.Errorf("after 100 chained increments the value is %d", got)
+		}
+		// Behind queued work the run keeps its place.
+		s.HostCallback(func() error {
+			time.Sleep(20 * time.Millisecond)
+			*(*int32)(a) = 41
+			return nil
+		})
+		if err := driver.ExecuteWait(s, "inc", exe, []unsafe.Pointer{a}, []unsafe.Pointer{b}); err != nil {
+			t.Fatal(err)
+		}
+		if got := *(*int32)(b); got != 42 {
+			t.Errorf("a run behind a callback that wrote 41 computed %d, want 42", got)
+		}
+		// On a failed stream it reports the failure and does not run.
+		boom := errors.New("boom")
+		s.HostCallback(func() error { return boom })
+		if err := s.Synchronize(); !errors.Is(err, boom) {
+			t.Fatalf("Synchronize = %v, want the callback's error", err)
+		}
+		if err := driver.ExecuteWait(s, "inc", exe, []unsafe.Pointer{b}, []unsafe.Pointer{a}); !errors.Is(err, boom) {
+			t.Errorf("ExecuteWait on a failed stream = %v, want the callback's error", err)
+		}
+		if got := *(*int32)(a); got != 41 {
+			t.Errorf("a run on a failed stream wrote %d", got)
+		}
+	})
 	t.Run("ErrorFailsStream", func(t *testing.T) {
 		s := newStream(t, d)
 		boom := errors.New("boom")

@@ -3,8 +3,8 @@ package host
 import (
 	"fmt"
 	"testing"
-	"unsafe"
 
+	"github.com/metalplug/metalplug/backend/driver/drivertest"
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
@@ -114,77 +114,20 @@ func tinyAdd() *ir.Program {
 	return p
 }
 
-// BenchmarkDispatch is the pure-Go part of one op's trip from the plugin's C
-// entry: the compile-cache lookup (the plugin caches per kernel instance, the
-// driver per program text), Stream.Execute and, as in synchronous mode,
-// Stream.Synchronize, for a scalar AddV2.
-func BenchmarkDispatch(b *testing.B) {
+// BenchmarkDispatch is one tiny kernel's trip through a stream
+// (drivertest.BenchmarkDispatch); BenchmarkCompileCacheHit the driver's
+// own lookup of a program it has compiled.
+func BenchmarkDispatch(b *testing.B) { drivertest.BenchmarkDispatch(b, New(Options{})) }
+
+func BenchmarkCompileCacheHit(b *testing.B) {
 	d := New(Options{})
 	p := tinyAdd()
-	args, results := make([]unsafe.Pointer, 2), make([]unsafe.Pointer, 1)
-	for i := range args {
-		args[i], _ = d.Allocate(4)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := d.Compile(p); err != nil {
+			b.Fatal(err)
+		}
 	}
-	results[0], _ = d.Allocate(4)
-	s, err := d.NewStream()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := d.Compile(p); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("CompileCacheHit", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := d.Compile(p); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	exe, _ := d.Compile(p)
-	b.Run("ExecuteSynchronize", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			s.Execute(exe, args, results)
-			if err := s.Synchronize(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("CompileExecuteSynchronize", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			e, err := d.Compile(p)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s.Execute(e, args, results)
-			if err := s.Synchronize(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	// A burst of 100 executes and one Synchronize: asynchronous mode.
-	b.Run("Execute100Synchronize", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			for range 100 {
-				s.Execute(exe, args, results)
-			}
-			if err := s.Synchronize(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("Run", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := d.Run(exe, args, results); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
 // BenchmarkMaxPoolF32 is the small CNN's first 2x2 max pool at batch 128.

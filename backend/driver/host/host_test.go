@@ -852,3 +852,5 @@ func TestFastFloat32Math(t *testing.T) {
 		t.Logf("%s: worst error %d ulp", f.name, worst)
 	}
 }
+
+func TestExecuteWaitInline(t *testing.T) { drivertest.CheckExecuteWaitInline(t, New(Options{})) }

@@ -2,7 +2,6 @@ package host
 
 import (
 	"fmt"
-	"runtime/debug"
 	"time"
 	"unsafe"
 
@@ -33,17 +32,6 @@ func newStream(d *Driver) *stream {
 // being woken when it is done.
 const inlineWork = 1 << 14
 
-// runInline executes e on the calling thread, turning a panic into an error
-// as the worker would.
-func runInline(e *executable, args, results []unsafe.Pointer) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("host: stream task panicked: %v", r)
-		}
-	}()
-	return e.run(args, results)
-}
-
 // delay enqueues the wait of Options.StreamDelay before a piece of work.
 func (s *stream) delay() {
 	if d := s.d.delay; d > 0 {
@@ -63,12 +51,7 @@ func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results 
 	// A small program on an idle stream runs right here: the order is the
 	// same (nothing is ahead of it), and it returns about as soon.
 	if e, ok := exe.(*executable); ok && e.work <= inlineWork {
-		if ok, failed := s.q.BeginInline(); ok {
-			var err error
-			if failed == nil {
-				err = driver.Timed(s.id, driver.TraceKernel, name, func() error { return runInline(e, args, results) })
-			}
-			s.q.EndInline(err)
+		if ran, _ := s.q.Inline(func() error { return s.run(name, e, args, results) }); ran {
 			return
 		}
 	}
@@ -80,8 +63,26 @@ func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results 
 		if !ok {
 			return fmt.Errorf("host: execute: executable %T was not compiled by the host driver", exe)
 		}
-		return driver.Timed(s.id, driver.TraceKernel, name, func() error { return e.run(args, results) })
+		return s.run(name, e, args, results)
 	})
+}
+
+// run executes e, timed for the trace.
+func (s *stream) run(name string, e *executable, args, results []unsafe.Pointer) error {
+	return driver.Timed(s.id, driver.TraceKernel, name, func() error { return e.run(args, results) })
+}
+
+// ExecuteWait runs exe and waits for it (driver.WaitingExecutor): on an
+// idle stream, whatever its size, on the caller's thread, which would only
+// wait for the worker otherwise.
+func (s *stream) ExecuteWait(name string, exe driver.Executable, args, results []unsafe.Pointer) error {
+	if e, ok := exe.(*executable); ok && s.d.delay == 0 {
+		if ran, err := s.q.Inline(func() error { return s.run(name, e, args, results) }); ran {
+			return err
+		}
+	}
+	s.ExecuteNamed(name, exe, args, results)
+	return s.Synchronize()
 }
 
 // inlineCopy is the largest Memcpy done on the caller's thread when the
@@ -98,27 +99,12 @@ func memcpyTask(dst, src unsafe.Pointer, n int) error {
 	return nil
 }
 
-// memcpyInline is memcpyTask on the caller's thread: a bad pointer's fault
-// becomes an error, as on the stream's goroutine.
-func memcpyInline(dst, src unsafe.Pointer, n int) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("host: stream task panicked: %v", r)
-		}
-	}()
-	return memcpyTask(dst, src, n)
-}
-
 func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 	s.delay()
 	if n <= inlineCopy {
-		if ok, failed := s.q.BeginInline(); ok {
-			var err error
-			if failed == nil {
-				err = driver.Timed(s.id, driver.TraceCopy, s.copyName(dst, src), func() error { return memcpyInline(dst, src, n) })
-			}
-			s.q.EndInline(err)
+		if ran, _ := s.q.Inline(func() error {
+			return driver.Timed(s.id, driver.TraceCopy, s.copyName(dst, src), func() error { return memcpyTask(dst, src, n) })
+		}); ran {
 			return
 		}
 	}

@@ -19,45 +19,67 @@ package metal
 //
 // void metalplugCommandBufferDone(uintptr_t handle, char *message, double start, double end);
 //
-// // metalplugCommit commits an MPSCommandBuffer with a completion handler
-// // that reports to Go (metalplugCommandBufferDone) once. The handler is a
-// // native block, so no libffi closure is made per command buffer, and the
-// // status and error are read here, where no Go panic can happen.
+// // metalplugBufferResult reads a completed MPSCommandBuffer's outcome: its
+// // error text (malloc'd, for Go to free) or NULL, and the GPU's start (of
+// // the root buffer) and end, in seconds since the epoch (0 when the device
+// // gave none). It reads status and error here, where no Go panic can
+// // happen.
 // //
 // // MPSGraph may commitAndContinue while encoding (its headers say so): the
 // // root command buffer is then committed early and encoding goes on in a
-// // new one. A handler added now sits on the last buffer, which completes
-// // after the others (one queue runs its buffers in order), and the root's
-// // error is read there too. A failure in a buffer between the two, if
-// // MPSGraph ever committed twice, would not be seen: no public hook
-// // reaches those.
+// // new one, which completes after the others (one queue runs its buffers
+// // in order); the root's error is read too. A failure in a buffer between
+// // the two, if MPSGraph ever committed twice, would not be seen: no public
+// // hook reaches those.
+// static char *metalplugBufferResult(id<MTLCommandBuffer> root, id<MTLCommandBuffer> last, double *start, double *end) {
+// 	NSError *err = nil;
+// 	BOOL failed = NO;
+// 	if (root.status == MTLCommandBufferStatusError) { failed = YES; err = root.error; }
+// 	if (!failed && last.status == MTLCommandBufferStatusError) { failed = YES; err = last.error; }
+// 	char *message = NULL;
+// 	if (failed) {
+// 		const char *text = err ? err.localizedDescription.UTF8String : "no error description";
+// 		message = strdup(text ? text : "no error description");
+// 	}
+// 	// The host clock gpuStartTime uses (mach time, as systemUptime),
+// 	// turned into seconds since the epoch.
+// 	double s = root.GPUStartTime, e = last.GPUEndTime;
+// 	if (s > 0 && e >= s) {
+// 		double since = NSDate.date.timeIntervalSince1970 - NSProcessInfo.processInfo.systemUptime;
+// 		*start = s + since;
+// 		*end = e + since;
+// 	} else {
+// 		*start = *end = 0;
+// 	}
+// 	return message;
+// }
+//
+// // metalplugCommit commits an MPSCommandBuffer with a completion handler
+// // that reports to Go (metalplugCommandBufferDone) once. The handler is a
+// // native block, so no libffi closure is made per command buffer. The
+// // handler sits on the last buffer MPSGraph encoded into (see
+// // metalplugBufferResult).
 // static void metalplugCommit(void *buffer, uintptr_t handle) {
 // 	MPSCommandBuffer *cb = (__bridge MPSCommandBuffer *)buffer;
 // 	id<MTLCommandBuffer> root = cb.rootCommandBuffer;
 // 	[cb addCompletedHandler:^(id<MTLCommandBuffer> last) {
-// 		NSError *err = nil;
-// 		BOOL failed = NO;
-// 		if (root.status == MTLCommandBufferStatusError) { failed = YES; err = root.error; }
-// 		if (!failed && last.status == MTLCommandBufferStatusError) { failed = YES; err = last.error; }
-// 		char *message = NULL;
-// 		if (failed) {
-// 			const char *text = err ? err.localizedDescription.UTF8String : "no error description";
-// 			message = strdup(text ? text : "no error description");
-// 		}
-// 		// The GPU's start (of the root buffer) and end, in seconds of the
-// 		// host clock gpuStartTime uses (mach time, as systemUptime), turned
-// 		// into seconds since the epoch here; 0 when the device gave none.
-// 		double start = root.GPUStartTime, end = last.GPUEndTime;
-// 		if (start > 0 && end >= start) {
-// 			double since = NSDate.date.timeIntervalSince1970 - NSProcessInfo.processInfo.systemUptime;
-// 			start += since;
-// 			end += since;
-// 		} else {
-// 			start = end = 0;
-// 		}
+// 		double start = 0, end = 0;
+// 		char *message = metalplugBufferResult(root, last, &start, &end);
 // 		metalplugCommandBufferDone(handle, message, start, end);
 // 	}];
 // 	[cb commit];
+// }
+//
+// // metalplugCommitAndWait commits an MPSCommandBuffer and blocks the
+// // calling thread until it completes (waitUntilCompleted forwards to the
+// // last buffer MPSGraph encoded into): the synchronous path, with no
+// // completion handler and no call back into Go.
+// static char *metalplugCommitAndWait(void *buffer, double *start, double *end) {
+// 	MPSCommandBuffer *cb = (__bridge MPSCommandBuffer *)buffer;
+// 	id<MTLCommandBuffer> root = cb.rootCommandBuffer;
+// 	[cb commit];
+// 	[cb waitUntilCompleted];
+// 	return metalplugBufferResult(root, cb.commandBuffer, start, end);
 // }
 import "C"
 
@@ -344,19 +366,39 @@ func (c *commandBuffer) Commit(done func(error)) {
 	c.committed = true
 	h := cgo.NewHandle(func(err error, start, end time.Time) {
 		c.start, c.end = start, end
-		withPool(func() error {
-			for _, td := range c.data {
-				td.Release()
-			}
-			c.cb.Release()
-			return nil
-		})
+		c.release()
 		if done != nil {
 			done(err)
 		}
 	})
 	withPool(func() error {
 		C.metalplugCommit(c.cb.Ptr(), C.uintptr_t(h))
+		return nil
+	})
+}
+
+// CommitAndWait commits and waits on the calling thread, in one call
+// (metalplugCommitAndWait).
+func (c *commandBuffer) CommitAndWait() error {
+	c.committed = true
+	var start, end C.double
+	var message *C.char
+	withPool(func() error {
+		message = C.metalplugCommitAndWait(c.cb.Ptr(), &start, &end)
+		return nil
+	})
+	c.start, c.end = gpuTimes(float64(start), float64(end))
+	c.release()
+	return bufferError(message)
+}
+
+// release lets go of the tensor data the encodings used and of the buffer.
+func (c *commandBuffer) release() {
+	withPool(func() error {
+		for _, td := range c.data {
+			td.Release()
+		}
+		c.cb.Release()
 		return nil
 	})
 }

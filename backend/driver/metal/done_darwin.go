@@ -29,17 +29,29 @@ func metalplugCommandBufferDone(handle C.uintptr_t, message *C.char, start, end 
 			fmt.Fprintf(os.Stderr, "metalplug: panic in a command buffer's completion: %v\n", r)
 		}
 	}()
-	var err error
-	if message != nil {
-		err = errors.New(C.GoString(message))
-		C.free(unsafe.Pointer(message))
-	}
-	var t0, t1 time.Time
-	if start > 0 {
-		t0, t1 = time.Unix(0, int64(float64(start)*1e9)), time.Unix(0, int64(float64(end)*1e9))
-	}
+	err := bufferError(message)
+	t0, t1 := gpuTimes(float64(start), float64(end))
 	h := cgo.Handle(handle)
 	done := h.Value().(func(error, time.Time, time.Time))
 	h.Delete()
 	done(err, t0, t1)
+}
+
+// bufferError is a command buffer's error from its text, which it frees; nil
+// for none.
+func bufferError(message *C.char) error {
+	if message == nil {
+		return nil
+	}
+	defer C.free(unsafe.Pointer(message))
+	return errors.New(C.GoString(message))
+}
+
+// gpuTimes are the GPU's start and end from seconds since the epoch, zero
+// when the device gave none.
+func gpuTimes(start, end float64) (t0, t1 time.Time) {
+	if start > 0 {
+		t0, t1 = time.Unix(0, int64(start*1e9)), time.Unix(0, int64(end*1e9))
+	}
+	return t0, t1
 }

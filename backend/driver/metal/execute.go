@@ -28,8 +28,21 @@ func (r *run) release() {
 	r.scratch = nil
 }
 
+// finish runs once the command buffer has completed: it copies the staged
+// results out, unless the buffer failed, and releases the scratch.
+func (r *run) finish(failed error) {
+	defer r.release()
+	if failed != nil {
+		return
+	}
+	for _, c := range r.copyOut {
+		copy(unsafe.Slice((*byte)(c.dst), c.n), c.buf.Bytes()[:c.n])
+	}
+}
+
 // encodeRun encodes one execution of e into a new command buffer on the
-// stream's queue and commits it.
+// stream's queue and commits it; with wait, it also waits for it (and so
+// for the buffers committed before it on the queue).
 //
 // Each argument and result is bound without a copy when it can be: at
 // offset 0 of an allocation, on the allocation's buffer itself; at an
@@ -40,7 +53,7 @@ func (r *run) release() {
 // staged through a scratch buffer by the CPU: copied in after the stream's
 // earlier GPU work, and copied out once the command buffer completes, with
 // later work on the stream waiting for that copy.
-func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer, name string) error {
+func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer, name string, wait bool) error {
 	if len(args) != len(e.params) || len(results) != len(e.results) {
 		return fmt.Errorf("metal: execute: program takes %d arguments and %d results, got %d and %d",
 			len(e.params), len(e.results), len(args), len(results))
@@ -58,14 +71,16 @@ func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer, name s
 	if e.exe == nil {
 		return nil // every result is empty
 	}
-	r := &run{}
+	f := newFlight()
+	r := &f.run
 	committed := false
 	defer func() {
 		if !committed {
 			r.release()
 		}
 	}()
-	inputs := make([]gpu.Data, len(e.feeds))
+	bound := f.bindings(len(e.feeds) + len(e.targets))
+	inputs, outputs := bound[:len(e.feeds)], bound[len(e.feeds):]
 	var stageIn []func()
 	for k, b := range e.feeds {
 		data, copyIn, err := s.bind(r, args[b.index], b, true)
@@ -77,7 +92,6 @@ func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer, name s
 			stageIn = append(stageIn, copyIn)
 		}
 	}
-	outputs := make([]gpu.Data, len(e.targets))
 	for k, b := range e.targets {
 		data, _, err := s.bind(r, results[b.index], b, false)
 		if err != nil {
@@ -104,16 +118,10 @@ func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer, name s
 		return fmt.Errorf("metal: execute: %w", err)
 	}
 	committed = true
-	s.commit(cb, func(failed error) error {
-		defer r.release()
-		if failed != nil {
-			return nil
-		}
-		for _, c := range r.copyOut {
-			copy(unsafe.Slice((*byte)(c.dst), c.n), c.buf.Bytes()[:c.n])
-		}
-		return nil
-	}, driver.TraceKernel, name)
+	if wait {
+		return s.commitWait(cb, f, driver.TraceKernel, name)
+	}
+	s.commit(cb, f, driver.TraceKernel, name)
 	if len(r.copyOut) > 0 {
 		// Later work may read the staged results, which exist only once
 		// the completion has copied them.

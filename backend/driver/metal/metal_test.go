@@ -20,7 +20,7 @@ import (
 
 // open is the driver the tests run on: the Metal device on a Mac that has
 // one, the model of MPSGraph anywhere else (or with METALPLUG_TEST_MODEL=1).
-func open(t *testing.T, opts Options) *Driver {
+func open(t testing.TB, opts Options) *Driver {
 	t.Helper()
 	if os.Getenv("METALPLUG_TEST_MODEL") != "1" {
 		d, err := Open(opts)

@@ -13,10 +13,25 @@ import (
 // ErrStreamClosed is what a stream reports once Close has been called.
 var ErrStreamClosed = driver.ErrStreamClosed
 
-// flight is one committed command buffer that has not completed yet.
+// flight is one committed command buffer that has not completed yet, and
+// what its execution keeps until then.
 type flight struct {
 	done chan struct{}
 	err  error // set before done closes
+	run  run   // scratch buffers and staged results, finished on completion
+	// spare holds a small program's bindings, sparing an allocation per
+	// execution.
+	spare [6]gpu.Data
+}
+
+func newFlight() *flight { return &flight{done: make(chan struct{})} }
+
+// bindings is room for n bindings, in the flight itself when they fit.
+func (f *flight) bindings(n int) []gpu.Data {
+	if n <= len(f.spare) {
+		return f.spare[:n]
+	}
+	return make([]gpu.Data, n)
 }
 
 // stream is the shared in-order queue (driver.Queue) feeding one command
@@ -96,9 +111,13 @@ func (s *stream) record(m *mark, failed error) {
 // waitFlights blocks until every command buffer committed so far has
 // completed and returns the first failure among them.
 func (s *stream) waitFlights() error {
+	var room [8]*flight // a copy on the stack in the common case
 	s.mu.Lock()
-	pending := slices.Clone(s.flights)
+	pending := append(room[:0], s.flights...)
 	s.mu.Unlock()
+	if len(pending) > 0 {
+		driver.RecordWait()
+	}
 	var first error
 	for _, f := range pending {
 		<-f.done
@@ -109,32 +128,22 @@ func (s *stream) waitFlights() error {
 	return first
 }
 
-// commit commits cb as a flight. after runs once cb has completed, before
-// the flight counts as done, with the command buffer's error if it failed:
-// it copies staged results out and releases what the encoding kept. An
-// error from after fails the stream too. The completion may come from any
+// commit commits cb as the flight f. Once cb has completed, before the
+// flight counts as done, f's run is finished with the command buffer's
+// error if it failed: staged results copied out, scratch released. A
+// failure fails the stream too. The completion may come from any
 // goroutine, in any order relative to other streams' buffers.
-func (s *stream) commit(cb gpu.CommandBuffer, after func(error) error, kind driver.TraceKind, name string) {
-	f := &flight{done: make(chan struct{})}
+func (s *stream) commit(cb gpu.CommandBuffer, f *flight, kind driver.TraceKind, name string) {
 	s.mu.Lock()
 	s.flights = append(s.flights, f)
 	s.mu.Unlock()
 	cb.Commit(func(err error) {
-		if name != "" && driver.Tracing() {
-			// The device's own times for the buffer, where it gives them.
-			if t, ok := cb.(gpu.Timed); ok {
-				if start, end, ok := t.Times(); ok {
-					driver.RecordTrace(driver.TraceEvent{Stream: s.id, Kind: kind, Name: name, Start: start, End: end})
-				}
-			}
-		}
+		s.trace(cb, kind, name)
 		if err != nil {
 			err = fmt.Errorf("metal: command buffer failed: %w", err)
 		}
-		if after != nil {
-			if e := s.q.SafeCall(func() error { return after(err) }); err == nil {
-				err = e
-			}
+		if e := s.q.SafeCall(func() error { f.run.finish(err); return nil }); err == nil {
+			err = e
 		}
 		if err != nil {
 			s.q.Fail(err)
@@ -147,6 +156,35 @@ func (s *stream) commit(cb gpu.CommandBuffer, after func(error) error, kind driv
 		s.mu.Unlock()
 		close(f.done)
 	})
+}
+
+// commitWait commits cb and waits for it on the calling thread (one
+// wait, no completion handler), then finishes the flight f there: the
+// synchronous path.
+func (s *stream) commitWait(cb gpu.CommandBuffer, f *flight, kind driver.TraceKind, name string) error {
+	driver.RecordWait()
+	err := cb.CommitAndWait()
+	s.trace(cb, kind, name)
+	if err != nil {
+		err = fmt.Errorf("metal: command buffer failed: %w", err)
+	}
+	if e := s.q.SafeCall(func() error { f.run.finish(err); return nil }); err == nil {
+		err = e
+	}
+	return err
+}
+
+// trace records a completed buffer with the device's own times for it,
+// where it gives them.
+func (s *stream) trace(cb gpu.CommandBuffer, kind driver.TraceKind, name string) {
+	if name == "" || !driver.Tracing() {
+		return
+	}
+	if t, ok := cb.(gpu.Timed); ok {
+		if start, end, ok := t.Times(); ok {
+			driver.RecordTrace(driver.TraceEvent{Stream: s.id, Kind: kind, Name: name, Start: start, End: end})
+		}
+	}
 }
 
 // Execute runs exe on the GPU.
@@ -166,7 +204,27 @@ func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results 
 		})
 		return
 	}
-	s.gpu(func(s *stream) error { return s.encodeRun(e, args, results, name) })
+	s.gpu(func(s *stream) error { return s.encodeRun(e, args, results, name, false) })
+}
+
+// ExecuteWait runs exe and waits for it (driver.WaitingExecutor). On an
+// idle stream the caller's thread encodes and commits the command buffer
+// and waits for it once: no hand-off to the stream's goroutine and no
+// second wait. Command buffers still in flight from earlier tasks are ahead
+// of it in the command queue, and waited for as Synchronize would.
+func (s *stream) ExecuteWait(name string, exe driver.Executable, args, results []unsafe.Pointer) error {
+	if e, ok := exe.(*executable); ok {
+		if ran, err := s.q.Inline(func() error {
+			if err := s.encodeRun(e, args, results, name, true); err != nil {
+				return err
+			}
+			return s.waitFlights() // the handlers of earlier buffers, which completed before this one
+		}); ran {
+			return err
+		}
+	}
+	s.ExecuteNamed(name, exe, args, results)
+	return s.Synchronize()
 }
 
 // Memcpy copies on the GPU when both sides are device memory and the blit
@@ -187,14 +245,14 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 					cb.Commit(nil)
 					return fmt.Errorf("metal: memcpy: %w", err)
 				}
-				s.commit(cb, nil, driver.TraceCopy, "MemcpyDeviceToDevice")
+				s.commit(cb, newFlight(), driver.TraceCopy, "MemcpyDeviceToDevice")
 				return nil
 			})
 			return
 		}
 	}
 	name := s.copyName(dst, src)
-	s.cpu(func() error {
+	hostCopy := func() error {
 		return driver.Timed(s.id, driver.TraceCopy, name, func() error {
 			if n < 0 || (n > 0 && (dst == nil || src == nil)) {
 				return fmt.Errorf("metal: memcpy %d bytes from %p to %p: invalid arguments", n, src, dst)
@@ -204,7 +262,33 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 			}
 			return nil
 		})
-	})
+	}
+	// A small copy on a stream with nothing queued and nothing on the GPU
+	// (a synchronous frontend's read-back) is done right here: nothing is
+	// ahead of it, and handing it to the stream's goroutine would cost two
+	// thread switches for a few bytes.
+	if n <= inlineCopy && s.gpuIdle() {
+		if ran, _ := s.q.Inline(func() error {
+			if err := s.waitFlights(); err != nil { // only if work was committed meanwhile
+				return err
+			}
+			return hostCopy()
+		}); ran {
+			return
+		}
+	}
+	s.cpu(hostCopy)
+}
+
+// inlineCopy is the largest Memcpy done on the caller's thread when the
+// stream and its GPU work are idle.
+const inlineCopy = 64 << 10
+
+// gpuIdle reports whether no command buffer of the stream is in flight.
+func (s *stream) gpuIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.flights) == 0
 }
 
 // copyName says which way a copy went, for the trace.

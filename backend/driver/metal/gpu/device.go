@@ -50,6 +50,11 @@ type CommandBuffer interface {
 	// Commit commits the buffer; done runs once when everything encoded
 	// has completed, with the first error of any part of it.
 	Commit(done func(error))
+	// CommitAndWait commits the buffer and blocks the calling thread until
+	// it has completed (commit, then waitUntilCompleted), returning the
+	// first error of any part of it; no completion handler runs. The
+	// synchronous path: one wait, no thread but the caller's involved.
+	CommitAndWait() error
 }
 
 // Timed is a command buffer that knows when the device ran it, for the

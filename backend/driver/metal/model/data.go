@@ -25,13 +25,23 @@ type binding struct {
 	rowStride int // bytes from one row to the next
 }
 
+// slot names a binding in errors ("MPSGraph model: run: input 2"); it is
+// formatted only when an error is made, not on every execution.
+type slot struct {
+	what string
+	i    int
+}
+
+func (s slot) String() string { return fmt.Sprintf("MPSGraph model: %s %d", s.what, s.i) }
+
 // bind checks data against t, whose feed or target it is. Everything about
 // a binding is known at encode time, so that is when it is checked.
-func (d *device) bind(what string, data gpu.Data, t gpu.Tensor) (binding, error) {
-	buf, err := d.ownBuffer(what, data.Buffer)
-	if err != nil {
-		return binding{}, err
+func (d *device) bind(at slot, data gpu.Data, t gpu.Tensor) (binding, error) {
+	buf, bad := d.ownedBuffer(data.Buffer)
+	if bad != "" {
+		return binding{}, fmt.Errorf("%s: %s", at, bad)
 	}
+	what := at // formatted only when an error is made
 	if data.DType != t.DType || !slices.Equal(data.Shape, t.Shape) {
 		return binding{}, fmt.Errorf("%s: data of %v%v for the tensor %v", what, data.DType, data.Shape, t)
 	}
@@ -66,7 +76,7 @@ func (b binding) at(k int) int {
 	return b.offset + (k/b.cols)*b.rowStride + (k%b.cols)*b.dt.Size()
 }
 
-func (b binding) inBounds(what string) error {
+func (b binding) inBounds(what slot) error {
 	end := b.offset + (b.rows()-1)*b.rowStride + b.cols*b.dt.Size()
 	if end > len(b.buf.mem) {
 		return fmt.Errorf("%s: %v%v at offset %d (row stride %d) ends at byte %d of a %d-byte buffer",
@@ -76,7 +86,7 @@ func (b binding) inBounds(what string) error {
 }
 
 // read is the bound tensor's contents now.
-func (b binding) read(what string) (*value, error) {
+func (b binding) read(what slot) (*value, error) {
 	if err := b.inBounds(what); err != nil {
 		return nil, err
 	}
@@ -87,7 +97,7 @@ func (b binding) read(what string) (*value, error) {
 	return v, nil
 }
 
-func (b binding) write(what string, v *value) error {
+func (b binding) write(what slot, v *value) error {
 	if err := b.inBounds(what); err != nil {
 		return err
 	}

@@ -83,14 +83,23 @@ func (b *buffer) Release() {
 // ownBuffer checks that b is a live buffer of d, as Metal requires of
 // everything one command buffer binds.
 func (d *device) ownBuffer(what string, b gpu.Buffer) (*buffer, error) {
+	mb, bad := d.ownedBuffer(b)
+	if bad != "" {
+		return nil, fmt.Errorf("%s: %s", what, bad)
+	}
+	return mb, nil
+}
+
+// ownedBuffer is ownBuffer's check, saying what is wrong ("" when nothing).
+func (d *device) ownedBuffer(b gpu.Buffer) (*buffer, string) {
 	mb, ok := b.(*buffer)
 	switch {
 	case b == nil || (ok && mb == nil):
-		return nil, fmt.Errorf("%s: no buffer", what)
+		return nil, "no buffer"
 	case !ok || mb.dev != d:
-		return nil, fmt.Errorf("%s: a buffer of another device", what)
+		return nil, "a buffer of another device"
 	case mb.released.Load():
-		return nil, fmt.Errorf("%s: a released buffer", what)
+		return nil, "a released buffer"
 	}
-	return mb, nil
+	return mb, ""
 }

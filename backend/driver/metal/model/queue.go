@@ -16,6 +16,7 @@ type queue struct {
 	mu       sync.Mutex
 	wake     *sync.Cond
 	pending  []*commandBuffer
+	running  bool // a buffer is running, on the goroutine or a waiting caller
 	released bool
 }
 
@@ -29,7 +30,7 @@ func newQueue(d *device) *queue {
 func (q *queue) loop() {
 	for {
 		q.mu.Lock()
-		for len(q.pending) == 0 && !q.released {
+		for (len(q.pending) == 0 && !q.released) || q.running {
 			q.wake.Wait()
 		}
 		if len(q.pending) == 0 { // released, and nothing is left
@@ -38,8 +39,12 @@ func (q *queue) loop() {
 		}
 		cb := q.pending[0]
 		q.pending = q.pending[1:]
+		q.running = true
 		q.mu.Unlock()
-		cb.run()
+		cb.done(cb.execute())
+		q.mu.Lock()
+		q.running = false
+		q.mu.Unlock()
 	}
 }
 
@@ -111,12 +116,12 @@ func (cb *commandBuffer) Encode(exe gpu.Executable, inputs, outputs []gpu.Data) 
 	outs := make([]binding, len(outputs))
 	var err error
 	for i, d := range inputs {
-		if ins[i], err = dev.bind(fmt.Sprintf("MPSGraph model: %s: input %d", name, i), d, e.feeds[i]); err != nil {
+		if ins[i], err = dev.bind(slot{name + ": input", i}, d, e.feeds[i]); err != nil {
 			return err
 		}
 	}
 	for i, d := range outputs {
-		if outs[i], err = dev.bind(fmt.Sprintf("MPSGraph model: %s: output %d", name, i), d, e.targets[i]); err != nil {
+		if outs[i], err = dev.bind(slot{name + ": output", i}, d, e.targets[i]); err != nil {
 			return err
 		}
 	}
@@ -126,7 +131,7 @@ func (cb *commandBuffer) Encode(exe gpu.Executable, inputs, outputs []gpu.Data) 
 		vals := make([]*value, len(ins))
 		for i, b := range ins {
 			var err error
-			if vals[i], err = b.read(fmt.Sprintf("MPSGraph model: run: input %d", i)); err != nil {
+			if vals[i], err = b.read(slot{"run: input", i}); err != nil {
 				return err
 			}
 		}
@@ -135,7 +140,7 @@ func (cb *commandBuffer) Encode(exe gpu.Executable, inputs, outputs []gpu.Data) 
 			return err
 		}
 		for i, b := range outs {
-			if err := b.write(fmt.Sprintf("MPSGraph model: run: output %d", i), res[i]); err != nil {
+			if err := b.write(slot{"run: output", i}, res[i]); err != nil {
 				return err
 			}
 		}
@@ -198,9 +203,50 @@ func (cb *commandBuffer) Commit(done func(error)) {
 	q.wake.Signal()
 }
 
-// run does the buffer's work in order. The first error ends it: as in a
-// command buffer that faults, what follows is skipped, and done reports it.
-func (cb *commandBuffer) run() {
+// CommitAndWait commits the buffer and waits for it (commit, then
+// waitUntilCompleted). On an idle queue the device would start the buffer
+// at once while the caller waits, so the model runs it on the waiting
+// thread: nothing the caller can observe differs, and no thread is woken.
+// Behind other buffers it waits for the queue's goroutine to reach it.
+func (cb *commandBuffer) CommitAndWait() error {
+	cb.mu.Lock()
+	if cb.committed {
+		cb.mu.Unlock()
+		return errors.New("MPSGraph model: commit: the command buffer was already committed")
+	}
+	cb.committed = true
+	cb.mu.Unlock()
+
+	q := cb.q
+	q.mu.Lock()
+	switch {
+	case q.released:
+		q.mu.Unlock()
+		return errors.New("MPSGraph model: commit: the queue was released")
+	case len(q.pending) == 0 && !q.running:
+		q.running = true
+		q.mu.Unlock()
+		err := cb.execute()
+		q.mu.Lock()
+		q.running = false
+		if len(q.pending) > 0 || q.released {
+			q.wake.Signal()
+		}
+		q.mu.Unlock()
+		return err
+	}
+	result := make(chan error, 1)
+	cb.done = func(err error) { result <- err }
+	q.pending = append(q.pending, cb)
+	q.wake.Signal()
+	q.mu.Unlock()
+	return <-result
+}
+
+// execute does the buffer's work in order. The first error ends it: as in
+// a command buffer that faults, what follows is skipped, and the error is
+// the buffer's.
+func (cb *commandBuffer) execute() error {
 	var first error
 	cb.start = time.Now()
 	for _, w := range cb.work {
@@ -209,7 +255,7 @@ func (cb *commandBuffer) run() {
 		}
 	}
 	cb.end = time.Now()
-	cb.done(first)
+	return first
 }
 
 // safely runs w, turning a panic into its error.

@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -337,4 +338,46 @@ func TestQueueRelease(t *testing.T) {
 	wantErr(t, "new buffer after release", err, "released")
 	wantErr(t, "commit after release", commitWait(t, late), "the queue was released")
 	q.Release()
+}
+
+// CommitAndWait returns once its buffer has run: at once on an idle queue,
+// after the buffers committed before it otherwise; a buffer committed
+// while it runs waits its turn; a failure is its error.
+func TestCommitAndWait(t *testing.T) {
+	q, err := dev15.NewQueue()
+	fatalIf(t, err)
+	defer q.Release()
+	dst := scratch(t, dev15, 4)
+	src := scratch(t, dev15, 4)
+	copy(src.Bytes(), le(uint32(5)))
+	cb, _ := q.NewCommandBuffer()
+	fatalIf(t, cb.Copy(src, 0, dst, 0, 4))
+	fatalIf(t, cb.CommitAndWait())
+	check(t, "an idle queue's copy", dst.Bytes(), uint32(5))
+	if err := cb.CommitAndWait(); err == nil || !strings.Contains(err.Error(), "already committed") {
+		t.Errorf("a second commit = %v, want an error", err)
+	}
+
+	// Behind fifty queued copies, the waited one runs last.
+	for k := range 50 {
+		s := scratch(t, dev15, 4)
+		copy(s.Bytes(), le(uint32(100+k)))
+		c, _ := q.NewCommandBuffer()
+		fatalIf(t, c.Copy(s, 0, dst, 0, 4))
+		c.Commit(nil)
+	}
+	last := scratch(t, dev15, 4)
+	copy(last.Bytes(), le(uint32(7)))
+	cb, _ = q.NewCommandBuffer()
+	fatalIf(t, cb.Copy(last, 0, dst, 0, 4))
+	fatalIf(t, cb.CommitAndWait())
+	check(t, "the waited copy behind fifty", dst.Bytes(), uint32(7))
+
+	// A buffer of a released queue is refused, not run.
+	cb, _ = q.NewCommandBuffer()
+	fatalIf(t, cb.Copy(src, 0, dst, 0, 4))
+	q.Release()
+	if err := cb.CommitAndWait(); err == nil || !strings.Contains(err.Error(), "released") {
+		t.Errorf("a commit to a released queue = %v, want an error", err)
+	}
 }

@@ -204,7 +204,40 @@ func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results 
 		})
 		return
 	}
+	// On an idle stream the caller encodes and commits at once: nothing is
+	// ahead of it, encoding does not wait for the GPU when every tensor
+	// binds in place, and the hand-off to the stream's goroutine would cost
+	// more than the encoding.
+	if s.bindsInPlace(e, args, results) {
+		if ran, _ := s.q.Inline(func() error { return s.encodeRun(e, args, results, name, false) }); ran {
+			return
+		}
+	}
 	s.gpu(func(s *stream) error { return s.encodeRun(e, args, results, name, false) })
+}
+
+// bindsInPlace reports whether every argument and result of a run of e
+// binds without staging (see bind), so that encoding it never waits.
+func (s *stream) bindsInPlace(e *executable, args, results []unsafe.Pointer) bool {
+	if len(args) != len(e.params) || len(results) != len(e.results) {
+		return false // encodeRun reports it
+	}
+	offsets := s.d.dev.MacOS().AtLeast(gpu.NDArrayOffsets)
+	in := func(p unsafe.Pointer, b binding) bool {
+		a, off, found := s.d.mem.lookup(p)
+		return found && (off == 0 || offsets) && off+b.bytes <= len(a.mem)
+	}
+	for _, b := range e.feeds {
+		if !in(args[b.index], b) {
+			return false
+		}
+	}
+	for _, b := range e.targets {
+		if !in(results[b.index], b) {
+			return false
+		}
+	}
+	return true
 }
 
 // ExecuteWait runs exe and waits for it (driver.WaitingExecutor). On an

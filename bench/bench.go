@@ -156,6 +156,9 @@ type Report struct {
 	GraphPass []PassEffect `json:",omitempty"`
 	// Jax is the JAX cases (nil when not measured).
 	Jax *JaxReport `json:",omitempty"`
+	// Dispatch is the per-op cost on each driver, both frontends (nil when
+	// not measured).
+	Dispatch *DispatchReport `json:",omitempty"`
 	// Load samples /proc/loadavg before, between and after the processes;
 	// Busy lists other processes that used CPU when the run started.
 	Load []string

@@ -281,3 +281,23 @@ func TestWorkerEnvDropsGraphPass(t *testing.T) {
 		}
 	}
 }
+
+// The dispatch section folds its processes into medians and renders one
+// row per frontend, driver and case, with the counts per op.
+func TestDispatchRows(t *testing.T) {
+	lines := []dispatchLine{
+		{ID: "tiny_op", Title: "tiny", Driver: "metal-model", Version: "2.21.0", Device: []float64{30e-6, 20e-6, 25e-6}, CPU: []float64{10e-6}, PerOp: map[string]float64{"go_allocations": 25, "cgo_calls": 12, "handoffs": 0, "driver_waits": 1}},
+		{ID: "tiny_op", Title: "tiny", Driver: "metal-model", Version: "2.21.0", Device: []float64{40e-6}, CPU: []float64{12e-6}, PerOp: map[string]float64{"go_allocations": 27, "cgo_calls": 12, "handoffs": 0, "driver_waits": 1}},
+		{ID: "tiny_op", Title: "tiny", Driver: "metal-model", Version: "2.21.0", Device: []float64{35e-6}, CPU: []float64{11e-6}, PerOp: map[string]float64{"go_allocations": 26, "cgo_calls": 12, "handoffs": 0, "driver_waits": 1}},
+	}
+	row := dispatchRow("tensorflow", "metal-model", lines)
+	if row.Device.Median != 35e-6 || row.Device.Min != 25e-6 || row.CPU.Median != 11e-6 || row.PerOp["go_allocations"] != 26 {
+		t.Errorf("row %+v", row)
+	}
+	md := (&DispatchReport{Runs: 3, Rows: []DispatchRow{row}}).markdown()
+	for _, want := range []string{"| tensorflow 2.21.0 | metal-model | tiny `tiny_op` | 35.0 µs | 11.0 µs | +24.0 µs | 26.0 | 12.0 | 0.00 | 1.00 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the section lacks %q:\n%s", want, md)
+		}
+	}
+}

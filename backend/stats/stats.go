@@ -7,7 +7,6 @@
 package stats
 
 import (
-	"encoding/json"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -122,13 +121,4 @@ func Snapshot(driverName string) Report {
 		r.Frontends[c.name] = c.Snapshot()
 	}
 	return r
-}
-
-// JSON is Snapshot as JSON.
-func JSON(driverName string) []byte {
-	b, err := json.Marshal(Snapshot(driverName))
-	if err != nil { // maps of strings and integers always marshal
-		panic(err)
-	}
-	return b
 }

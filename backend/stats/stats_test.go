@@ -21,10 +21,14 @@ func TestSnapshotAndSub(t *testing.T) {
 	}
 }
 
-func TestJSON(t *testing.T) {
+func TestSnapshotReport(t *testing.T) {
 	JAX.Executed()
 	var r Report
-	if err := json.Unmarshal(JSON("metal-model"), &r); err != nil {
+	js, err := json.Marshal(Snapshot("metal-model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(js, &r); err != nil {
 		t.Fatal(err)
 	}
 	if r.Driver != "metal-model" || r.Frontends["jax"].Executions < 1 || len(r.Frontends) != 3 {

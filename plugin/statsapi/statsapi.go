@@ -9,13 +9,47 @@ package statsapi
 import "C"
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"unsafe"
 
+	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/stats"
 	"github.com/metalplug/metalplug/plugin/device"
 )
+
+// report is stats.Report with the process's dispatch costs.
+type report struct {
+	stats.Report
+	Process process `json:"process"`
+}
+
+// process is what the library's own code has cost the process so far, the
+// per-kernel overhead a Mac pays too: Go heap allocations, calls from Go
+// into C, tasks handed to a stream's goroutine or run inline on the
+// caller's thread, and the caller's blocking waits for a stream or the
+// device (driver.DispatchCounts).
+type process struct {
+	GoAllocations uint64 `json:"go_allocations"`
+	CgoCalls      int64  `json:"cgo_calls"`
+	Handoffs      uint64 `json:"handoffs"`
+	Inline        uint64 `json:"inline"`
+	DriverWaits   uint64 `json:"driver_waits"`
+}
+
+func snapshot() report {
+	sample := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(sample)
+	d := driver.Dispatch()
+	p := process{CgoCalls: runtime.NumCgoCall(), Handoffs: d.Handoffs, Inline: d.Inline, DriverWaits: d.Waits}
+	if sample[0].Value.Kind() == metrics.KindUint64 {
+		p.GoAllocations = sample[0].Value.Uint64()
+	}
+	return report{Report: stats.Snapshot(device.Chosen()), Process: p}
+}
 
 // metalplug_stats writes the figures as JSON into buf (at most capacity
 // bytes, no terminating NUL) and returns the length of the whole JSON, so
@@ -32,7 +66,10 @@ func metalplug_stats(buf *C.char, capacity C.int64_t) (n C.int64_t) {
 			n = -1
 		}
 	}()
-	js := stats.JSON(device.Chosen())
+	js, err := json.Marshal(snapshot())
+	if err != nil { // strings, integers and maps of them always marshal
+		panic(err)
+	}
 	if buf != nil && capacity > 0 {
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(capacity)), js)
 	}

@@ -134,6 +134,12 @@ func Bench(logf Logf) error {
 	if rep.Jax, err = bench.RunJax(bench.JaxOptions{Root: ".", Python: j.Report.Interpreter.Path, Lib: jabs, Log: logf}); err != nil {
 		return err
 	}
+	if rep.Dispatch, err = bench.RunDispatch(bench.DispatchOptions{Root: ".", Log: logf, Frontends: []bench.DispatchFrontend{
+		{Name: "tensorflow", Python: r.Interpreter.Path, Lib: abs},
+		{Name: "jax", Python: j.Report.Interpreter.Path, Lib: jabs},
+	}}); err != nil {
+		return err
+	}
 	if err := rep.Plot(bench.PlotPath); err != nil {
 		return err
 	}

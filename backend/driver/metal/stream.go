@@ -24,7 +24,9 @@ type flight struct {
 	spare [6]gpu.Data
 }
 
-func newFlight() *flight { return &flight{done: make(chan struct{})} }
+// newFlight is a flight to commit; commit makes its done channel, which a
+// buffer waited for at once (commitWait) never needs.
+func newFlight() *flight { return &flight{} }
 
 // bindings is room for n bindings, in the flight itself when they fit.
 func (f *flight) bindings(n int) []gpu.Data {
@@ -134,6 +136,7 @@ func (s *stream) waitFlights() error {
 // failure fails the stream too. The completion may come from any
 // goroutine, in any order relative to other streams' buffers.
 func (s *stream) commit(cb gpu.CommandBuffer, f *flight, kind driver.TraceKind, name string) {
+	f.done = make(chan struct{})
 	s.mu.Lock()
 	s.flights = append(s.flights, f)
 	s.mu.Unlock()

@@ -34,6 +34,17 @@ neither attributed), each with the counts since the process started:
 ``waits``              times the host waited for the device
 =====================  ==================================================
 
+``process`` is what the library's own code has cost the process so far,
+the per-kernel overhead a Mac pays as well:
+
+=====================  ==================================================
+``go_allocations``     Go heap allocations
+``cgo_calls``          calls from the library's Go code into C
+``handoffs``           tasks handed to a stream's thread (each a wake-up)
+``inline``             tasks run on the caller's thread, the stream idle
+``driver_waits``       times a caller blocked for a stream or the device
+=====================  ==================================================
+
 The fields are read one after another, so a snapshot taken while work runs
 may be a few counts apart between fields.
 
@@ -152,7 +163,8 @@ def stats():
 def stats_delta(before, after):
     """What happened between two snapshots of stats(): after minus before,
     per frontend and per field, host_reasons per reason (reasons whose count
-    did not change are left out). The driver is after's."""
+    did not change are left out), and the process's figures. The driver is
+    after's."""
     frontends = {}
     for name, now in after.get("frontends", {}).items():
         then = before.get("frontends", {}).get(name, {})
@@ -167,7 +179,9 @@ def stats_delta(before, after):
             else:
                 d[field] = value
         frontends[name] = d
-    return {"driver": after.get("driver", ""), "frontends": frontends}
+    then = before.get("process", {})
+    process = {k: v - then.get(k, 0) for k, v in after.get("process", {}).items()}
+    return {"driver": after.get("driver", ""), "frontends": frontends, "process": process}
 
 
 class Measurement:

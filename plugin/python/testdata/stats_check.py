@@ -74,7 +74,8 @@ def report(driver, tf_executions, reasons):
                            host_segments=sum(reasons.values()), waits=1, host_reasons=reasons),
         "jax": dict(figures, host_reasons={}),
         "other": dict(figures, host_reasons={}),
-    }}
+    }, "process": {"go_allocations": 100 * tf_executions, "cgo_calls": 12 * tf_executions, "handoffs": 0,
+                   "inline": tf_executions, "driver_waits": tf_executions}}
     return r
 
 
@@ -122,6 +123,8 @@ check(tf == want, "measure() delta %r, want %r" % (tf, want))
 check(m.delta["driver"] == "metal", "delta driver %r" % m.delta["driver"])
 check(m.delta["frontends"]["jax"]["executions"] == 0, "jax delta %r" % m.delta["frontends"]["jax"])
 check(m.delta == metalplug.stats_delta(before, after), "measure() and stats_delta disagree")
+want = {"go_allocations": 500, "cgo_calls": 60, "handoffs": 0, "inline": 5, "driver_waits": 5}
+check(m.delta["process"] == want, "process delta %r, want %r" % (m.delta["process"], want))
 
 # A block that raises still gets its delta.
 serve(before)

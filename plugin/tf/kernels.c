@@ -66,3 +66,21 @@ int metalplug_read_inputs(TF_OpKernelContext* ctx, int n, metalplug_input* out, 
   }
   return -1;
 }
+
+void metalplug_delete_inputs(metalplug_input* in, int n) {
+  for (int i = 0; i < n; i++) TF_DeleteTensor(in[i].tensor);
+}
+
+SP_Stream metalplug_kernel_stream(TF_OpKernelContext* ctx, TF_Status* status) {
+  SP_Stream s = TF_GetStream(ctx, status);
+  return TF_GetCode(status) == TF_OK ? s : NULL;
+}
+
+void* metalplug_allocate_output(TF_OpKernelContext* ctx, int i, int dtype, const int64_t* dims, int ndims, size_t bytes,
+                                TF_Status* status) {
+  TF_Tensor* out = TF_AllocateOutput(ctx, i, (TF_DataType)dtype, dims, ndims, bytes, status);
+  if (TF_GetCode(status) != TF_OK) return NULL;
+  void* data = TF_TensorData(out);
+  TF_DeleteTensor(out);
+  return data;
+}

@@ -116,6 +116,39 @@ type instance struct {
 	rng   rngState
 
 	cache cache.Bytes[*compiled] // input signature (see compute) -> program, bounded
+	// last is the program of the signature seen last and plan the input
+	// plan of the input count seen last: a training loop repeats both, and
+	// finds them without a lock or a question to the kernel's rules.
+	last atomic.Pointer[lastProgram]
+	plan atomic.Pointer[inputPlan]
+}
+
+type lastProgram struct {
+	key string
+	c   *compiled
+}
+
+// inputPlan says which inputs of a call with n inputs are host inputs and
+// which the lowering reads (lower.Kernel's rules, asked once).
+type inputPlan struct {
+	n       int
+	host    []bool
+	anyHost bool
+	read    []int
+}
+
+// inputPlan is the plan for calls with n inputs.
+func (inst *instance) inputPlan(n int) *inputPlan {
+	if p := inst.plan.Load(); p != nil && p.n == n {
+		return p
+	}
+	p := &inputPlan{n: n, host: make([]bool, n), read: inst.k.ReadPositions(n)}
+	for i := range n {
+		p.host[i] = inst.k.IsHostInput(i, n)
+		p.anyHost = p.anyHost || p.host[i]
+	}
+	inst.plan.Store(p)
+	return p
 }
 
 // programCacheSize bounds each kernel instance's programs (one per input
@@ -300,6 +333,9 @@ type input struct {
 	t    *C.TF_Tensor
 	typ  ir.TensorType
 	data unsafe.Pointer
+	// batch: t is deleted with the other inputs compute read, in one
+	// call, not one by one.
+	batch bool
 }
 
 //export goKernelCompute
@@ -310,7 +346,9 @@ func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 	hook("goKernelCompute")
 	defer func() {
 		for _, in := range ins {
-			C.TF_DeleteTensor(in.t)
+			if !in.batch {
+				C.TF_DeleteTensor(in.t)
+			}
 		}
 	}()
 	inst = cgo.Handle(h).Value().(*instance)
@@ -373,8 +411,9 @@ func irToTF(d ir.DType) C.TF_DataType {
 func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]input) error {
 	k := inst.k
 	n := int(C.TF_NumInputs(ctx))
+	plan := inst.inputPlan(n)
 	var host map[int][]int64
-	if len(k.HostInputs) > 0 {
+	if plan.anyHost {
 		host = map[int][]int64{}
 	}
 	// The cache key is the input signature in bytes: dtype, rank, dims and
@@ -385,17 +424,14 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 	raw := make([]C.metalplug_input, n)
 	if n > 0 {
 		if i := int(C.metalplug_read_inputs(ctx, C.int(n), &raw[0], st)); i >= 0 {
-			for _, r := range raw[:i] {
-				C.TF_DeleteTensor(r.tensor)
-			}
+			C.metalplug_delete_inputs(&raw[0], C.int(i))
 			return status.Invalidf("%s: input %d: %s", k.Op, i, C.GoString(C.TF_Message(st)))
 		}
+		defer C.metalplug_delete_inputs(&raw[0], C.int(n))
 	}
 	*ins = make([]input, n)
 	for i := range n {
-		// Every tensor is recorded before anything can fail, so the caller
-		// deletes them all.
-		(*ins)[i] = input{t: raw[i].tensor, data: raw[i].data}
+		(*ins)[i] = input{t: raw[i].tensor, data: raw[i].data, batch: true}
 	}
 	for i := range n {
 		r := raw[i] // a copy: darwincheck types C structs as opaque, and a pointer to one has no fields
@@ -414,7 +450,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		in.typ = ir.TensorType{DType: d, Shape: shape}
 		key = appendSignature(key, in.typ)
 		(*ins)[i] = in
-		if k.IsHostInput(i, n) {
+		if plan.host[i] {
 			vals, err := hostValues(in)
 			if err != nil {
 				return status.Invalidf("%s: input %d: %v", k.Op, i, err)
@@ -427,13 +463,12 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			key = append(key, ';')
 		}
 	}
-	sp := C.TF_GetStream(ctx, st)
-	if C.TF_GetCode(st) != C.TF_OK {
-		return fmt.Errorf("%s: no stream: %s", k.Op, C.GoString(C.TF_Message(st)))
+	s, err := kernelStream(ctx, st)
+	if err != nil {
+		return fmt.Errorf("%s: %v", k.Op, err)
 	}
-	s := streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))
 	var data map[int][]byte
-	if read := k.ReadPositions(n); len(read) > 0 {
+	if read := plan.read; len(read) > 0 {
 		// The output shape depends on these inputs' values: wait for the
 		// work that writes them, then read them (memory is unified).
 		if err := s.Synchronize(); err != nil {
@@ -456,7 +491,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 	}
 	args := make([]unsafe.Pointer, 0, n+2)
 	for i, in := range *ins {
-		if !k.IsHostInput(i, n) {
+		if !plan.host[i] {
 			args = append(args, in.data)
 		}
 	}
@@ -525,7 +560,11 @@ func appendSignature(key []byte, t ir.TensorType) []byte {
 
 // program finds or builds the compiled program for one input signature.
 func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw map[int][]byte) (*compiled, error) {
+	if l := inst.last.Load(); l != nil && l.key == string(key) {
+		return l.c, nil
+	}
 	if c, ok := inst.cache.Get(key); ok {
+		inst.last.Store(&lastProgram{key: string(key), c: c})
 		return c, nil
 	}
 	types := make([]ir.TensorType, len(ins))
@@ -562,6 +601,7 @@ func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw
 	}
 	if len(raw) == 0 { // programs that depend on input data are built per call
 		c = inst.cache.Add(key, c)
+		inst.last.Store(&lastProgram{key: string(key), c: c})
 	}
 	return c, nil
 }
@@ -611,11 +651,18 @@ func allocateOutput(ctx *C.TF_OpKernelContext, st *C.TF_Status, op string, i int
 	for j, d := range t.Shape {
 		dims[j] = C.int64_t(d)
 	}
-	out := C.TF_AllocateOutput(ctx, C.int(i), irToTF(t.DType), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
+	data := C.metalplug_allocate_output(ctx, C.int(i), C.int(irToTF(t.DType)), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
 	if C.TF_GetCode(st) != C.TF_OK {
 		return nil, status.Exhausted(fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", op, i, t, t.Bytes(), C.GoString(C.TF_Message(st))))
 	}
-	data := C.TF_TensorData(out)
-	C.TF_DeleteTensor(out)
 	return data, nil
+}
+
+// kernelStream is the device stream TensorFlow gave the kernel.
+func kernelStream(ctx *C.TF_OpKernelContext, st *C.TF_Status) (driver.Stream, error) {
+	sp := C.metalplug_kernel_stream(ctx, st)
+	if sp == nil {
+		return nil, fmt.Errorf("no stream: %s", C.GoString(C.TF_Message(st)))
+	}
+	return streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp)))), nil
 }

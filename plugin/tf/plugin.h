@@ -59,4 +59,16 @@ typedef struct metalplug_input {
 // tensors of inputs before it. Returns -1 on success.
 int metalplug_read_inputs(TF_OpKernelContext* ctx, int n, metalplug_input* out, TF_Status* status);
 
+// Deletes the tensors of n inputs metalplug_read_inputs read.
+void metalplug_delete_inputs(metalplug_input* in, int n);
+
+// The kernel's stream, or NULL with the message in status.
+SP_Stream metalplug_kernel_stream(TF_OpKernelContext* ctx, TF_Status* status);
+
+// Allocates output i (dtype, dims[0..ndims), bytes) and returns its data,
+// or NULL with the message in status: TF_AllocateOutput, the check, the
+// data pointer and the release of the handle, in one call.
+void* metalplug_allocate_output(TF_OpKernelContext* ctx, int i, int dtype, const int64_t* dims, int ndims, size_t bytes,
+                                TF_Status* status);
+
 #endif  // METALPLUG_PLUGIN_H_

@@ -59,15 +59,14 @@ func computeVariable(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status,
 	if n := int(C.TF_NumInputs(ctx)); n != len(k.Inputs) {
 		return fmt.Errorf("%s: %d inputs, want %d (%v)", k.Op, n, len(k.Inputs), k.Inputs)
 	}
-	sp := C.TF_GetStream(ctx, st)
-	if C.TF_GetCode(st) != C.TF_OK {
-		return fmt.Errorf("%s: no stream: %s", k.Op, C.GoString(C.TF_Message(st)))
+	s, err := kernelStream(ctx, st)
+	if err != nil {
+		return fmt.Errorf("%s: %v", k.Op, err)
 	}
-	call := &varCall{inst: inst, s: streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))}
+	call := &varCall{inst: inst, s: s}
 	key := uintptr(unsafe.Pointer(ctx))
 	varCalls.Store(key, call)
 	defer varCalls.Delete(key)
-	var err error
 	switch k.Variables.Access {
 	case lower.VarAssign:
 		C.metalplug_assign_variable(ctx, C.bool(inst.attrs.Bool("validate_shape")), st)
@@ -324,11 +323,11 @@ func callOf(ctx *C.TF_OpKernelContext) *varCall {
 	}
 	st := C.TF_NewStatus()
 	defer C.TF_DeleteStatus(st)
-	sp := C.TF_GetStream(ctx, st)
-	if C.TF_GetCode(st) != C.TF_OK {
-		panic("a variable callback outside a kernel, and no stream: " + C.GoString(C.TF_Message(st)))
+	s, err := kernelStream(ctx, st)
+	if err != nil {
+		panic("a variable callback outside a kernel: " + err.Error())
 	}
-	return &varCall{s: streamOf(C.uintptr_t(uintptr(unsafe.Pointer(sp))))}
+	return &varCall{s: s}
 }
 
 // failCallback hands a callback's failure to the kernel that made

@@ -10,15 +10,43 @@ import "sync"
 type Mark struct {
 	done chan struct{}
 	err  error // set before done is closed
+
+	mu    sync.Mutex
+	then  []func(error) // run by Complete
+	ended bool
 }
 
 // NewMark makes a mark that has not been reached.
 func NewMark() *Mark { return &Mark{done: make(chan struct{})} }
 
-// Complete marks the point reached; err is the recording stream's failure, if any.
+// Complete marks the point reached; err is the recording stream's failure,
+// if any. It runs the functions OnComplete registered, on this thread.
 func (m *Mark) Complete(err error) {
+	m.mu.Lock()
 	m.err = err
+	m.ended = true
+	then := m.then
+	m.then = nil
+	m.mu.Unlock()
 	close(m.done)
+	for _, fn := range then {
+		fn(err)
+	}
+}
+
+// OnComplete runs fn with the mark's error once it is reached: from the
+// thread that completes it (a GPU completion, say), or at once when it has
+// been. fn must not block: nothing waits for a thread to run it.
+func (m *Mark) OnComplete(fn func(error)) {
+	m.mu.Lock()
+	if !m.ended {
+		m.then = append(m.then, fn)
+		m.mu.Unlock()
+		return
+	}
+	err := m.err
+	m.mu.Unlock()
+	fn(err)
 }
 
 // Succeeded reports that the mark has been reached without an error.
@@ -75,6 +103,23 @@ func (e *MarkEvent) Status() EventStatus {
 	default:
 		return EventPending
 	}
+}
+
+// OnComplete implements Notifier: fn runs once the mark current at the time
+// of the call is reached.
+func (e *MarkEvent) OnComplete(fn func(error)) {
+	m := e.Current()
+	if m == nil {
+		fn(nil)
+		return
+	}
+	m.OnComplete(fn)
+}
+
+// Notifier is an event that can call back when it completes, so that no
+// thread has to wait for it to pass the news on.
+type Notifier interface {
+	OnComplete(fn func(error))
 }
 
 // Wait implements Event: it blocks until the mark current at the time of the call is reached.

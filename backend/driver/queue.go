@@ -53,7 +53,10 @@ type Queue struct {
 	err      error  // first failure
 	closed   bool
 	exited   bool
-	inline   bool // a caller runs a task on its own thread (Inline); the worker waits
+	inline   bool // a caller runs a task on its own thread (Inline, Claim); the worker waits
+	// claimMarks are marks recorded during a claimed task with nothing
+	// queued behind it: they complete when it ends.
+	claimMarks []*Mark
 }
 
 // NewQueue starts a queue's goroutine; name ("host", "metal") prefixes its
@@ -179,23 +182,47 @@ func (q *Queue) Run(fn func() error) { q.Enqueue(Task{Run: fn}) }
 // skipped on a queue that has failed, and that failure returned; a panic or
 // a fault in fn fails the queue as it would on the worker.
 func (q *Queue) Inline(fn func() error) (ran bool, err error) {
+	release, failed, ok := q.Claim()
+	if !ok {
+		return false, nil
+	}
+	if failed == nil {
+		failed = q.Guarded(fn)
+		dispatch.inline.Add(1)
+		release(failed)
+		return true, failed
+	}
+	release(nil)
+	return true, failed
+}
+
+// Claim takes an idle queue for one task that the caller finishes later,
+// from any thread (a copy done when the GPU work before it completes):
+// later work waits behind it, and marks recorded meanwhile complete when it
+// ends, with no task of their own. It reports the queue's failure so far
+// (the task should then do nothing) and ok false when the queue is busy or
+// closed. release ends the task with its error, exactly once.
+func (q *Queue) Claim() (release func(error), failed error, ok bool) {
 	q.mu.Lock()
 	if q.closed || q.inline || q.enqueued != q.done {
 		q.mu.Unlock()
-		return false, nil
+		return nil, nil, false
 	}
 	q.inline = true
 	q.enqueued++
-	failed := q.err
+	failed = q.err
 	q.mu.Unlock()
-	if failed == nil {
-		failed = q.inlineCall(fn)
-		dispatch.inline.Add(1)
-	}
+	return q.release, failed, true
+}
+
+func (q *Queue) release(err error) {
 	q.mu.Lock()
-	if failed != nil && q.err == nil {
-		q.err = failed
+	if err != nil && q.err == nil {
+		q.err = err
 	}
+	marks := q.claimMarks
+	q.claimMarks = nil
+	failed := q.err
 	q.inline = false
 	q.done++
 	q.progress.Broadcast()
@@ -203,29 +230,37 @@ func (q *Queue) Inline(fn func() error) (ran bool, err error) {
 		q.work.Signal() // work arrived meanwhile, or Close is waiting for the worker
 	}
 	q.mu.Unlock()
-	return true, failed
+	for _, m := range marks {
+		q.complete(m, failed)
+	}
 }
 
-// inlineCall is SafeCall with faults turned into panics, as on the worker.
-func (q *Queue) inlineCall(fn func() error) error {
+// Guarded is SafeCall with memory faults turned into errors too, as on the
+// queue's goroutine: for a task run on another thread.
+func (q *Queue) Guarded(fn func() error) error {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return q.SafeCall(fn)
 }
 
 // RecordMark completes m once everything enqueued so far has run: at once
-// on an idle queue, else at its point in the queue. On a closed queue
+// on an idle queue, when a claimed task ends if nothing is queued behind
+// it, else at its point in the queue. On a closed queue
 // nobody will reach that point, so m fails rather than leave waiters
 // hanging or let them believe the work was done.
 func (q *Queue) RecordMark(m *Mark) {
 	q.mu.Lock()
 	idle := !q.closed && !q.inline && q.enqueued == q.done
+	claimed := !q.closed && q.inline && len(q.tasks) == 0
+	if claimed {
+		q.claimMarks = append(q.claimMarks, m)
+	}
 	failed := q.err
 	q.mu.Unlock()
-	if idle {
+	switch {
+	case claimed:
+	case idle:
 		q.complete(m, failed)
-		return
-	}
-	if !q.Enqueue(Task{Record: m}) {
+	case !q.Enqueue(Task{Record: m}):
 		m.Complete(fmt.Errorf("%s: %w", q.name, ErrStreamClosed))
 	}
 }

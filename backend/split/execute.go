@@ -47,6 +47,16 @@ func (e *event) Wait() error {
 	return e.Event.Wait()
 }
 
+// OnComplete passes driver.Notifier through; an event that cannot notify
+// is waited for by a goroutine of its own.
+func (e *event) OnComplete(fn func(error)) {
+	if n, ok := e.Event.(driver.Notifier); ok {
+		n.OnComplete(fn)
+		return
+	}
+	go func() { fn(e.Event.Wait()) }()
+}
+
 // unwrap is the device's own event, which its streams take.
 func unwrap(ev driver.Event) driver.Event {
 	if e, ok := ev.(*event); ok {

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/stats"
 )
 
 // event is a point jax waits for: a copy or an execution reaching its place
@@ -47,20 +48,35 @@ func readyEvent(err error) *event {
 // waited for the stream (never the stream's own, so a callback that blocks
 // holds up nothing queued), or in an export when the work was done at once.
 // Completing twice keeps the first status.
-func (e *event) finish(err error) {
+func (e *event) finish(err error) { runCallbacks(e.complete1(err), err) }
+
+// finishElsewhere is finish for a thread that must not block (a GPU
+// completion): the callbacks run on a goroutine.
+func (e *event) finishElsewhere(err error) {
+	if cbs := e.complete1(err); len(cbs) > 0 {
+		go safely("an event's callbacks", func() { runCallbacks(cbs, err) })
+	}
+}
+
+func runCallbacks(cbs []onReady, err error) {
+	for _, cb := range cbs {
+		C.mp_call_on_ready(cb.fn, cErrorOf(err), cb.arg)
+	}
+}
+
+// complete1 completes the event, if it was not complete, and returns the
+// callbacks to run.
+func (e *event) complete1(err error) []onReady {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.complete {
-		e.mu.Unlock()
-		return
+		return nil
 	}
 	e.complete, e.err = true, err
 	cbs := e.callbacks
 	e.callbacks = nil
 	close(e.done)
-	e.mu.Unlock()
-	for _, cb := range cbs {
-		C.mp_call_on_ready(cb.fn, cErrorOf(err), cb.arg)
-	}
+	return cbs
 }
 
 // status is (true, err) once complete.
@@ -70,9 +86,15 @@ func (e *event) status() (bool, error) {
 	return e.complete, e.err
 }
 
-// wait blocks until the event completes and returns its error.
+// wait blocks until the event completes and returns its error; a wait
+// that blocks counts as one of the host for the device (backend/stats).
 func (e *event) wait() error {
-	<-e.done
+	select {
+	case <-e.done:
+	default:
+		stats.JAX.Waited()
+		<-e.done
+	}
 	_, err := e.status()
 	return err
 }
@@ -107,15 +129,30 @@ func afterStream(d driver.Driver, s driver.Stream, what string, fn func(error)) 
 	go safely(what, func() { fn(de.Wait()) })
 }
 
-// streamEvent is an event that completes when s reaches this point.
+// streamEvent is an event that completes when s reaches this point. Where
+// the driver's event can call back (driver.Notifier) it completes from the
+// thread that completes the driver's (a GPU completion): whoever waits on
+// it wakes with no goroutine in between, and the callbacks jax registered
+// run on a goroutine of their own, since they may block.
 func streamEvent(d driver.Driver, s driver.Stream, what string) *event {
 	e := newEvent()
-	afterStream(d, s, what, func(err error) {
+	wrap := func(err error) error {
 		if err != nil {
 			err = fmt.Errorf("metalplug: %s: %w", what, err)
 		}
-		e.finish(err)
-	})
+		return err
+	}
+	de := d.NewEvent()
+	s.Record(de)
+	if de.Status() != driver.EventPending {
+		e.finish(wrap(de.Wait()))
+		return e
+	}
+	if n, ok := de.(driver.Notifier); ok {
+		n.OnComplete(func(err error) { safely(what, func() { e.finishElsewhere(wrap(err)) }) })
+		return e
+	}
+	go safely(what, func() { e.finish(wrap(de.Wait())) })
 	return e
 }
 

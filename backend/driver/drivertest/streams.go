@@ -274,6 +274,33 @@ func testStreams(t *testing.T, d driver.Driver) {
 			t.Errorf("a run on a failed stream wrote %d", got)
 		}
 	})
+	t.Run("ReadBackKeepsOrder", func(t *testing.T) {
+		// A read-back right after a program sees that program's result,
+		// not a later one's, and an event recorded after it completes
+		// only once the copy is done.
+		s := newStream(t, d)
+		exe := incProgram(t, d)
+		a, b, c := alloc(t, d, 4), alloc(t, d, 4), alloc(t, d, 4)
+		for i := range int32(50) {
+			*(*int32)(a) = 10 * i
+			*(*int32)(c) = -1
+			var got int32
+			ev := d.NewEvent()
+			s.Execute(exe, []unsafe.Pointer{a}, []unsafe.Pointer{b}) // b = 10i+1
+			s.Memcpy(unsafe.Pointer(&got), b, 4)
+			s.Record(ev)
+			s.Execute(exe, []unsafe.Pointer{c}, []unsafe.Pointer{b}) // b = 0
+			if err := ev.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if got != 10*i+1 {
+				t.Fatalf("round %d: the read-back saw %d, want %d", i, got, 10*i+1)
+			}
+			if err := s.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	t.Run("ErrorFailsStream", func(t *testing.T) {
 		s := newStream(t, d)
 		boom := errors.New("boom")

@@ -19,6 +19,9 @@ type flight struct {
 	done chan struct{}
 	err  error // set before done closes
 	run  run   // scratch buffers and staged results, finished on completion
+	// then run once it has completed (afterGPU; under the stream's lock
+	// until then).
+	then []func()
 	// spare holds a small program's bindings, sparing an allocation per
 	// execution.
 	spare [6]gpu.Data
@@ -87,27 +90,49 @@ func (s *stream) gpu(fn func(*stream) error) {
 	s.q.Run(func() error { return fn(s) })
 }
 
-// record completes m once the GPU work committed so far has completed, from
-// a goroutine, so that the stream goes on encoding meanwhile. The mark fails
-// if the stream had failed before the record or a flight before it fails.
+// record completes m once the GPU work committed so far has completed,
+// from the completion of the last command buffer in flight (afterGPU), so
+// that the stream goes on encoding meanwhile and no thread waits in
+// between. The mark fails if the stream had failed before the record or a
+// flight before it fails.
 func (s *stream) record(m *mark, failed error) {
-	s.mu.Lock()
-	pending := slices.Clone(s.flights)
-	s.mu.Unlock()
-	if len(pending) == 0 {
-		m.Complete(failed)
-		return
-	}
-	go func() {
-		err := failed
-		for _, f := range pending {
-			<-f.done
-			if err == nil {
-				err = f.err
-			}
+	if !s.afterGPU(func(err error) {
+		if failed != nil {
+			err = failed
 		}
 		m.Complete(err)
-	}()
+	}) {
+		m.Complete(failed)
+	}
+}
+
+// afterGPU runs fn, with the first failure among them, once the command
+// buffers in flight now have completed: from the last one's completion,
+// which comes after the others' (one queue runs its buffers in order). It
+// reports false, and does nothing, when none is in flight. fn must not
+// block.
+func (s *stream) afterGPU(fn func(error)) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.flights) == 0 {
+		return false
+	}
+	last := s.flights[len(s.flights)-1]
+	before := slices.Clone(s.flights[:len(s.flights)-1])
+	last.then = append(last.then, func() {
+		var err error
+		for _, b := range before {
+			<-b.done // done already in practice: buffers complete in order
+			if err == nil {
+				err = b.err
+			}
+		}
+		if err == nil {
+			err = last.err
+		}
+		fn(err)
+	})
+	return true
 }
 
 // waitFlights blocks until every command buffer committed so far has
@@ -156,8 +181,13 @@ func (s *stream) commit(cb gpu.CommandBuffer, f *flight, kind driver.TraceKind, 
 		if i := slices.Index(s.flights, f); i >= 0 {
 			s.flights = slices.Delete(s.flights, i, i+1)
 		}
+		then := f.then
+		f.then = nil
 		s.mu.Unlock()
 		close(f.done)
+		for _, fn := range then {
+			fn()
+		}
 	})
 }
 
@@ -299,17 +329,24 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 			return nil
 		})
 	}
-	// A small copy on a stream with nothing queued and nothing on the GPU
-	// (a synchronous frontend's read-back) is done right here: nothing is
-	// ahead of it, and handing it to the stream's goroutine would cost two
-	// thread switches for a few bytes.
-	if n <= inlineCopy && s.gpuIdle() {
-		if ran, _ := s.q.Inline(func() error {
-			if err := s.waitFlights(); err != nil { // only if work was committed meanwhile
-				return err
+	// A small copy on a stream with nothing queued is not handed to the
+	// stream's goroutine: it runs now when nothing is on the GPU, else from
+	// the completion of the GPU work before it (a read-back right after a
+	// program), the stream held for it meanwhile so that later work and
+	// records keep their order.
+	if n <= inlineCopy {
+		if release, failed, ok := s.q.Claim(); ok {
+			switch {
+			case failed != nil:
+				release(nil) // skipped, as on the worker
+			case !s.afterGPU(func(err error) {
+				if err == nil {
+					err = s.q.Guarded(hostCopy)
+				}
+				release(err)
+			}):
+				release(s.q.Guarded(hostCopy))
 			}
-			return hostCopy()
-		}); ran {
 			return
 		}
 	}
@@ -320,12 +357,6 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 // stream and its GPU work are idle.
 const inlineCopy = 64 << 10
 
-// gpuIdle reports whether no command buffer of the stream is in flight.
-func (s *stream) gpuIdle() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.flights) == 0
-}
 
 // copyName says which way a copy went, for the trace.
 func (s *stream) copyName(dst, src unsafe.Pointer) string {

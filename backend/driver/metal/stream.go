@@ -357,7 +357,6 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 // stream and its GPU work are idle.
 const inlineCopy = 64 << 10
 
-
 // copyName says which way a copy went, for the trace.
 func (s *stream) copyName(dst, src unsafe.Pointer) string {
 	if !driver.Tracing() {

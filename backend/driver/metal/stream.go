@@ -353,8 +353,8 @@ func (s *stream) Memcpy(dst, src unsafe.Pointer, n int) {
 	s.cpu(hostCopy)
 }
 
-// inlineCopy is the largest Memcpy done on the caller's thread when the
-// stream and its GPU work are idle.
+// inlineCopy is the largest host-side Memcpy done without the stream's
+// goroutine when nothing is queued: now, or from the GPU work's completion.
 const inlineCopy = 64 << 10
 
 // copyName says which way a copy went, for the trace.

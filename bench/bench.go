@@ -342,6 +342,27 @@ type readyLine struct {
 
 const prefix = "BENCH "
 
+// workerLines calls fn with each of a worker's BENCH lines, decoded into a
+// new T, in order; what workers print besides is passed over.
+func workerLines[T any](r io.Reader, fn func(line string, v T) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		l, ok := strings.CutPrefix(sc.Text(), prefix)
+		if !ok {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			return fmt.Errorf("worker line %q: %w", l, err)
+		}
+		if err := fn(l, v); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
 // runWorker runs one worker process and collects its case lines. sync is
 // the mode the plugin announced on stderr.
 func runWorker(o Options, lib, forced string) (ready readyLine, lines []caseLine, sync bool, modeLine string, err error) {
@@ -363,18 +384,8 @@ func runWorker(o Options, lib, forced string) (ready readyLine, lines []caseLine
 	if err := cmd.Start(); err != nil {
 		return ready, nil, false, "", fmt.Errorf("starting %s: %w", o.Python, err)
 	}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	var workerErr string
-	for sc.Scan() {
-		l, ok := strings.CutPrefix(sc.Text(), prefix)
-		if !ok {
-			continue
-		}
-		var c caseLine
-		if err := json.Unmarshal([]byte(l), &c); err != nil {
-			return ready, nil, false, "", fmt.Errorf("worker line %q: %w", l, err)
-		}
+	if err := workerLines(out, func(l string, c caseLine) error {
 		switch c.Kind {
 		case "ready":
 			json.Unmarshal([]byte(l), &ready)
@@ -385,6 +396,9 @@ func runWorker(o Options, lib, forced string) (ready readyLine, lines []caseLine
 		case "error":
 			workerErr = c.Error
 		}
+		return nil
+	}); err != nil {
+		return ready, nil, false, "", err
 	}
 	io.Copy(io.Discard, out)
 	werr := cmd.Wait()

@@ -1,15 +1,11 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -127,17 +123,7 @@ func dispatchRow(frontend, drv string, lines []dispatchLine) DispatchRow {
 	return row
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+func median(v []float64) float64 { return statOf(v).Median }
 
 func runDispatchWorker(o DispatchOptions, f DispatchFrontend, drv string) ([]dispatchLine, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -160,17 +146,7 @@ func runDispatchWorker(o DispatchOptions, f DispatchFrontend, drv string) ([]dis
 	}
 	var lines []dispatchLine
 	version := ""
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		l, ok := strings.CutPrefix(sc.Text(), prefix)
-		if !ok {
-			continue
-		}
-		var d dispatchLine
-		if err := json.Unmarshal([]byte(l), &d); err != nil {
-			return nil, fmt.Errorf("dispatch worker line %q: %w", l, err)
-		}
+	if err := workerLines(bytes.NewReader(out), func(_ string, d dispatchLine) error {
 		switch d.Kind {
 		case "ready":
 			version = d.Version
@@ -178,6 +154,9 @@ func runDispatchWorker(o DispatchOptions, f DispatchFrontend, drv string) ([]dis
 			d.Version = version
 			lines = append(lines, d)
 		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("the dispatch worker: %w", err)
 	}
 	if len(lines) == 0 {
 		return nil, fmt.Errorf("the dispatch worker measured nothing:\n%s", lastLines(stderr.String(), 15))

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -68,17 +67,7 @@ func runJaxWorker(o JaxOptions) (ready struct{ Jax, Jaxlib, Python string }, lin
 	if err != nil {
 		return ready, nil, fmt.Errorf("the JAX worker: %v\n%s", err, lastLines(stderr.String(), 15))
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		l, ok := strings.CutPrefix(sc.Text(), prefix)
-		if !ok {
-			continue
-		}
-		var c caseLine
-		if err := json.Unmarshal([]byte(l), &c); err != nil {
-			return ready, nil, fmt.Errorf("JAX worker line %q: %w", l, err)
-		}
+	if err := workerLines(bytes.NewReader(out), func(l string, c caseLine) error {
 		switch c.Kind {
 		case "ready":
 			var r struct{ Jax, Jaxlib, Python string }
@@ -89,6 +78,9 @@ func runJaxWorker(o JaxOptions) (ready struct{ Jax, Jaxlib, Python string }, lin
 		case "case":
 			lines = append(lines, c)
 		}
+		return nil
+	}); err != nil {
+		return ready, nil, fmt.Errorf("the JAX worker: %w", err)
 	}
 	if len(lines) == 0 {
 		return ready, nil, fmt.Errorf("the JAX worker measured nothing:\n%s", lastLines(stderr.String(), 15))

@@ -153,7 +153,7 @@ func (b *Builder) ScatterRegion(body *Program, operands []Value, indices Value, 
 	if err := checkRegion("update", body, scalars, scalars[:n]); err != nil {
 		return b.fail(OpScatterRegion, "%v", err)
 	}
-	sd := ScatterDims{slices.Clone(dims.UpdateWindowDims), slices.Clone(dims.InsertedWindowDims), slices.Clone(dims.ScatterDimsToOperandDims), dims.IndexVectorDim, 0}
+	sd := ScatterDims{slices.Clone(dims.UpdateWindowDims), slices.Clone(dims.InsertedWindowDims), slices.Clone(dims.ScatterDimsToOperandDims), dims.IndexVectorDim, 0, dims.Unique}
 	args := append(append(slices.Clone(operands), indices), updates...)
 	return b.emitTuple(Instr{Op: OpScatterRegion, Args: args, Regions: []*Program{body}, Tuple: cloneTypes(ops), Scatter: &sd})
 }

@@ -122,7 +122,7 @@ func (b *Builder) Scatter(operand, indices, updates Value, s ScatterDims) Value 
 			bi++
 		}
 	}
-	sd := ScatterDims{slices.Clone(s.UpdateWindowDims), slices.Clone(s.InsertedWindowDims), slices.Clone(s.ScatterDimsToOperandDims), s.IndexVectorDim, s.Kind}
+	sd := ScatterDims{slices.Clone(s.UpdateWindowDims), slices.Clone(s.InsertedWindowDims), slices.Clone(s.ScatterDimsToOperandDims), s.IndexVectorDim, s.Kind, s.Unique}
 	return b.emit(Instr{Op: OpScatter, Args: []Value{operand, indices, updates}, Type: TensorType{to.DType, to.Shape.Clone()}, Scatter: &sd})
 }
 

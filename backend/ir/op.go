@@ -464,6 +464,10 @@ type ScatterDims struct {
 	ScatterDimsToOperandDims []int
 	IndexVectorDim           int
 	Kind                     ScatterKind
+	// Unique is StableHLO's unique_indices: the caller promises that no
+	// two updates go to one element, so a driver may apply every update in
+	// one step; what a broken promise gives is undefined, as in StableHLO.
+	Unique bool
 }
 
 // SortAttrs say how OpSort and OpArgSort order a dimension.

@@ -129,6 +129,30 @@ func testScatterRegionBodies(t *testing.T, h *harness) {
 			return b.Results(b.ScatterRegion(body, xs[:2], xs[2], xs[3:], c.s))
 		})
 	}
+	testScatterUnique(t, h)
+}
+
+// testScatterUnique: any elementwise body where the indices are unique
+// (unique_indices), as jax writes .at[].divide, .power and .apply: rows of
+// a 6x3 operand, each written once, one out of bounds.
+func testScatterUnique(t *testing.T, h *harness) {
+	dims := ir.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1, Unique: true}
+	idx := tensor{T: tt(ir.I32, 4, 1), V: []float64{4, 0, 9, 2}}
+	bodies := map[string]func(b *ir.Builder, x, u ir.Value) ir.Value{
+		"x/u":    func(b *ir.Builder, x, u ir.Value) ir.Value { return b.Binary(ir.OpDiv, x, u) },
+		"x^u":    func(b *ir.Builder, x, u ir.Value) ir.Value { return b.Binary(ir.OpPow, x, u) },
+		"sin(x)": func(b *ir.Builder, x, u ir.Value) ir.Value { return b.Unary(ir.OpSin, x) },
+		"x*u-u":  func(b *ir.Builder, x, u ir.Value) ir.Value { return b.Binary(ir.OpSub, b.Binary(ir.OpMul, x, u), u) },
+	}
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16}) {
+		x, upd := h.gen(d, positive, 6, 3), h.gen(d, positive, 4, 3)
+		for name, f := range bodies {
+			body := scatterBody(t, d, f)
+			h.checkEval(t, fmt.Sprintf("unique rows, %s %v", name, x.T), []tensor{x, idx, upd}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return b.Results(b.ScatterRegion(body, xs[:1], xs[1], xs[2:], dims))
+			})
+		}
+	}
 }
 
 // testScatterChoices: bodies that keep the operand x or take the update u

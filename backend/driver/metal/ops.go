@@ -121,7 +121,8 @@ var Fallbacks = map[ir.Op]string{
 		"complex64 operands, and windows of more than 1024 elements (window positions are unrolled) unless the fold is cumulative " +
 		"(jax's cumsum, cumprod, cummax, cummin: the whole axis, padded at one end) by a monoid from its identity, which is a scan of any length",
 	ir.OpScatterRegion: "a body that mixes its operands' results, or is not replace, keep, a monoid (add, multiply, max, min; or and and of bools) " +
-		"or a choice of the operand or the update by a comparison (max or min with its NaN and tie rules); of int32, uint32 and int64 data " +
+		"or a choice of the operand or the update by a comparison (max or min with its NaN and tie rules), unless the indices are unique " +
+		"(unique_indices) and the data float, when any elementwise body runs; of int32, uint32 and int64 data " +
 		"anything but replace and keep, of narrow integers products and sums of more than 2^24 / 2^bits updates (MPSGraph's scatterND " +
 		"carries integer data as float32, exact only below 2^24); complex64 other than replace, keep and add; and scatter's own cases",
 	ir.OpBitcastConvert: "a float or complex64 type on either side before macOS 13.2 (reinterpretCastTensor and bitwise ops); between integers it runs on every release",

@@ -121,6 +121,13 @@ func TestRegionForms(t *testing.T) {
 			})
 			return b.Results(b.ReduceRegion(body, xs, []ir.Value{b.Scalar(ir.F32, 10), b.Scalar(ir.I32, 3), b.Scalar(ir.I32, -1)}, []int{1}))
 		}},
+		// jax's x.at[i].divide(u, unique_indices=True): any body, rows
+		// written once (one out of bounds).
+		{"scatter of x/u, unique indices", []eval.Tensor{f32Tensor([]int{3, 2}, 1, 2, 3, 4, 5, 6), i32Tensor([]int{2, 1}, 2, 7), f32Tensor([]int{2, 2}, 4, 8, 1, 1)}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			body := region(t, []ir.TensorType{ft, ft}, func(b *ir.Builder, p []ir.Value) []ir.Value { return []ir.Value{b.Binary(ir.OpDiv, p[0], p[1])} })
+			dims := ir.ScatterDims{UpdateWindowDims: []int{1}, InsertedWindowDims: []int{0}, ScatterDimsToOperandDims: []int{0}, IndexVectorDim: 1, Unique: true}
+			return b.Results(b.ScatterRegion(body, xs[:1], xs[1], xs[2:], dims))
+		}},
 	}
 	for _, c := range cases {
 		b := ir.NewBuilder()

@@ -33,16 +33,22 @@ func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 		}
 		return parts, nil
 	}
-	if !separable(body, n) {
-		return nil, fallback(in.Op, "a body of %d operands whose results read each other's: only bodies that update each operand on its own are lowered", n)
-	}
 	forms := make([]scatterBody, n)
+	var err error
+	if !separable(body, n) {
+		err = fallback(in.Op, "a body of %d operands whose results read each other's: only bodies that update each operand on its own are lowered", n)
+	}
 	for i := range n {
-		f, err := scatterBodyOf(body, i, n, ops[i].typ.DType, upds[0].typ.Shape.Size())
 		if err != nil {
-			return nil, err
+			break
 		}
-		forms[i] = f
+		forms[i], err = scatterBodyOf(body, i, n, ops[i].typ.DType, upds[0].typ.Shape.Size())
+	}
+	if err != nil {
+		if in.Scatter.Unique && allFloat(ops) {
+			return l.scatterUnique(in, ops, idx, upds, parts)
+		}
+		return nil, err
 	}
 	st, err := l.scatterSites(in.Op, ops[0].typ, idx.typ, upds[0].typ, idx.t, in.Scatter)
 	if err != nil {
@@ -77,6 +83,53 @@ func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 		parts[i].t = r
 	}
 	return parts, nil
+}
+
+// scatterUnique applies any elementwise body where the indices never
+// repeat (unique_indices, which jax sets for .at[] updates with unique or
+// static indices): each update meets the operand's element once, so the
+// body runs over whole tensors of the gathered operands and the updates,
+// and its results are set in place. Float data only: gather and scatterND
+// carry them exactly.
+func (l *lowering) scatterUnique(in ir.Instr, ops []val, idx val, upds []val, parts []val) ([]val, error) {
+	n := len(ops)
+	body := in.Regions[0]
+	st, err := l.scatterSites(in.Op, ops[0].typ, idx.typ, upds[0].typ, idx.t, in.Scatter)
+	if err != nil {
+		return nil, err
+	}
+	sites := l.reshape(st.lin, []int{st.total})
+	shape := ir.Shape{st.total}
+	params := make([]val, 2*n)
+	for i, x := range ops {
+		data := l.concat([]tensor{l.flat(x.t, x.typ), l.zeros(ir.TensorType{DType: x.typ.DType, Shape: ir.Shape{1}})}, 0)
+		params[i] = val{t: l.g.Gather(data, sites, 0), typ: ir.TensorType{DType: x.typ.DType, Shape: shape}}
+		params[n+i] = val{t: l.flatUpdates(st, upds[i]), typ: ir.TensorType{DType: upds[i].typ.DType, Shape: shape}}
+	}
+	want := make([]int, n)
+	for i := range want {
+		want[i] = i
+	}
+	vals, err := l.inlineBody(body, params, shape, want)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		if parts[i].t, err = l.scatterKind(in.Op, st, st.lin, ops[i], v.t, ir.ScatterReplace); err != nil {
+			return nil, err
+		}
+	}
+	return parts, nil
+}
+
+// allFloat reports whether every value is of a real float type.
+func allFloat(vs []val) bool {
+	for _, v := range vs {
+		if !v.typ.DType.IsFloat() || v.typ.DType == ir.C64 {
+			return false
+		}
+	}
+	return true
 }
 
 // scatterBody is the fixed form of one operand's update body.

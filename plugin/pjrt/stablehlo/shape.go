@@ -429,6 +429,9 @@ func scatter(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if s.IndexVectorDim, err = smallInt(op, "index_vector_dim"); err != nil {
 		return nil, err
 	}
+	if s.Unique, err = optBoolAttr(op, "unique_indices"); err != nil {
+		return nil, err
+	}
 	ob, err := optInts(op, "input_batching_dims", nil)
 	if err != nil {
 		return nil, err

@@ -679,37 +679,15 @@ func (c *checker) loadOnce(e *pkgEntry) error {
 // their cgo preambles.
 const ownCPrefix = "metalplug"
 
-// undeclaredC reports every C.metalplug… a file uses that no cgo preamble
-// of the package declares. FakeImportC gives C's identifiers no type, so a
-// misspelt or removed helper would otherwise pass here and fail only in a
-// build on a Mac.
+// undeclaredC reports every C.metalplug… a file uses that its own cgo
+// preamble does not declare (cgo compiles each file's preamble on its own,
+// so a static function of another file's is not there). FakeImportC gives
+// C's identifiers no type, so a misspelt, removed or misplaced helper would
+// otherwise pass here and fail only in a build on a Mac.
 func undeclaredC(fset *token.FileSet, files []*ast.File) []error {
-	var preambles strings.Builder
-	for _, f := range files {
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.IMPORT {
-				continue
-			}
-			for _, spec := range g.Specs {
-				is := spec.(*ast.ImportSpec)
-				if is.Path.Value != `"C"` {
-					continue
-				}
-				// cgo's preamble: the comment right before the import,
-				// on the declaration or, in a group, on the spec.
-				for _, doc := range []*ast.CommentGroup{g.Doc, is.Doc} {
-					if doc != nil {
-						preambles.WriteString(doc.Text())
-						preambles.WriteByte('\n')
-					}
-				}
-			}
-		}
-	}
-	text := preambles.String()
 	var errs []error
 	for _, f := range files {
+		text := preamble(f)
 		ast.Inspect(f, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
@@ -719,12 +697,35 @@ func undeclaredC(fset *token.FileSet, files []*ast.File) []error {
 				return true
 			}
 			if !declaresC(text, sel.Sel.Name) {
-				errs = append(errs, fmt.Errorf("%s: C.%s is not declared in any cgo preamble of the package", fset.Position(sel.Pos()), sel.Sel.Name))
+				errs = append(errs, fmt.Errorf("%s: C.%s is not declared in this file's cgo preamble", fset.Position(sel.Pos()), sel.Sel.Name))
 			}
 			return true
 		})
 	}
 	return errs
+}
+
+// preamble is the text of f's cgo preamble: the comment right before
+// import "C", on the declaration or, in a group, on the spec.
+func preamble(f *ast.File) string {
+	var b strings.Builder
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.IMPORT {
+			continue
+		}
+		for _, spec := range g.Specs {
+			if is := spec.(*ast.ImportSpec); is.Path.Value == `"C"` {
+				for _, doc := range []*ast.CommentGroup{g.Doc, is.Doc} {
+					if doc != nil {
+						b.WriteString(doc.Text())
+						b.WriteByte('\n')
+					}
+				}
+			}
+		}
+	}
+	return b.String()
 }
 
 // declaresC reports whether a preamble's text declares or defines the C

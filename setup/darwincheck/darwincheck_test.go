@@ -228,8 +228,14 @@ func f() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := undeclaredC(fset, []*ast.File{f})
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "C.metalplugKnownNot is not declared") {
-		t.Errorf("undeclaredC = %v, want one error naming C.metalplugKnownNot", errs)
+	// Another file of the package does not see the first one's preamble.
+	other, err := parser.ParseFile(fset, "q.go", "package p\n\n// #include <stdlib.h>\nimport \"C\"\n\nfunc g() { _ = C.metalplugKnown(2) }\n", parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := undeclaredC(fset, []*ast.File{f, other})
+	if len(errs) != 2 || !strings.Contains(errs[0].Error(), "C.metalplugKnownNot is not declared") ||
+		!strings.Contains(errs[1].Error(), "q.go") {
+		t.Errorf("undeclaredC = %v, want errors naming C.metalplugKnownNot and q.go's C.metalplugKnown", errs)
 	}
 }

@@ -9,6 +9,73 @@ package metal
 // #include <string.h>
 // #include <Metal/Metal.h>
 // #include <MetalPerformanceShaders/MetalPerformanceShaders.h>
+// #include <objc/message.h>
+// #include <objc/runtime.h>
+//
+// // metalplugInstancesRespond reports whether instances of the class named
+// // cls answer sel. In C, because a BOOL returned through darwinkit's
+// // libffi call is stored as 8 bytes into a 1-byte Go object.
+// static int metalplugInstancesRespond(const char *cls, const char *sel) {
+// 	Class c = objc_getClass(cls);
+// 	return c != nil && class_respondsToSelector(c, sel_registerName(sel));
+// }
+//
+// // metalplugCompile compiles graph for device, feeds (a dictionary of
+// // shaped types by placeholder) to targets, at optimisation level 0 where
+// // the release has levels (level 1, the default, adds a placement pass
+// // over the Neural Engine and the CPU and slower compiles), inside @try:
+// // MPSGraph reports what it cannot compile with an exception. It writes,
+// // for each feed and target of the executable in its own order, the
+// // position of that tensor in feedList and targetList, and returns the
+// // executable retained, or NULL and the reason (*err, malloc'd).
+// static void *metalplugCompile(void *graph, void *device, void *feedDict, void *feedList, void *targetList,
+// 		int32_t *feedPos, int32_t *targetPos, char **err) {
+// 	@autoreleasepool {
+// 		@try {
+// 			MPSGraph *g = (__bridge MPSGraph *)graph;
+// 			NSArray<MPSGraphTensor *> *feeds = (__bridge NSArray<MPSGraphTensor *> *)feedList;
+// 			NSArray<MPSGraphTensor *> *targets = (__bridge NSArray<MPSGraphTensor *> *)targetList;
+// 			MPSGraphCompilationDescriptor *desc = [MPSGraphCompilationDescriptor new];
+// 			SEL level = sel_registerName("setOptimizationLevel:");
+// 			if ([desc respondsToSelector:level]) {
+// 				((void (*)(id, SEL, NSUInteger))objc_msgSend)(desc, level, 0);
+// 			}
+// 			MPSGraphExecutable *exe = [g compileWithDevice:(__bridge MPSGraphDevice *)device
+// 				feeds:(__bridge MPSGraphTensorShapedTypeDictionary *)feedDict targetTensors:targets targetOperations:nil compilationDescriptor:desc];
+// 			if (exe == nil) {
+// 				*err = strdup("MPSGraph did not compile the graph");
+// 				return NULL;
+// 			}
+// 			NSArray<MPSGraphTensor *> *ef = exe.feedTensors, *et = exe.targetTensors;
+// 			if (ef.count != feeds.count || et.count != targets.count) {
+// 				asprintf(err, "MPSGraph's executable has %lu feeds and %lu targets, want %lu and %lu",
+// 					(unsigned long)ef.count, (unsigned long)et.count, (unsigned long)feeds.count, (unsigned long)targets.count);
+// 				return NULL;
+// 			}
+// 			for (NSUInteger k = 0; k < ef.count; k++) {
+// 				NSUInteger p = [feeds indexOfObjectIdenticalTo:ef[k]];
+// 				if (p == NSNotFound) {
+// 					*err = strdup("MPSGraph's executable feeds a tensor that is no input");
+// 					return NULL;
+// 				}
+// 				feedPos[k] = (int32_t)p;
+// 			}
+// 			for (NSUInteger k = 0; k < et.count; k++) {
+// 				NSUInteger p = [targets indexOfObjectIdenticalTo:et[k]];
+// 				if (p == NSNotFound) {
+// 					*err = strdup("MPSGraph's executable computes a tensor that is no target");
+// 					return NULL;
+// 				}
+// 				targetPos[k] = (int32_t)p;
+// 			}
+// 			return (__bridge_retained void *)exe;
+// 		} @catch (NSException *e) {
+// 			asprintf(err, "Objective-C exception %s: %s", e.name.UTF8String ? e.name.UTF8String : "?",
+// 				e.reason.UTF8String ? e.reason.UTF8String : "no reason given");
+// 			return NULL;
+// 		}
+// 	}
+// }
 //
 // // darwinkit v0.5.0 has no binding for MTLCreateSystemDefaultDevice, a C
 // // function rather than a method. The returned device is retained for the
@@ -20,7 +87,6 @@ import "C"
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"unsafe"
 
@@ -190,6 +256,7 @@ type graph struct {
 	dev     *device
 	g       mpsgraph.Graph
 	tensors []mpsgraph.Tensor
+	err     error // the first node Add could not send
 }
 
 func (d *device) NewGraph() gpu.Backend {
@@ -204,11 +271,19 @@ func (b *graph) t(x gpu.Tensor) mpsgraph.Tensor { return b.tensors[x.ID-1] }
 
 // Add sends the node's method. Graph has checked it against the contract,
 // so every argument here is one MPSGraph accepts.
+// Add sends n. A node MPSGraph refused (a panic in darwinkit's reflection,
+// recovered by withPool) still takes its place, as a nil tensor, so that
+// later nodes bind to the right ones, and its error fails Compile.
 func (b *graph) Add(n *gpu.Node) {
-	withPool(func() error {
-		b.tensors = append(b.tensors, b.send(n))
+	var t mpsgraph.Tensor
+	err := withPool(func() error {
+		t = b.send(n)
 		return nil
 	})
+	if err != nil && b.err == nil {
+		b.err = fmt.Errorf("node %d (%v): %w", len(b.tensors)+1, n.Op, err)
+	}
+	b.tensors = append(b.tensors, t)
 }
 
 func (b *graph) send(n *gpu.Node) mpsgraph.Tensor {
@@ -313,6 +388,9 @@ type compiled struct {
 func (e *compiled) Release() { withPool(func() error { e.exe.Release(); return nil }) }
 
 func (b *graph) Compile(feeds, targets []gpu.Tensor) (gpu.Executable, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
 	var out *compiled
 	err := withPool(func() error {
 		dict := foundation.NewMutableDictionaryWithCapacity(uint(len(feeds)))
@@ -325,39 +403,27 @@ func (b *graph) Compile(feeds, targets []gpu.Tensor) (gpu.Executable, error) {
 		for i, t := range targets {
 			ts[i] = b.t(t)
 		}
-		exe := msg[mpsgraph.Executable](b.g, "compileWithDevice:feeds:targetTensors:targetOperations:compilationDescriptor:",
-			b.dev.gdev, dict, ts, nil, nil)
-		if exe.Ptr() == nil {
-			return fmt.Errorf("MPSGraph did not compile the graph")
-		}
-		exe.Retain()
-		out = &compiled{exe: exe}
-		// The executable orders its feeds and targets as it likes; match
-		// them by identity.
-		position := func(list []mpsgraph.Tensor, t mpsgraph.Tensor) int {
-			return slices.IndexFunc(list, func(x mpsgraph.Tensor) bool { return x.Ptr() == t.Ptr() })
-		}
 		fs := make([]mpsgraph.Tensor, len(feeds))
 		for i, f := range feeds {
 			fs[i] = b.t(f)
 		}
-		for _, t := range exe.FeedTensors() {
-			p := position(fs, t)
-			if p < 0 {
-				return fmt.Errorf("MPSGraph's executable feeds a tensor that is no input")
+		feedPos := make([]C.int32_t, len(feeds)+1)
+		targetPos := make([]C.int32_t, len(targets)+1)
+		var why *C.char
+		p := C.metalplugCompile(b.g.Ptr(), b.dev.gdev.Ptr(), dict.Ptr(), foundation.ArrayOf(fs).Ptr(), foundation.ArrayOf(ts).Ptr(),
+			&feedPos[0], &targetPos[0], &why)
+		if p == nil {
+			if err := errorFromC(why); err != nil {
+				return err
 			}
-			out.feedPos = append(out.feedPos, p)
+			return fmt.Errorf("MPSGraph did not compile the graph")
 		}
-		for _, t := range exe.TargetTensors() {
-			p := position(ts, t)
-			if p < 0 {
-				return fmt.Errorf("MPSGraph's executable computes a tensor that is no target")
-			}
-			out.targetPos = append(out.targetPos, p)
+		out = &compiled{exe: mpsgraph.ExecutableFrom(p)} // retained by metalplugCompile
+		for _, k := range feedPos[:len(feeds)] {
+			out.feedPos = append(out.feedPos, int(k))
 		}
-		if len(out.feedPos) != len(feeds) || len(out.targetPos) != len(targets) {
-			return fmt.Errorf("MPSGraph's executable has %d feeds and %d targets, want %d and %d",
-				len(out.feedPos), len(out.targetPos), len(feeds), len(targets))
+		for _, k := range targetPos[:len(targets)] {
+			out.targetPos = append(out.targetPos, int(k))
 		}
 		return nil
 	})
@@ -369,4 +435,13 @@ func (b *graph) Compile(feeds, targets []gpu.Tensor) (gpu.Executable, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// instancesRespond reports whether instances of the class named cls answer
+// sel (metalplugInstancesRespond).
+func instancesRespond(cls, sel string) bool {
+	c, s := C.CString(cls), C.CString(sel)
+	defer C.free(unsafe.Pointer(c))
+	defer C.free(unsafe.Pointer(s))
+	return C.metalplugInstancesRespond(c, s) != 0
 }

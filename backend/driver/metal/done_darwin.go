@@ -29,7 +29,7 @@ func metalplugCommandBufferDone(handle C.uintptr_t, message *C.char, start, end 
 			fmt.Fprintf(os.Stderr, "metalplug: panic in a command buffer's completion: %v\n", r)
 		}
 	}()
-	err := bufferError(message)
+	err := errorFromC(message)
 	t0, t1 := gpuTimes(float64(start), float64(end))
 	h := cgo.Handle(handle)
 	done := h.Value().(func(error, time.Time, time.Time))
@@ -37,9 +37,9 @@ func metalplugCommandBufferDone(handle C.uintptr_t, message *C.char, start, end 
 	done(err, t0, t1)
 }
 
-// bufferError is a command buffer's error from its text, which it frees; nil
-// for none.
-func bufferError(message *C.char) error {
+// errorFromC is an error from a C helper's text (a command buffer's, a
+// compile's), which it frees; nil for none.
+func errorFromC(message *C.char) error {
 	if message == nil {
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/progrium/darwinkit/macos/foundation"
-	"github.com/progrium/darwinkit/macos/mpsgraph"
 	"github.com/progrium/darwinkit/objc"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
@@ -73,21 +72,13 @@ func numbers(v []int) []foundation.INumber {
 	return out
 }
 
-// respondsTo reports whether instances of class answer sel. It asks the
-// class for its instances (instancesRespondToSelector:): a class object's
-// own respondsToSelector: answers for class methods only, so asking it about
-// an instance method is always NO.
-func respondsTo(class objc.Handle, sel string) bool {
-	return objc.Call[bool](class, objc.Sel("instancesRespondToSelector:"), objc.Sel(sel))
-}
-
 // missingMethods lists the MPSGraph methods the contract says macOS v has
 // and this one lacks: the table's releases checked against the running
 // system, at Open.
 func missingMethods(v gpu.Version) []string {
 	var missing []string
 	for _, op := range gpu.Ops() {
-		if v.AtLeast(op.Since()) && !respondsTo(mpsgraph.GraphClass, op.Method()) {
+		if v.AtLeast(op.Since()) && !instancesRespond("MPSGraph", op.Method()) {
 			missing = append(missing, op.Method())
 		}
 	}

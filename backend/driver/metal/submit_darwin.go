@@ -349,5 +349,5 @@ func (c *commandBuffer) submit(wait bool, h cgo.Handle) (committed bool, err err
 	if wait {
 		c.start, c.end = gpuTimes(float64(start), float64(end))
 	}
-	return ok != 0, bufferError(message)
+	return ok != 0, errorFromC(message)
 }

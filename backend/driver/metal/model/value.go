@@ -19,13 +19,35 @@ type value struct {
 }
 
 func newValue(shape []int, dt gpu.DataType) *value {
+	n := elements(shape)
+	if n <= 1 && len(shape) <= len(scalarValue{}.shape) {
+		// A scalar's value, shape and element in one allocation: the model
+		// runs many tiny programs.
+		s := &scalarValue{}
+		v := &s.v
+		v.shape, v.dt = append(s.shape[:0], shape...), dt
+		if dt.IsFloat() {
+			v.f = s.f[:n]
+		} else {
+			v.i = s.i[:n]
+		}
+		return v
+	}
 	v := &value{shape: append([]int(nil), shape...), dt: dt}
 	if dt.IsFloat() {
-		v.f = make([]float64, elements(shape))
+		v.f = make([]float64, n)
 	} else {
-		v.i = make([]int64, elements(shape))
+		v.i = make([]int64, n)
 	}
 	return v
+}
+
+// scalarValue is the storage of a value of at most one element.
+type scalarValue struct {
+	v     value
+	shape [4]int
+	f     [1]float64
+	i     [1]int64
 }
 
 func (v *value) size() int { return elements(v.shape) }

@@ -165,6 +165,9 @@ func Protos() error { return tasks.Protos(logf) }
 // Darwincheck type-checks the darwin-only packages (the Metal driver) for darwin/arm64.
 func Darwincheck() error { return tasks.Darwincheck(logf) }
 
+// Gputest runs the Metal driver's conformance suite, region forms and dispatch path on this Mac's Metal device (MPSGraph itself, not the model); it fails where there is none.
+func Gputest() error { return tasks.GPUTest(logf) }
+
 // Loadtest builds the library and runs only the load and decline tests (for machines without a usable GPU).
 func Loadtest() error { return tasks.Loadtest(logf) }
 

@@ -226,6 +226,13 @@ func Darwincheck(logf Logf) error {
 	return nil
 }
 
+// GPUTest runs the Metal driver's tests on the machine's Metal device,
+// failing rather than falling back to the model where there is none.
+func GPUTest(logf Logf) error {
+	logf("== the Metal driver's tests on this machine's Metal device")
+	return run([]string{"METALPLUG_TEST_REQUIRE_GPU=1"}, "go", "test", "-count=1", "-timeout", "30m", "./backend/driver/metal/")
+}
+
 // Loadtest builds the library and runs only the load tests: the device
 // appears or the plugin says why not, and every decline path keeps
 // TensorFlow alive. It is what runs on machines whose GPU cannot run kernels.

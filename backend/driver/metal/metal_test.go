@@ -20,6 +20,8 @@ import (
 
 // open is the driver the tests run on: the Metal device on a Mac that has
 // one, the model of MPSGraph anywhere else (or with METALPLUG_TEST_MODEL=1).
+// METALPLUG_TEST_REQUIRE_GPU=1 (the Mac CI job) fails instead of falling
+// back to the model.
 func open(t testing.TB, opts Options) *Driver {
 	t.Helper()
 	if os.Getenv("METALPLUG_TEST_MODEL") != "1" {
@@ -27,7 +29,7 @@ func open(t testing.TB, opts Options) *Driver {
 		if err == nil {
 			return d
 		}
-		if !errors.Is(err, ErrNoDevice) {
+		if !errors.Is(err, ErrNoDevice) || os.Getenv("METALPLUG_TEST_REQUIRE_GPU") == "1" {
 			t.Fatal(err)
 		}
 	}

@@ -182,17 +182,17 @@ func (q *Queue) Run(fn func() error) { q.Enqueue(Task{Run: fn}) }
 // skipped on a queue that has failed, and that failure returned; a panic or
 // a fault in fn fails the queue as it would on the worker.
 func (q *Queue) Inline(fn func() error) (ran bool, err error) {
-	release, failed, ok := q.Claim()
+	failed, ok := q.claim()
 	if !ok {
 		return false, nil
 	}
 	if failed == nil {
 		failed = q.Guarded(fn)
 		dispatch.inline.Add(1)
-		release(failed)
+		q.release(failed)
 		return true, failed
 	}
-	release(nil)
+	q.release(nil)
 	return true, failed
 }
 
@@ -203,16 +203,21 @@ func (q *Queue) Inline(fn func() error) (ran bool, err error) {
 // (the task should then do nothing) and ok false when the queue is busy or
 // closed. release ends the task with its error, exactly once.
 func (q *Queue) Claim() (release func(error), failed error, ok bool) {
-	q.mu.Lock()
-	if q.closed || q.inline || q.enqueued != q.done {
-		q.mu.Unlock()
+	if failed, ok = q.claim(); !ok {
 		return nil, nil, false
+	}
+	return q.release, failed, true
+}
+
+func (q *Queue) claim() (failed error, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || q.inline || q.enqueued != q.done {
+		return nil, false
 	}
 	q.inline = true
 	q.enqueued++
-	failed = q.err
-	q.mu.Unlock()
-	return q.release, failed, true
+	return q.err, true
 }
 
 func (q *Queue) release(err error) {

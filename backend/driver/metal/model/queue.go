@@ -54,7 +54,9 @@ func (q *queue) NewCommandBuffer() (gpu.CommandBuffer, error) {
 	if q.released {
 		return nil, errors.New("MPSGraph model: commandBuffer: the queue was released")
 	}
-	return &commandBuffer{q: q}, nil
+	cb := &commandBuffer{q: q}
+	cb.work = cb.first[:0]
+	return cb, nil
 }
 
 // Release lets the queue's goroutine finish what was committed and stop.
@@ -72,6 +74,7 @@ type commandBuffer struct {
 	q         *queue
 	mu        sync.Mutex
 	work      []work
+	first     [1]work // room for the one piece of work most buffers hold
 	committed bool
 	done      func(error)
 	start     time.Time // when the queue began the buffer's work
@@ -112,8 +115,8 @@ func (cb *commandBuffer) Encode(exe gpu.Executable, inputs, outputs []gpu.Data) 
 			name, len(inputs), len(outputs), len(e.feeds), len(e.targets))
 	}
 	dev := cb.q.dev
-	ins := make([]binding, len(inputs))
-	outs := make([]binding, len(outputs))
+	bound := make([]binding, len(inputs)+len(outputs))
+	ins, outs := bound[:len(inputs)], bound[len(inputs):]
 	var err error
 	for i, d := range inputs {
 		if ins[i], err = dev.bind(slot{name + ": input", i}, d, e.feeds[i]); err != nil {

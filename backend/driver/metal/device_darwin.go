@@ -305,7 +305,10 @@ func (b *graph) send(n *gpu.Node) mpsgraph.Tensor {
 		return msg[mpsgraph.Tensor](g, "constantWithScalar:shape:dataType:", n.Value, nsInts(n.Shape), dt)
 	case gpu.OpScalar:
 		return g.ConstantWithScalarDataType(n.Value, dt)
-	case gpu.OpCast, gpu.OpReinterpretCast:
+	case gpu.OpCast:
+		// The 12.3 header declares the name nonnull, unlike the other ops'.
+		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, dataType(n.To), foundation.String_StringWithString("cast"))
+	case gpu.OpReinterpretCast:
 		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, dataType(n.To), nil)
 	case gpu.OpReshape, gpu.OpBroadcast:
 		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, nsInts(n.Shape), nil)

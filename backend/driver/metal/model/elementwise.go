@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"slices"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 )
@@ -74,36 +75,54 @@ func evalBinary(n *gpu.Node, a, b *value) (*value, error) {
 		return nil, opError(n.Op, "operands %v and %v", a, b)
 	}
 	out := newValue(n.Out.Shape, n.Out.DType)
-	ma, mb := broadcastMap(a.shape, out.shape), broadcastMap(b.shape, out.shape)
+	ma, mb := operandMap(a.shape, out.shape), operandMap(b.shape, out.shape)
+	count := out.size()
 	switch {
 	case isComparison(n.Op) && a.dt.IsFloat():
 		cmp := floatCompare[n.Op]
-		for k := range ma {
-			out.i[k] = b2i(cmp(a.f[ma[k]], b.f[mb[k]]))
+		for k := range count {
+			out.i[k] = b2i(cmp(a.f[at(ma, k)], b.f[at(mb, k)]))
 		}
 	case isComparison(n.Op):
 		cmp := intCompare(n.Op, a.dt)
-		for k := range ma {
-			out.i[k] = b2i(cmp(a.i[ma[k]], b.i[mb[k]]))
+		for k := range count {
+			out.i[k] = b2i(cmp(a.i[at(ma, k)], b.i[at(mb, k)]))
 		}
 	case a.dt.IsFloat():
 		f := floatBinary[n.Op]
 		if f == nil {
 			return nil, opError(n.Op, "%v operands are outside the contract", a.dt)
 		}
-		for k := range ma {
-			out.f[k] = arith(a.dt, f(a.f[ma[k]], b.f[mb[k]]))
+		for k := range count {
+			out.f[k] = arith(a.dt, f(a.f[at(ma, k)], b.f[at(mb, k)]))
 		}
 	default:
 		f := intBinary(n.Op, a.dt)
 		if f == nil {
 			return nil, opError(n.Op, "%v operands are outside the contract", a.dt)
 		}
-		for k := range ma {
-			out.i[k] = wrap(a.dt, f(a.i[ma[k]], b.i[mb[k]]))
+		for k := range count {
+			out.i[k] = wrap(a.dt, f(a.i[at(ma, k)], b.i[at(mb, k)]))
 		}
 	}
 	return out, nil
+}
+
+// operandMap is broadcastMap, or nil where from is to's shape and each
+// element is its own (the common case, which then costs nothing).
+func operandMap(from, to []int) []int {
+	if slices.Equal(from, to) {
+		return nil
+	}
+	return broadcastMap(from, to)
+}
+
+// at is element k's source under an operandMap.
+func at(m []int, k int) int {
+	if m == nil {
+		return k
+	}
+	return m[k]
 }
 
 var floatCompare = map[gpu.Op]func(a, b float64) bool{

@@ -57,7 +57,9 @@ func (d *device) bind(at slot, data gpu.Data, t gpu.Tensor) (binding, error) {
 		// the stricter reading.
 		return binding{}, fmt.Errorf("%s: offset %d is not a multiple of the %v element size %d", what, data.Offset, data.DType, size)
 	}
-	b := binding{buf: buf, dt: data.DType, shape: slices.Clone(data.Shape), offset: data.Offset}
+	// t's shape, which data's equals (checked above), is the executable's
+	// and never changes: the binding need not copy the caller's.
+	b := binding{buf: buf, dt: data.DType, shape: t.Shape, offset: data.Offset}
 	b.cols = data.Shape[len(data.Shape)-1]
 	b.rowStride = b.cols * size
 	if data.Offset > 0 && !data.PackedRows && len(data.Shape) >= 2 {

@@ -131,7 +131,12 @@ func (cb *commandBuffer) Encode(exe gpu.Executable, inputs, outputs []gpu.Data) 
 	return cb.record(name, func() error {
 		// Every input is read before any output is written, so outputs may
 		// alias inputs.
-		vals := make([]*value, len(ins))
+		var room [4]*value // no allocation for a program of few inputs
+		vals := room[:0]
+		if len(ins) > len(room) {
+			vals = make([]*value, 0, len(ins))
+		}
+		vals = vals[:len(ins)]
 		for i, b := range ins {
 			var err error
 			if vals[i], err = b.read(slot{"run: input", i}); err != nil {

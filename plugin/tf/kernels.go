@@ -11,6 +11,7 @@ import (
 	"runtime/cgo"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -164,6 +165,7 @@ type compiled struct {
 	// shares the buffer rather than the device copying it.
 	forward []int
 	outs    []ir.TensorType
+	outDims [][]C.int64_t // each output's dims as TF_AllocateOutput takes them
 	// rng: the last two parameters are the random state, which the frontend
 	// supplies on every call.
 	rng bool
@@ -338,10 +340,36 @@ type input struct {
 	batch bool
 }
 
+// grow is *s resized to n, reallocated only when too small.
+func grow[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	*s = (*s)[:n]
+	return *s
+}
+
+// callScratch is what one call reads its inputs into and passes the driver,
+// kept between calls (scratchPool) so that a kernel in a training loop
+// allocates none of it.
+type callScratch struct {
+	raw  []C.metalplug_input
+	ins  []input
+	ptrs []unsafe.Pointer
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(callScratch) }}
+
 //export goKernelCompute
 func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 	var inst *instance
 	var ins []input
+	sc := scratchPool.Get().(*callScratch)
+	defer func() { // after boundary, which may still describe ins
+		clear(ins)
+		sc.ins = ins[:0]
+		scratchPool.Put(sc)
+	}()
 	defer boundary("goKernelCompute", failure{ctx: ctx, detail: func() string { return instanceDetail(inst, ins) }})
 	hook("goKernelCompute")
 	defer func() {
@@ -354,11 +382,13 @@ func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 	inst = cgo.Handle(h).Value().(*instance)
 	st := C.TF_NewStatus()
 	defer C.TF_DeleteStatus(st)
-	run := compute
+	var err error
 	if inst.k.Variables.Access != lower.VarNone {
-		run = computeVariable
+		err = computeVariable(inst, ctx, st, &ins)
+	} else {
+		err = compute(inst, ctx, st, &ins, sc)
 	}
-	if err := run(inst, ctx, st, &ins); err != nil {
+	if err != nil {
 		failKernel(ctx, err)
 		return
 	}
@@ -408,7 +438,7 @@ func irToTF(d ir.DType) C.TF_DataType {
 	return C.TF_DataType(lower.ToTF(d))
 }
 
-func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]input) error {
+func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]input, sc *callScratch) error {
 	k := inst.k
 	n := int(C.TF_NumInputs(ctx))
 	plan := inst.inputPlan(n)
@@ -421,7 +451,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 	// signature has been seen before (the common case in a training loop).
 	var keyBuf [256]byte
 	key := keyBuf[:0]
-	raw := make([]C.metalplug_input, n)
+	raw := grow(&sc.raw, n)
 	if n > 0 {
 		if i := int(C.metalplug_read_inputs(ctx, C.int(n), &raw[0], st)); i >= 0 {
 			C.metalplug_delete_inputs(&raw[0], C.int(i))
@@ -429,10 +459,13 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		}
 		defer C.metalplug_delete_inputs(&raw[0], C.int(n))
 	}
-	*ins = make([]input, n)
+	*ins = grow(&sc.ins, n)
+	dims := 0
 	for i := range n {
 		(*ins)[i] = input{t: raw[i].tensor, data: raw[i].data, batch: true}
+		dims += max(int(raw[i].ndims), 0)
 	}
+	shapes := make([]int, dims) // every input's shape, in one allocation
 	for i := range n {
 		r := raw[i] // a copy: darwincheck types C structs as opaque, and a pointer to one has no fields
 		in := (*ins)[i]
@@ -443,7 +476,8 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		if r.ndims < 0 {
 			return status.Invalidf("%s: input %d has more than %d dimensions", k.Op, i, C.METALPLUG_MAX_DIMS)
 		}
-		shape := make(ir.Shape, int(r.ndims))
+		shape := ir.Shape(shapes[:r.ndims:r.ndims])
+		shapes = shapes[r.ndims:]
 		for j := range shape {
 			shape[j] = int(r.dims[j])
 		}
@@ -489,13 +523,14 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 	if err != nil {
 		return err // classified where it arose; lowering errors name the op and its inputs
 	}
-	args := make([]unsafe.Pointer, 0, n+2)
+	ptrs := grow(&sc.ptrs, n+2+len(c.outs)) // the arguments (and the random state), then the results
+	clear(ptrs)
+	args, results := ptrs[:0:n+2], ptrs[n+2:]
 	for i, in := range *ins {
 		if !plan.host[i] {
 			args = append(args, in.data)
 		}
 	}
-	results := make([]unsafe.Pointer, len(c.outs))
 	elements := 0
 	for i, t := range c.outs {
 		if j := c.forward[i]; j >= 0 {
@@ -505,7 +540,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			}
 			continue
 		}
-		data, err := allocateOutput(ctx, st, k.Op, i, t)
+		data, err := c.allocateOutput(ctx, st, k.Op, i)
 		if err != nil {
 			return err
 		}
@@ -579,6 +614,13 @@ func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw
 	}
 	p := l.Program
 	c := &compiled{prog: p, rng: l.Rng, outs: p.ResultTypes(), forward: make([]int, len(p.Results))}
+	c.outDims = make([][]C.int64_t, len(c.outs))
+	for i, t := range c.outs {
+		c.outDims[i] = make([]C.int64_t, max(len(t.Shape), 1)) // TF_AllocateOutput reads one for a scalar
+		for j, d := range t.Shape {
+			c.outDims[i][j] = C.int64_t(d)
+		}
+	}
 	compute := false
 	for i, r := range p.Results {
 		c.forward[i] = -1
@@ -643,15 +685,12 @@ func hostValues(in input) ([]int64, error) {
 	return out, nil
 }
 
-// allocateOutput has TensorFlow allocate output i of type t on the device
+// allocateOutput has TensorFlow allocate output i on the device
 // and returns its data; failing, it is out of memory, as TensorFlow's own
 // kernels report it.
-func allocateOutput(ctx *C.TF_OpKernelContext, st *C.TF_Status, op string, i int, t ir.TensorType) (unsafe.Pointer, error) {
-	dims := make([]C.int64_t, max(len(t.Shape), 1))
-	for j, d := range t.Shape {
-		dims[j] = C.int64_t(d)
-	}
-	data := C.metalplug_allocate_output(ctx, C.int(i), C.int(irToTF(t.DType)), &dims[0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
+func (c *compiled) allocateOutput(ctx *C.TF_OpKernelContext, st *C.TF_Status, op string, i int) (unsafe.Pointer, error) {
+	t := c.outs[i]
+	data := C.metalplug_allocate_output(ctx, C.int(i), C.int(irToTF(t.DType)), &c.outDims[i][0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
 	if C.TF_GetCode(st) != C.TF_OK {
 		return nil, status.Exhausted(fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", op, i, t, t.Bytes(), C.GoString(C.TF_Message(st))))
 	}

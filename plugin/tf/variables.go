@@ -131,8 +131,8 @@ func readOrUpdate(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ca
 		return runInPlace(call.s, c, args, dsts, k.Op)
 	}
 	results := make([]unsafe.Pointer, len(c.outs))
-	for i, t := range c.outs {
-		if results[i], err = allocateOutput(ctx, st, k.Op, i, t); err != nil {
+	for i := range c.outs {
+		if results[i], err = c.allocateOutput(ctx, st, k.Op, i); err != nil {
 			return err
 		}
 	}

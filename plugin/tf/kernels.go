@@ -364,14 +364,19 @@ var scratchPool = sync.Pool{New: func() any { return new(callScratch) }}
 func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 	var inst *instance
 	var ins []input
-	sc := scratchPool.Get().(*callScratch)
-	defer func() { // after boundary, which may still describe ins
-		clear(ins)
-		sc.ins = ins[:0]
-		scratchPool.Put(sc)
-	}()
 	defer boundary("goKernelCompute", failure{ctx: ctx, detail: func() string { return instanceDetail(inst, ins) }})
 	hook("goKernelCompute")
+	sc := scratchPool.Get().(*callScratch)
+	returned := false
+	defer func() {
+		// After a panic the scratch is dropped: boundary still describes
+		// ins, and another call must not be handed it meanwhile.
+		if returned {
+			clear(ins)
+			sc.ins = ins[:0]
+			scratchPool.Put(sc)
+		}
+	}()
 	defer func() {
 		for _, in := range ins {
 			if !in.batch {
@@ -390,9 +395,11 @@ func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
 	}
 	if err != nil {
 		failKernel(ctx, err)
+		returned = true
 		return
 	}
 	inst.runs.Add(1)
+	returned = true
 }
 
 func kernelName(k *lower.Kernel) string {

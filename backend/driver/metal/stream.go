@@ -166,14 +166,7 @@ func (s *stream) commit(cb gpu.CommandBuffer, f *flight, kind driver.TraceKind, 
 	s.flights = append(s.flights, f)
 	s.mu.Unlock()
 	cb.Commit(func(err error) {
-		s.trace(cb, kind, name)
-		if err != nil {
-			err = fmt.Errorf("metal: command buffer failed: %w", err)
-		}
-		if e := s.q.SafeCall(func() error { f.run.finish(err); return nil }); err == nil {
-			err = e
-		}
-		if err != nil {
+		if err = s.completed(cb, f, err, kind, name); err != nil {
 			s.q.Fail(err)
 		}
 		f.err = err
@@ -196,7 +189,13 @@ func (s *stream) commit(cb gpu.CommandBuffer, f *flight, kind driver.TraceKind, 
 // synchronous path.
 func (s *stream) commitWait(cb gpu.CommandBuffer, f *flight, kind driver.TraceKind, name string) error {
 	driver.RecordWait()
-	err := cb.CommitAndWait()
+	return s.completed(cb, f, cb.CommitAndWait(), kind, name)
+}
+
+// completed is what follows a command buffer's completion, waited for or
+// reported: its trace, and f's run finished with the buffer's error (staged
+// results copied out, scratch released). It returns the buffer's failure.
+func (s *stream) completed(cb gpu.CommandBuffer, f *flight, err error, kind driver.TraceKind, name string) error {
 	s.trace(cb, kind, name)
 	if err != nil {
 		err = fmt.Errorf("metal: command buffer failed: %w", err)

@@ -22,6 +22,7 @@ type Counters struct {
 	deviceExecutions atomic.Int64
 	hostSegments     atomic.Int64
 	waits            atomic.Int64
+	outputBytes      atomic.Int64
 
 	mu      sync.Mutex
 	reasons map[string]int64 // host segments run, by reason
@@ -49,6 +50,11 @@ func (c *Counters) DeviceExecuted(n int) { c.deviceExecutions.Add(int64(n)) }
 // Waited counts one wait of the host for the device.
 func (c *Counters) Waited() { c.waits.Add(1) }
 
+// AllocatedOutput counts the bytes of one output a frontend had allocated
+// on the device for a program's result: for TensorFlow, the tensors its
+// kernels hand each other, which a cluster keeps inside its program.
+func (c *Counters) AllocatedOutput(bytes int) { c.outputBytes.Add(int64(bytes)) }
+
 // RanOnHost counts one part of a program run on the host, and why.
 func (c *Counters) RanOnHost(reason string) {
 	c.hostSegments.Add(1)
@@ -67,6 +73,7 @@ type Figures struct {
 	DeviceExecutions int64            `json:"device_executions"`
 	HostSegments     int64            `json:"host_segments"`
 	Waits            int64            `json:"waits"`
+	OutputBytes      int64            `json:"output_bytes"`
 	HostReasons      map[string]int64 `json:"host_reasons"`
 }
 
@@ -78,6 +85,7 @@ func (f Figures) Sub(g Figures) Figures {
 		DeviceExecutions: f.DeviceExecutions - g.DeviceExecutions,
 		HostSegments:     f.HostSegments - g.HostSegments,
 		Waits:            f.Waits - g.Waits,
+		OutputBytes:      f.OutputBytes - g.OutputBytes,
 		HostReasons:      map[string]int64{},
 	}
 	for r, n := range f.HostReasons {
@@ -103,6 +111,7 @@ func (c *Counters) Snapshot() Figures {
 		DeviceExecutions: c.deviceExecutions.Load(),
 		HostSegments:     c.hostSegments.Load(),
 		Waits:            c.waits.Load(),
+		OutputBytes:      c.outputBytes.Load(),
 		HostReasons:      reasons,
 	}
 }

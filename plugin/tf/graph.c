@@ -77,27 +77,37 @@ typedef TF_FunctionLibraryDefinition* (*new_lib_fn)(const TF_Buffer*, TF_Status*
 typedef void (*delete_lib_fn)(TF_FunctionLibraryDefinition*);
 typedef void (*lookup_op_fn)(TF_FunctionLibraryDefinition*, const char*, TF_Buffer*, TF_Status*);
 
-char* metalplug_op_def(const void* graph, size_t graph_len, const char* op, size_t* n) {
-  *n = 0;
+TF_FunctionLibraryDefinition* metalplug_new_library(const void* graph, size_t graph_len) {
   new_lib_fn new_lib = (new_lib_fn)metalplug_lookup("TF_NewFunctionLibraryDefinition");
-  delete_lib_fn delete_lib = (delete_lib_fn)metalplug_lookup("TF_DeleteFunctionLibraryDefinition");
-  lookup_op_fn lookup = (lookup_op_fn)metalplug_lookup("TF_LookUpOpDef");
-  if (!new_lib || !delete_lib || !lookup) return NULL;
+  if (!new_lib || !metalplug_lookup("TF_DeleteFunctionLibraryDefinition") || !metalplug_lookup("TF_LookUpOpDef")) {
+    return NULL;
+  }
   TF_Status* st = TF_NewStatus();
   TF_Buffer in = {graph, graph_len, NULL};
   TF_FunctionLibraryDefinition* lib = new_lib(&in, st);
+  if (TF_GetCode(st) != TF_OK) lib = NULL;
+  TF_DeleteStatus(st);
+  return lib;
+}
+
+void metalplug_delete_library(TF_FunctionLibraryDefinition* lib) {
+  if (lib) ((delete_lib_fn)metalplug_lookup("TF_DeleteFunctionLibraryDefinition"))(lib);
+}
+
+char* metalplug_op_def(TF_FunctionLibraryDefinition* lib, const char* op, size_t* n) {
+  *n = 0;
+  if (!lib) return NULL;
+  lookup_op_fn lookup = (lookup_op_fn)metalplug_lookup("TF_LookUpOpDef");
+  TF_Status* st = TF_NewStatus();
   char* out = NULL;
-  if (TF_GetCode(st) == TF_OK && lib) {
-    TF_Buffer def = {NULL, 0, NULL};  // TensorFlow fills it and says how to free it
-    lookup(lib, op, &def, st);
-    if (TF_GetCode(st) == TF_OK && def.data) {
-      out = malloc(def.length ? def.length : 1);
-      memcpy(out, def.data, def.length);
-      *n = def.length;
-    }
-    if (def.data && def.data_deallocator) def.data_deallocator((void*)def.data, def.length);
-    delete_lib(lib);
+  TF_Buffer def = {NULL, 0, NULL};  // TensorFlow fills it and says how to free it
+  lookup(lib, op, &def, st);
+  if (TF_GetCode(st) == TF_OK && def.data) {
+    out = malloc(def.length ? def.length : 1);
+    memcpy(out, def.data, def.length);
+    *n = def.length;
   }
+  if (def.data && def.data_deallocator) def.data_deallocator((void*)def.data, def.length);
   TF_DeleteStatus(st);
   return out;
 }

@@ -21,7 +21,7 @@ import (
 
 // TF_InitGraph registers the plugin's Grappler optimizer for its device
 // type (graphpass: bias and activation folded into convolutions and matrix
-// multiplications) and turns TensorFlow's layout optimizer off for it.
+// multiplications, then device subgraphs grouped into clusters) and turns TensorFlow's layout optimizer off for it.
 // TensorFlow calls it once, after SE_InitPlugin; a plugin that declined
 // still registers, for a device type no node is placed on. TensorFlow
 // aborts the process on a non-OK status here (measured with 2.21: a CHECK
@@ -55,7 +55,18 @@ func goOptimize(data unsafe.Pointer, n C.size_t, item unsafe.Pointer, out *C.TF_
 	defer boundary("goOptimize", failure{st: st})
 	hook("goOptimize")
 	in := unsafe.Slice((*byte)(data), int(n))
-	result, err := optimize(in, func() ([]string, bool) { return nodesToPreserve(item) }, func(op string) *pb.OpDef { return opDef(data, n, op) })
+	lib := C.metalplug_new_library(data, n)
+	defer C.metalplug_delete_library(lib)
+	defs := map[string]*pb.OpDef{}
+	def := func(op string) *pb.OpDef {
+		d, ok := defs[op]
+		if !ok {
+			d = opDef(lib, op)
+			defs[op] = d
+		}
+		return d
+	}
+	result, err := optimize(in, func() ([]string, bool) { return nodesToPreserve(item) }, def)
 	if err != nil {
 		setStatus(st, err)
 		return
@@ -93,17 +104,53 @@ func optimize(in []byte, preserve func() ([]string, bool), def func(op string) *
 		Preserve:    keep,
 		OpDefs:      map[string]*pb.OpDef{"_FusedConv2D": def("_FusedConv2D"), "_FusedMatMul": def("_FusedMatMul")},
 	})
-	if len(fused) == 0 {
+	var clusters []graphpass.Cluster
+	if clustering() {
+		clusters = graphpass.Clusters(&g, graphpass.ClusterOptions{
+			DeviceType: DeviceType(),
+			Preserve:   keep,
+			Member:     clusterMember(def),
+			OpDef:      def,
+		})
+	}
+	if len(fused) == 0 && len(clusters) == 0 {
 		return in, nil
 	}
-	if debug() {
+	if debug() && len(fused) > 0 {
 		names := make([]string, len(fused))
 		for i, f := range fused {
 			names[i] = fmt.Sprintf("%s (%s: %s)", f.Name, f.Op, strings.Join(f.FusedOps, "+"))
 		}
 		logf("graph pass: fused %d chains: %s", len(fused), strings.Join(names, ", "))
 	}
+	if debug() && len(clusters) > 0 {
+		sizes := make([]string, len(clusters))
+		for i, c := range clusters {
+			sizes[i] = fmt.Sprintf("%s (%d nodes)", c.Name, len(c.Members))
+		}
+		logf("graph pass: %d clusters: %s", len(clusters), strings.Join(sizes, ", "))
+	}
 	return proto.Marshal(&g)
+}
+
+// clustering reports whether the pass forms clusters: unless
+// METALPLUG_CLUSTER=0, once TensorFlow knows the cluster op.
+func clustering() bool {
+	return cenv.Get("METALPLUG_CLUSTER") != "0" && clusterOpDefined.Load()
+}
+
+// clusterMember is graphpass.ClusterOptions.Member: a node whose own
+// kernel here would run it on the device (lower.ClusterMember), and that
+// TensorFlow does not call stateful, since a stateful op's every run
+// counts (a random draw advances its counter).
+func clusterMember(def func(op string) *pb.OpDef) func(n *pb.NodeDef) ([]int, bool) {
+	return func(n *pb.NodeDef) ([]int, bool) {
+		d := def(n.Op)
+		if d == nil || d.IsStateful {
+			return nil, false
+		}
+		return lower.ClusterMember(n)
+	}
 }
 
 var warnOnce sync.Once
@@ -120,12 +167,12 @@ func nodesToPreserve(item unsafe.Pointer) ([]string, bool) {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == 0 }), true
 }
 
-// opDef is op's definition in the running TensorFlow, or nil.
-func opDef(graph unsafe.Pointer, n C.size_t, op string) *pb.OpDef {
+// opDef is op's definition in lib (metalplug_new_library), or nil.
+func opDef(lib *C.TF_FunctionLibraryDefinition, op string) *pb.OpDef {
 	name := C.CString(op)
 	defer C.free(unsafe.Pointer(name))
 	var size C.size_t
-	b := C.metalplug_op_def(graph, n, name, &size)
+	b := C.metalplug_op_def(lib, name, &size)
 	if b == nil {
 		return nil
 	}

@@ -20,11 +20,16 @@ void metalplug_set_buffer(TF_Buffer* out, const void* data, size_t n);
 // up in the loaded TensorFlow libraries, not linked.
 char* metalplug_nodes_to_preserve(const TF_GrapplerItem* item, size_t* total);
 
-// The serialized OpDef of op as the graph's function library (TensorFlow's
-// registry and the graph's functions) defines it, in one malloc'd block of
-// *n bytes; NULL when this TensorFlow does not export the functions or has
-// no such op.
-char* metalplug_op_def(const void* graph, size_t graph_len, const char* op, size_t* n);
+// The graph's function library: TensorFlow's op registry and the graph's
+// functions; NULL when this TensorFlow does not export the functions (they
+// are looked up, not linked) or the graph does not parse. Freed with
+// metalplug_delete_library.
+TF_FunctionLibraryDefinition* metalplug_new_library(const void* graph, size_t graph_len);
+void metalplug_delete_library(TF_FunctionLibraryDefinition* lib);
+
+// The serialized OpDef of op as lib defines it, in one malloc'd block of *n
+// bytes; NULL when lib is NULL or has no such op.
+char* metalplug_op_def(TF_FunctionLibraryDefinition* lib, const char* op, size_t* n);
 
 // Fills a registration of our own the way TensorFlow's is filled and checks
 // it (for graph_test.go, which cannot use cgo): 1 when the device type, the

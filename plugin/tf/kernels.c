@@ -30,6 +30,12 @@ TF_KernelBuilder* metalplug_new_kernel_builder(const char* op, const char* devic
   return TF_NewKernelBuilder(op, device_type, creators[slot], kernel_compute, kernel_delete);
 }
 
+static void unknown_shapes(TF_ShapeInferenceContext* ctx, TF_Status* status) {
+  TF_ShapeInferenceContextSetUnknownShape(ctx, status);
+}
+
+void metalplug_unknown_shapes(TF_OpDefinitionBuilder* b) { TF_OpDefinitionBuilderSetShapeInferenceFunction(b, unknown_shapes); }
+
 void* metalplug_lookup(const char* name) {
 #ifdef __APPLE__
   static const char* libs[] = {"libtensorflow_framework.2.dylib", "libtensorflow_cc.2.dylib", NULL};

@@ -18,6 +18,7 @@ import (
 	"github.com/metalplug/metalplug/backend/cache"
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/stats"
 	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/plugin/tf/lower"
 )
@@ -41,6 +42,11 @@ func TF_InitKernel() {
 	if state.drv == nil {
 		return // declined: register nothing, so nothing can be placed here
 	}
+	if err := registerClusterOp(); err != nil {
+		logf("%v: the graph pass forms no clusters", err)
+	} else {
+		clusterOpDefined.Store(true)
+	}
 	n, err := registerKernels(DeviceType())
 	if err != nil {
 		logf("kernel registration: %v", err)
@@ -59,6 +65,9 @@ func registerKernels(deviceType string) (int, error) {
 	for _, k := range lower.Kernels() {
 		if k.Variables.Access != lower.VarNone && !variableAPI() {
 			continue // TensorFlow's own variable kernels run (variables.go)
+		}
+		if k.Op == lower.ClusterOp && !clusterOpDefined.Load() {
+			continue
 		}
 		slot, err := newSlot(k)
 		if err != nil {
@@ -97,6 +106,41 @@ func registerKernels(deviceType string) (int, error) {
 	return count, nil
 }
 
+// clusterOpDefined is set once TensorFlow knows lower.ClusterOp: only then
+// may the graph pass write cluster nodes.
+var clusterOpDefined atomic.Bool
+
+// registerClusterOp defines lower.ClusterOp in TensorFlow's op registry, so
+// that graphs holding cluster nodes are valid.
+func registerClusterOp() error {
+	name := C.CString(lower.ClusterOp)
+	defer C.free(unsafe.Pointer(name))
+	b := C.TF_NewOpDefinitionBuilder(name)
+	sig := lower.ClusterSignature
+	for _, list := range []struct {
+		specs []string
+		add   func(*C.TF_OpDefinitionBuilder, *C.char)
+	}{
+		{sig.Attrs, func(b *C.TF_OpDefinitionBuilder, s *C.char) { C.TF_OpDefinitionBuilderAddAttr(b, s) }},
+		{sig.Inputs, func(b *C.TF_OpDefinitionBuilder, s *C.char) { C.TF_OpDefinitionBuilderAddInput(b, s) }},
+		{sig.Outputs, func(b *C.TF_OpDefinitionBuilder, s *C.char) { C.TF_OpDefinitionBuilderAddOutput(b, s) }},
+	} {
+		for _, spec := range list.specs {
+			s := C.CString(spec)
+			list.add(b, s)
+			C.free(unsafe.Pointer(s))
+		}
+	}
+	C.metalplug_unknown_shapes(b)
+	st := C.TF_NewStatus()
+	defer C.TF_DeleteStatus(st)
+	C.TF_RegisterOpDefinition(b, st) // frees b
+	if C.TF_GetCode(st) != C.TF_OK {
+		return fmt.Errorf("defining %s: %s", lower.ClusterOp, C.GoString(C.TF_Message(st)))
+	}
+	return nil
+}
+
 // instance is one constructed kernel: an op node's attributes and the
 // programs compiled for the input types it has seen.
 // traceName is the name a kernel's run has in a trace: "node name:op
@@ -113,6 +157,9 @@ func traceName(ctx *C.TF_OpKernelContext, op string) string {
 type instance struct {
 	k     *lower.Kernel
 	attrs *lower.Attrs
+	// traceOp is the op a trace names: the op, or a cluster's member ops
+	// (lower.ClusterSummary).
+	traceOp string
 	runs  *atomic.Int64 // this op's execution counter (metalplug_op_counts)
 	rng   rngState
 
@@ -145,7 +192,7 @@ func (inst *instance) inputPlan(n int) *inputPlan {
 	}
 	p := &inputPlan{n: n, host: make([]bool, n), read: inst.k.ReadPositions(n)}
 	for i := range n {
-		p.host[i] = inst.k.IsHostInput(i, n)
+		p.host[i] = inst.k.IsHostInput(inst.attrs, i, n)
 		p.anyHost = p.anyHost || p.host[i]
 	}
 	inst.plan.Store(p)
@@ -182,7 +229,11 @@ func goKernelCreate(ctx *C.TF_OpKernelConstruction, n C.int) (h C.uintptr_t) {
 		failConstruction(ctx, status.Invalidf("%s: %v", k.Op, err))
 		return 0
 	}
-	return C.uintptr_t(cgo.NewHandle(&instance{k: k, attrs: attrs, runs: opCounter(k.Op), cache: cache.NewBytes[*compiled](programCacheSize)}))
+	inst := &instance{k: k, attrs: attrs, traceOp: k.Op, runs: opCounter(k.Op), cache: cache.NewBytes[*compiled](programCacheSize)}
+	if k.Op == lower.ClusterOp {
+		inst.traceOp = k.Op + "(" + lower.ClusterSummary(attrs, debug()) + ")"
+	}
+	return C.uintptr_t(cgo.NewHandle(inst))
 }
 
 //export goKernelDelete
@@ -569,7 +620,7 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 		}
 		args = append(args, rs, unsafe.Add(rs, 8))
 	}
-	name := traceName(ctx, k.Op)
+	name := traceName(ctx, inst.traceOp)
 	if state.synchronous {
 		// One step: on an idle stream the program runs from this thread,
 		// with one wait for the device.
@@ -632,7 +683,7 @@ func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw
 	for i, r := range p.Results {
 		c.forward[i] = -1
 		if in := p.Instrs[r]; in.Op == ir.OpParameter && !(l.Rng && in.Param >= len(p.Params)-2) {
-			c.forward[i] = deviceInputIndex(inst.k, len(ins), in.Param)
+			c.forward[i] = deviceInputIndex(inst.inputPlan(len(ins)).host, in.Param)
 		} else {
 			compute = true
 		}
@@ -655,10 +706,11 @@ func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw
 	return c, nil
 }
 
-// deviceInputIndex maps the p-th program parameter back to its op input.
-func deviceInputIndex(k *lower.Kernel, n, p int) int {
-	for i := range n {
-		if k.IsHostInput(i, n) {
+// deviceInputIndex maps the p-th program parameter back to its op input,
+// given which inputs are host inputs.
+func deviceInputIndex(host []bool, p int) int {
+	for i, h := range host {
+		if h {
 			continue
 		}
 		if p == 0 {
@@ -701,6 +753,7 @@ func (c *compiled) allocateOutput(ctx *C.TF_OpKernelContext, st *C.TF_Status, op
 	if C.TF_GetCode(st) != C.TF_OK {
 		return nil, status.Exhausted(fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", op, i, t, t.Bytes(), C.GoString(C.TF_Message(st))))
 	}
+	stats.TensorFlow.AllocatedOutput(t.Bytes())
 	return data, nil
 }
 

@@ -11,6 +11,12 @@
 // every C file that includes it would define it again. Weak definitions merge.
 #pragma weak TF_InputRange_Args_STRUCT_SIZE
 #include "tensorflow/c/kernels.h"
+// ops.h names its structs without typedefs, as only C++ allows.
+typedef struct TF_DimensionHandle TF_DimensionHandle;
+typedef struct TF_OpDefinitionBuilder TF_OpDefinitionBuilder;
+typedef struct TF_ShapeHandle TF_ShapeHandle;
+typedef struct TF_ShapeInferenceContext TF_ShapeInferenceContext;
+#include "tensorflow/c/ops.h"
 #include "tensorflow/c/tf_status.h"
 #include "tensorflow/c/tf_tensor.h"
 
@@ -27,6 +33,10 @@ void metalplug_fill_platform(SE_PlatformRegistrationParams* params);
 // Registers the kernel of registration slot `slot` (see kernels.go) for op on
 // device_type. Returns a builder the caller configures and registers.
 TF_KernelBuilder* metalplug_new_kernel_builder(const char* op, const char* device_type, int slot);
+
+// Gives an op being defined the shape function that says nothing of its
+// outputs' shapes (a cluster's are known only when it runs).
+void metalplug_unknown_shapes(TF_OpDefinitionBuilder* b);
 
 // Calls a TensorFlow status callback; Go cannot call C function pointers.
 void metalplug_call_status_callback(SE_StatusCallbackFn fn, void* arg, TF_Status* status);

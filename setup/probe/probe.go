@@ -280,6 +280,7 @@ func (r *Report) readSymbols() error {
 	}
 	add(capi.LinkedKernels, "kernels.h", true)
 	add(capi.LinkedStatusTensor, "tf_status.h/tf_tensor.h", true)
+	add(capi.LinkedOps, "ops.h", true)
 	add(capi.KernelsExperimental, "kernels_experimental.h", false)
 	add(capi.RuntimeLookups, "c_api.h", false)
 	return nil

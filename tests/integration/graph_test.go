@@ -77,3 +77,28 @@ func TestKerasTrainsTheSameWithTheGraphPass(t *testing.T) {
 		}
 	}
 }
+
+// TestClusters runs py/cluster.py: tf.functions (a gradient, a reshape by a
+// shape computed on the host, split outputs, a fetched intermediate, a
+// while loop, a cond) and a Keras fit, each with clustering on and
+// METALPLUG_CLUSTER=0 in one process: both match the CPU and each other,
+// clusters ran only with it on, and fewer kernels ran per call with it on.
+func TestClusters(t *testing.T) {
+	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
+	var r struct {
+		Cases    map[string]json.RawMessage `json:"cases"`
+		Problems []string                   `json:"problems"`
+	}
+	if stderr, err := script(t, v[0], "cluster.py", []string{ask, "METALPLUG_TEST_LIB=" + v[1]}, &r); err != nil {
+		t.Fatalf("cluster.py: %v\n%s", err, stderr)
+	}
+	if len(r.Cases)+len(r.Problems) < 7 {
+		t.Fatalf("cluster.py: %d cases, problems %v; want 7 cases", len(r.Cases), r.Problems)
+	}
+	for name, c := range r.Cases {
+		t.Logf("%s: %s", name, c)
+	}
+	for _, p := range r.Problems {
+		t.Error(p)
+	}
+}

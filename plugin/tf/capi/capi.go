@@ -50,6 +50,19 @@ var LinkedStatusTensor = []string{
 	"TF_TensorType",
 }
 
+// LinkedOps are the ops.h functions the plugin calls directly, to define
+// the cluster op (lower.ClusterOp); every release from 2.18 to 2.21 exports
+// them from the framework library.
+var LinkedOps = []string{
+	"TF_NewOpDefinitionBuilder",
+	"TF_OpDefinitionBuilderAddAttr",
+	"TF_OpDefinitionBuilderAddInput",
+	"TF_OpDefinitionBuilderAddOutput",
+	"TF_OpDefinitionBuilderSetShapeInferenceFunction",
+	"TF_RegisterOpDefinition",
+	"TF_ShapeInferenceContextSetUnknownShape",
+}
+
 // KernelsExperimental are the 14 functions of tensorflow/c/kernels_experimental.h.
 // Later releases declare them without exporting them (measured on the Linux
 // wheels: 2.18.1 exports all 14; 2.19.1, 2.20.0 and 2.21.0 none), so the
@@ -80,7 +93,7 @@ var RuntimeLookups = []string{"TF_Version", "TF_GetNodesToPreserveListSize", "TF
 
 // Linked is every function the plugin links directly, sorted.
 func Linked() []string {
-	all := append(append([]string(nil), LinkedKernels...), LinkedStatusTensor...)
+	all := append(append(append([]string(nil), LinkedKernels...), LinkedStatusTensor...), LinkedOps...)
 	sort.Strings(all)
 	return all
 }

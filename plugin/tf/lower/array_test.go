@@ -103,7 +103,7 @@ func runRaw(t *testing.T, op string, a attrs, in []eval.Tensor, host map[int][]i
 	var args []eval.Tensor
 	for i, x := range in {
 		types[i] = x.Type
-		if !k.IsHostInput(i, len(in)) {
+		if !k.IsHostInput(nil, i, len(in)) {
 			args = append(args, x)
 		}
 	}

@@ -133,7 +133,7 @@ func TestHostInputsMatchOpInputs(t *testing.T) {
 			if p < 0 {
 				p += n
 			}
-			if !k.IsHostInput(p, n) || k.Inputs[p] != k.HostInputs[j] {
+			if !k.IsHostInput(nil, p, n) || k.Inputs[p] != k.HostInputs[j] {
 				t.Errorf("%s: host input %s at %d is not input %d of %v", k.Op, k.HostInputs[j], i, p, k.Inputs)
 			}
 		}

@@ -54,7 +54,7 @@ func tryRun(t *testing.T, op string, a attrs, ins ...eval.Tensor) ([]eval.Tensor
 	var args []eval.Tensor
 	for i, in := range ins {
 		types[i] = in.Type
-		if k.IsHostInput(i, len(ins)) {
+		if k.IsHostInput(nil, i, len(ins)) {
 			host[i] = slices.Clone(in.I)
 			continue
 		}

@@ -37,10 +37,12 @@ type Kernel struct {
 	// with a variable number of inputs such as ConcatV2.
 	HostInputIndex []int
 	// HostInputsOf, for an op whose host input is a list of any length
-	// (SparseConcat's shapes), gives the positions of all its elements in a
-	// call of n inputs; HostInputs names the list and HostInputIndex holds
-	// the position of its last element.
-	HostInputsOf func(n int) []int
+	// (SparseConcat's shapes, a cluster's host_args), gives the positions of
+	// all its host inputs in a call of n inputs of a node with attributes a,
+	// overriding HostInputIndex; HostInputs names the list and
+	// HostInputIndex holds the position of its last element in a call with
+	// one input per list.
+	HostInputsOf func(a *Attrs, n int) []int
 	// ReadInputs are device inputs whose contents decide the output shape
 	// (Where): the frontend waits for the stream, then hands their bytes to
 	// Lower in Call.Raw. They remain program parameters too.
@@ -95,7 +97,7 @@ func (k *Kernel) checkInputs() error {
 		}
 	}
 	for _, r := range k.ReadInputs {
-		if r < 0 || r >= len(k.Inputs) || k.IsHostInput(r, len(k.Inputs)) {
+		if r < 0 || r >= len(k.Inputs) || k.IsHostInput(nil, r, len(k.Inputs)) {
 			return fmt.Errorf("%s: read input %d is not a device input of %v", k.Op, r, k.Inputs)
 		}
 	}
@@ -138,14 +140,18 @@ func (k *Kernel) Combinations() []map[string]ir.DType {
 	return combos
 }
 
-// IsHostInput reports whether input i of n is one the lowering reads on the host.
-func (k *Kernel) IsHostInput(i, n int) bool {
+// IsHostInput reports whether input i of n, of a node with attributes a
+// (nil: none read), is one the lowering reads on the host.
+func (k *Kernel) IsHostInput(a *Attrs, i, n int) bool {
+	if k.HostInputsOf != nil { // the whole list, whose length may be 0
+		return slices.Contains(k.HostInputsOf(a, n), i)
+	}
 	for _, h := range k.HostInputIndex {
 		if h == i || h < 0 && n+h == i {
 			return true
 		}
 	}
-	return k.HostInputsOf != nil && slices.Contains(k.HostInputsOf(n), i)
+	return false
 }
 
 // IsReadInput reports whether the lowering needs input i's contents.
@@ -183,8 +189,9 @@ type Call struct {
 	// Out is set by Lower: one value per op output.
 	Out []ir.Value
 
-	types []ir.TensorType // every input's type, host inputs included
-	rng   bool
+	types  []ir.TensorType // every input's type, host inputs included
+	rng    bool
+	member bool // lowered inside a cluster, which has no random state to give
 }
 
 // RngState adds the two parameters a random op draws with, after the op's
@@ -195,6 +202,9 @@ type Call struct {
 func (c *Call) RngState() (key, counter ir.Value) {
 	if c.rng {
 		panic("lower: " + c.Op + " asked for the random state twice")
+	}
+	if c.member {
+		panic("lower: " + c.Op + " draws random numbers, which no cluster member may: the graph pass leaves stateful ops out")
 	}
 	c.rng = true
 	key = c.B.Parameter(ir.TensorType{DType: ir.I64, Shape: ir.Shape{1}})
@@ -250,7 +260,7 @@ func (k *Kernel) Build(attrs *Attrs, in []ir.TensorType, host map[int][]int64, r
 		}
 	}()
 	for i, t := range in {
-		if k.IsHostInput(i, len(in)) {
+		if k.IsHostInput(attrs, i, len(in)) {
 			c.In[i] = -1
 			continue
 		}

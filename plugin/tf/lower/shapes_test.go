@@ -379,7 +379,7 @@ func TestShapesOfLoweredOps(t *testing.T) {
 		// Parameters are the device inputs (then the random state).
 		dev := 0
 		for i := range c.in {
-			if !k.IsHostInput(i, len(c.in)) {
+			if !k.IsHostInput(nil, i, len(c.in)) {
 				dev++
 			}
 		}
@@ -391,7 +391,8 @@ func TestShapesOfLoweredOps(t *testing.T) {
 		}
 	}
 	for _, k := range Kernels() {
-		if !covered[k.Op] && k.Variables.Access == VarNone { // the variable ops' are in variables_test.go
+		// The variable ops' are in variables_test.go, the cluster's in cluster_test.go.
+		if !covered[k.Op] && k.Variables.Access == VarNone && k.Op != ClusterOp {
 			t.Errorf("%s has no shape test", k.Op)
 		}
 	}
@@ -413,7 +414,7 @@ func TestEveryDTypeCombinationBuilds(t *testing.T) {
 			in := make([]ir.TensorType, len(c.in))
 			for i, t0 := range c.in {
 				in[i] = t0
-				if t0.DType == ref && !k.IsHostInput(i, len(c.in)) {
+				if t0.DType == ref && !k.IsHostInput(nil, i, len(c.in)) {
 					in[i].DType = d
 				}
 			}

@@ -51,7 +51,7 @@ func init() {
 		Lower: lowerSparseReorder, File: fileSparseTensor})
 	// shapes is a list of N host inputs, the last N of the 3N.
 	register(Kernel{Op: "SparseConcat", Constraints: T(sparseTypes), Inputs: []string{"indices", "values", "shapes"},
-		HostInputs: []string{"shapes"}, HostInputIndex: []int{-1}, HostInputsOf: func(n int) []int { return rangeInts(n-n/3, n) },
+		HostInputs: []string{"shapes"}, HostInputIndex: []int{-1}, HostInputsOf: func(_ *Attrs, n int) []int { return rangeInts(n-n/3, n) },
 		Attrs: []AttrSpec{{Name: "concat_dim", Kind: AttrInt}}, Lower: lowerSparseConcat, File: fileSparseTensor})
 	register(Kernel{Op: "SparseSplit", Constraints: T(sparseTypes), Inputs: []string{"split_dim", "indices", "values", "shape"},
 		HostInputs: []string{"split_dim", "shape"}, HostInputIndex: []int{0, 3}, ReadInputs: []int{1},

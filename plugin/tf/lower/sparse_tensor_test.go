@@ -44,7 +44,7 @@ func runSparse(t *testing.T, op string, a attrs, ins ...eval.Tensor) ([]eval.Ten
 	var args []eval.Tensor
 	for i, in := range ins {
 		types[i] = in.Type
-		if k.IsHostInput(i, len(ins)) {
+		if k.IsHostInput(nil, i, len(ins)) {
 			host[i] = slices.Clone(in.I)
 			continue
 		}

@@ -160,8 +160,8 @@ type instance struct {
 	// traceOp is the op a trace names: the op, or a cluster's member ops
 	// (lower.ClusterSummary).
 	traceOp string
-	runs  *atomic.Int64 // this op's execution counter (metalplug_op_counts)
-	rng   rngState
+	runs    *atomic.Int64 // this op's execution counter (metalplug_op_counts)
+	rng     rngState
 
 	cache cache.Bytes[*compiled] // input signature (see compute) -> program, bounded
 	// last is the program of the signature seen last and plan the input

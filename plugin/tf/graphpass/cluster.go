@@ -1,6 +1,7 @@
 package graphpass
 
 import (
+	"container/heap"
 	"iter"
 	"slices"
 	"strconv"
@@ -340,10 +341,13 @@ func isOp(n *pb.NodeDef, ops ...string) bool { return slices.Contains(ops, n.Op)
 // the fixed point.
 //
 // Deadness: the key of a node is a set of tokens, each something that may
-// be dead: "s:p" for output p of Switch s not taken, the name of a Merge
-// or an Exit for its output (a Merge is live when any input is, an Exit is
-// decided when its loop ends: neither is the union of its inputs). A node
-// reading output p of Switch s has key(s) and "s:p"; a control edge from a
+// be dead: "pred@p" for output p of a Switch on predicate pred not taken
+// (switchToken: one token for all the Switches of a loop or a cond), the
+// name of a cond's Merge for its output (a Merge is live when any input
+// is, not the union of its inputs); a loop's Merge has its Enter's key
+// (loopMerge), an Exit its input's but the tokens of its loop (outside).
+// Tokens carry the frame they were made in (frameToken). A node reading output p of Switch s has key(s) and s's token
+// for p; a control edge from a
 // Switch carries key(s) alone, since the executor signals it whenever the
 // Switch runs live; any other node has the union of its inputs' keys, as a
 // node is dead exactly when one of its inputs (data or control) is. By
@@ -389,7 +393,7 @@ func controlFlow(x *graph, order []int) (frame, dead []int) {
 			}
 			key = union(key, keys[dead[p]])
 			if port >= 0 && isOp(x.nodes[p], "Switch", "RefSwitch", "_SwitchN") {
-				key = union(key, []string{x.nodes[p].Name + ":" + strconv.Itoa(port)})
+				key = union(key, []string{frameToken(frame[p], switchToken(x.nodes[p], port))})
 			}
 		}
 		switch {
@@ -404,15 +408,65 @@ func controlFlow(x *graph, order []int) (frame, dead []int) {
 			}
 			f = id
 		case isOp(n, "Exit", "RefExit"):
+			key = outside(key, f)
 			f = parent[f] // -1 out of the root frame
+		case isOp(n, "Merge", "RefMerge") && !x.loopMerge(v):
+			key = []string{frameToken(f, n.Name)}
 		}
 		frame[v] = f
-		if isOp(n, "Merge", "RefMerge", "Exit", "RefExit") {
-			key = []string{n.Name}
-		}
 		dead[v] = intern(key)
 	}
 	return frame, dead
+}
+
+// frameToken is token as made in frame f: outside drops it at f's Exits.
+func frameToken(f int, token string) string { return strconv.Itoa(f) + "|" + token }
+
+// outside is key without the tokens made in frame f. An Exit's output is
+// live exactly when its loop ran live to its end, whatever the iterations'
+// Switches and conds did: that is, when its loop variable's Enter was, and
+// the loop's condition variables' Enters were, whose keys are what is left.
+func outside(key []string, f int) []string {
+	prefix := strconv.Itoa(f) + "|"
+	var out []string
+	for _, t := range key {
+		if !strings.HasPrefix(t, prefix) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// switchToken names the condition under which output port of Switch s is
+// not taken: its predicate (or _SwitchN's branch index) and the port, so
+// that the Switches of one loop or one cond, which share their predicate,
+// give one token: their outputs on one port are taken together. The
+// Switch's own deadness is in its key, which the reader's key includes.
+func switchToken(s *pb.NodeDef, port int) string {
+	pred := s.Name
+	if data := dataInputs(s); len(data) == 2 {
+		name, port, _ := parseInput(data[1])
+		pred = canonical(name, port)
+	}
+	return pred + "@" + strconv.Itoa(port)
+}
+
+// loopMerge reports whether node v is a while loop's Merge (it reads a
+// NextIteration). Its output is live in an iteration exactly when its
+// Enter's was: the executor starts no iteration with a dead NextIteration
+// value. So its key is its Enter's (inputs leaves the NextIteration out),
+// one key for every loop variable of a loop, whose body then clusters
+// across variables.
+func (x *graph) loopMerge(v int) bool {
+	if !isOp(x.nodes[v], "Merge", "RefMerge") {
+		return false
+	}
+	for _, in := range x.data[v] {
+		if in.node >= 0 && isOp(x.nodes[in.node], "NextIteration", "RefNextIteration") {
+			return true
+		}
+	}
+	return false
 }
 
 // union is the sorted set of a's and b's strings, each sorted; it may
@@ -497,34 +551,48 @@ func grow(x *graph, order []int, cand []bool, host [][]int, alike func(u, v int)
 
 // contraction is the graph with clusters contracted to single nodes: a
 // union-find over the nodes, the root of a set standing for its cluster.
+//
+// Clusters grow at their consumer v's turn, in topological order, so the
+// nodes after v are all still alone, and from such a node only nodes after
+// it are reachable: a search for a path into v's cluster leaves them out.
+// A root's successors after v wait in a heap until the sweep reaches them,
+// so that a cluster whose members also feed nodes far ahead (a training
+// step's forward pass, each activation kept for the gradients) is not
+// scanned for them over and over: on a chain, each search looks at the
+// next node only.
 type contraction struct {
 	parent, size []int
-	// succ are the nodes a root's members feed (inputs' edges), some of
-	// them by now members too.
-	succ [][]int
+	// succ are the nodes a root's members feed (inputs' edges) that the
+	// sweep has reached, some of them members by now; later are the
+	// others, by position in the topological order.
+	succ  [][]int
+	later []positions
 	// hostPeers are the nodes a root's members share a host edge with,
 	// either way round.
-	hostPeers [][]int
-	topo      []int // each node's position in the topological order
-	seen      []int // marks of the search, by epoch
-	epoch     int
-	stack     []int
+	hostPeers   [][]int
+	order, topo []int // the topological order, and each node's position in it
+	seen        []int // marks of the search, by epoch
+	epoch       int
+	stack       []int
 }
 
 func newContraction(x *graph, order []int) *contraction {
 	n := len(x.nodes)
 	c := &contraction{
-		parent: make([]int, n), size: make([]int, n), succ: make([][]int, n), hostPeers: make([][]int, n),
-		topo: make([]int, n), seen: make([]int, n),
+		parent: make([]int, n), size: make([]int, n), succ: make([][]int, n), later: make([]positions, n),
+		hostPeers: make([][]int, n), order: order, topo: make([]int, n), seen: make([]int, n),
+	}
+	for i, v := range order {
+		c.topo[v] = i
 	}
 	for i := range n {
 		c.parent[i], c.size[i] = i, 1
 		for p := range x.inputs(i) {
-			c.succ[p] = append(c.succ[p], i)
+			c.later[p] = append(c.later[p], c.topo[i])
 		}
 	}
-	for i, v := range order {
-		c.topo[v] = i
+	for i := range c.later {
+		heap.Init(&c.later[i])
 	}
 	return c
 }
@@ -538,7 +606,8 @@ func (c *contraction) find(n int) int {
 }
 
 // join merges the clusters of u and v, across the edge u -> v, unless a
-// host edge joins them or the result would be on a cycle.
+// host edge joins them or the result would be on a cycle. Calls come in
+// topological order of v.
 func (c *contraction) join(u, v int) {
 	a, b := c.find(u), c.find(v)
 	if a == b || c.hostLinked(a, b) || c.reachesAround(a, b, c.topo[v]) {
@@ -550,8 +619,14 @@ func (c *contraction) join(u, v int) {
 	c.parent[b] = a
 	c.size[a] += c.size[b]
 	c.succ[a] = append(c.succ[a], c.succ[b]...)
+	if c.later[a].Len() < c.later[b].Len() {
+		c.later[a], c.later[b] = c.later[b], c.later[a]
+	}
+	for _, p := range c.later[b] {
+		heap.Push(&c.later[a], p)
+	}
 	c.hostPeers[a] = append(c.hostPeers[a], c.hostPeers[b]...)
-	c.succ[b], c.hostPeers[b] = nil, nil
+	c.succ[b], c.later[b], c.hostPeers[b] = nil, nil, nil
 }
 
 func (c *contraction) hostLinked(a, b int) bool {
@@ -567,13 +642,9 @@ func (c *contraction) hostLinked(a, b int) bool {
 }
 
 // reachesAround reports whether cluster a reaches cluster b other than by
-// an edge from a to b: then contracting the edge a -> b closes a cycle.
-// (There is no path from b to a: the contracted graph is acyclic.)
-//
-// Clusters grow at their consumer v's turn in topological order, so all
-// nodes after v (at limit) are still alone, and from such a node only
-// nodes after it are reachable: the search leaves them out. On a chain it
-// then looks at nothing but the next node.
+// an edge from a to b, through nodes up to position limit (v's): then
+// contracting the edge a -> b closes a cycle. (There is no path from b to
+// a: the contracted graph is acyclic.)
 func (c *contraction) reachesAround(a, b, limit int) bool {
 	c.epoch++
 	c.seen[a] = c.epoch
@@ -581,10 +652,7 @@ func (c *contraction) reachesAround(a, b, limit int) bool {
 	for len(c.stack) > 0 {
 		r := c.stack[len(c.stack)-1]
 		c.stack = c.stack[:len(c.stack)-1]
-		for _, t := range c.successors(r) {
-			if c.topo[t] > limit {
-				continue
-			}
+		for _, t := range c.successors(r, limit) {
 			s := c.find(t)
 			if s == b {
 				if r != a {
@@ -601,10 +669,12 @@ func (c *contraction) reachesAround(a, b, limit int) bool {
 	return false
 }
 
-// successors are the nodes root r's members feed outside r. Edges merging
-// made internal are dropped for good, so a long cluster is not searched
-// again and again.
-func (c *contraction) successors(r int) []int {
+// successors are the nodes up to position limit that root r's members
+// feed, outside r. Edges merging made internal are dropped for good.
+func (c *contraction) successors(r, limit int) []int {
+	for h := &c.later[r]; h.Len() > 0 && (*h)[0] <= limit; {
+		c.succ[r] = append(c.succ[r], c.order[heap.Pop(h).(int)])
+	}
 	out := c.succ[r][:0]
 	for _, t := range c.succ[r] {
 		if c.find(t) != r {
@@ -613,6 +683,19 @@ func (c *contraction) successors(r int) []int {
 	}
 	c.succ[r] = out
 	return out
+}
+
+// positions is a min-heap of positions in the topological order.
+type positions []int
+
+func (h positions) Len() int           { return len(h) }
+func (h positions) Less(i, j int) bool { return h[i] < h[j] }
+func (h positions) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *positions) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *positions) Pop() any {
+	x := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return x
 }
 
 // plan is one cluster, before the graph is rewritten.
@@ -654,7 +737,10 @@ func planCluster(x *graph, members []int, in func(int) bool, host [][]int, types
 		}
 		for _, s := range x.nodes[m].Input {
 			name, _, control := parseInput(s)
-			if i, ok := x.index[name]; !control || ok && in(i) {
+			if !control {
+				continue
+			}
+			if i, ok := x.index[name]; ok && in(i) {
 				continue
 			}
 			if !controlSeen[name] {

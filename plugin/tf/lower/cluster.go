@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/plugin/tf/graphpass"
 	pb "github.com/metalplug/metalplug/plugin/tfproto"
 )
 
@@ -19,7 +20,8 @@ import (
 // written twice and a training step runs a handful of programs (one
 // MPSGraph dispatch each on a Mac) rather than one per op.
 //
-// The node's attributes, as graphpass.Clusters writes them:
+// The node's attributes, as graphpass.Clusters writes them (its file
+// comment says how it chooses members):
 //
 //	members      a serialized GraphDef: the member nodes in topological
 //	             order, their control inputs removed
@@ -31,8 +33,9 @@ import (
 //	Tin, Thost, Tout  the dtypes of those three lists, which TensorFlow
 //	             checks; the program takes its types from the call
 
-// ClusterOp is the op type of a cluster node.
-const ClusterOp = "_MetalplugCluster"
+// ClusterOp is the op type of a cluster node, "_MetalplugCluster", as the
+// graph pass writes it.
+const ClusterOp = graphpass.ClusterOp
 
 // ClusterSignature is ClusterOp's definition, as TensorFlow's op builder
 // (tensorflow/c/ops.h) spells attributes, inputs and outputs.

@@ -181,7 +181,7 @@ func Test(logf Logf) error {
 // pass fuses, and the profiler's timeline has the command buffers' times.
 var ModelIntegrationTests = []string{
 	"TestDeviceAppearsAndRunsMatMul", "TestOpsMatchCPU", "TestKerasTrainingMatchesCPU",
-	"TestTwoThreadsTrain", "TestWrongInputIsATensorFlowError", "TestGraphPass", "TestProfilerTimeline",
+	"TestTwoThreadsTrain", "TestWrongInputIsATensorFlowError", "TestGraphPass", "TestProfilerTimeline", "TestClusters",
 }
 
 // otherMinor is a version one minor below v, for the mismatch build.

@@ -9,7 +9,8 @@ import (
 // tf.profiler.experimental.start/stop (py/profiler.py) and reads the XSpace
 // TensorFlow wrote with TensorFlow's own protobuf classes: the device has a
 // plane; its events are the kernels by TensorFlow's "node name:op type"
-// and the copies by direction, none unnamed, in order and not overlapping
+// (a cluster's op type followed by its member ops, "_MetalplugCluster(
+// MatMul*2+...)") and the copies by direction, none unnamed, in order and not overlapping
 // within each stream's line.
 func TestProfilerTimeline(t *testing.T) {
 	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
@@ -40,6 +41,10 @@ func TestProfilerTimeline(t *testing.T) {
 			switch {
 			case strings.HasPrefix(e.Name, "Memcpy"):
 				seen[e.Name] = true
+			case strings.Contains(e.Name, ":_MetalplugCluster("):
+				// A cluster is one event, named by its member ops.
+				seen["_MetalplugCluster"] = true
+				seen["cluster with MatMul"] = seen["cluster with MatMul"] || strings.Contains(e.Name, "MatMul")
 			case strings.Contains(e.Name, ":"):
 				seen[e.Name[strings.LastIndexByte(e.Name, ':')+1:]] = true
 			default:
@@ -51,7 +56,7 @@ func TestProfilerTimeline(t *testing.T) {
 			end = e.StartPs + e.Duration
 		}
 	}
-	for _, want := range []string{"MatMul", "AddV2", "MemcpyHostToDevice", "MemcpyDeviceToHost"} {
+	for _, want := range []string{"MatMul", "AddV2", "_MetalplugCluster", "cluster with MatMul", "MemcpyHostToDevice", "MemcpyDeviceToHost"} {
 		if !seen[want] {
 			t.Errorf("no %s event on the device's plane", want)
 		}

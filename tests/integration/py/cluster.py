@@ -7,8 +7,9 @@ here before tracing decides for that function), and once on the CPU.
 Per case: the result with clustering on and off is the CPU's (to 1e-4 of
 the largest value), on and off agree to float32 rounding, clusters ran with
 it on and none with it off, and fewer device kernels ran per call with it
-on. A small Keras model also trains three epochs both ways: same losses and
-weights. Each departure is one line of "problems" (tests/integration/
+on. A small Keras model also trains three epochs both ways, and an LSTM, a
+GRU with masking, attention and mixed_float16 two SGD steps, MobileNetV2
+one: same losses and weights to float32 rounding. Each departure is one line of "problems" (tests/integration/
 graph_test.go)."""
 import os
 
@@ -165,5 +166,75 @@ try:
         problems.append(f"keras: losses {loss_on} (on) and {loss_off} (off), weights differ by {diff:.3g}")
 except Exception as e:  # noqa: BLE001 - reported as a problem
     problems.append(f"keras: {type(e).__name__}: {str(e)[:400]}")
+
+def gru_masking():
+    return tf.keras.Sequential([tf.keras.Input((10, 6)), tf.keras.layers.Masking(0.0), tf.keras.layers.GRU(16), tf.keras.layers.Dense(4)]), (10, 6)
+
+
+def lstm():
+    return tf.keras.Sequential([tf.keras.Input((10, 6)), tf.keras.layers.LSTM(16), tf.keras.layers.Dense(4)]), (10, 6)
+
+
+def attention():
+    x = tf.keras.Input((8, 12))
+    h = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=6)(x, x)
+    h = tf.keras.layers.LayerNormalization()(h + x)
+    return tf.keras.Model(x, tf.keras.layers.Dense(4)(tf.keras.layers.GlobalAveragePooling1D()(h))), (8, 12)
+
+
+def mixed_float16():
+    return tf.keras.Sequential([tf.keras.Input((12,)), tf.keras.layers.Dense(32, activation="relu", dtype="mixed_float16"),
+                                tf.keras.layers.Dense(4, dtype="float32")]), (12,)
+
+
+def mobilenet_v2():
+    return tf.keras.applications.MobileNetV2(input_shape=(32, 32, 3), weights=None, classes=4), (32, 32, 3)
+
+
+def train_steps(make, steps=2):
+    """SGD steps of make()'s model from fixed weights: the losses and the
+    weights after, and the clusters that ran."""
+    tf.keras.utils.set_random_seed(0)
+    with tf.device(DEVICE):
+        m, shape = make()
+        m.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=False)
+        r = np.random.default_rng(2)
+        xs = r.standard_normal((8,) + shape).astype(np.float32)
+        if len(shape) == 2:
+            xs[:, -3:, :] = 0.0  # masked time steps, for the Masking layer
+        ys = r.integers(0, 4, size=(8,)).astype(np.int64)
+        before = op_counts().get(CLUSTER, 0)
+        losses = [float(m.train_on_batch(xs, ys)) for _ in range(steps)]
+        clusters = op_counts().get(CLUSTER, 0) - before
+    return losses, [w.numpy().astype(np.float32) for w in m.weights], clusters
+
+
+# Keras models trained with clustering on and off give the same losses and
+# weights, to float32 rounding: a cluster computes what its members do.
+# MobileNetV2 takes one step: its batch norms over a batch of 8 at 1x1
+# (the last blocks) amplify a rounding difference in one step's gradient
+# into the next step's loss by orders of magnitude, as they amplify the
+# CPU's own against float64.
+for name, make, steps in (("lstm", lstm, 2), ("gru_masking", gru_masking, 2), ("attention", attention, 2),
+                          ("mixed_float16", mixed_float16, 2), ("mobilenet_v2", mobilenet_v2, 1)):
+    try:
+        loss_on, w_on, clusters_on = with_clustering(True, lambda: train_steps(make, steps))
+        loss_off, w_off, clusters_off = with_clustering(False, lambda: train_steps(make, steps))
+    except Exception as e:  # noqa: BLE001 - reported as a problem
+        problems.append(f"keras {name}: {type(e).__name__}: {str(e)[:400]}")
+        continue
+    scale = max(float(np.max(np.abs(w))) for w in w_off)
+    diff = max(float(np.max(np.abs(a - b))) for a, b in zip(w_on, w_off)) / scale
+    loss_diff = max(abs(a - b) / max(abs(b), 1e-30) for a, b in zip(loss_on, loss_off))
+    out["keras_" + name] = {"loss_on": loss_on, "loss_off": loss_off, "loss_rel_diff": loss_diff,
+                            "weight_rel_diff": diff, "clusters_on": clusters_on, "clusters_off": clusters_off}
+    if clusters_on == 0 or clusters_off != 0:
+        problems.append(f"keras {name}: {clusters_on} clusters ran with clustering on, {clusters_off} off")
+    # float32 rounding: a program may round differently from its ops one by
+    # one (a fused multiply-add, say), by a few ulps (measured: MobileNetV2's
+    # weights 2.6e-8 of the largest apart after a step, the others equal).
+    if loss_diff > 1e-5 or diff > 1e-5:
+        problems.append(f"keras {name}: losses {loss_on} (on) and {loss_off} (off) differ by {loss_diff:.3g}, weights by {diff:.3g} of the largest")
 
 emit({"cases": out, "problems": problems})

@@ -100,25 +100,29 @@ type Case struct {
 	// the case's output in the first run.
 	MaxRelDiff float64
 	Check      string // a mismatch the worker found, if any
-	// GraphPass is "on" or "off" for the cases the plugin's graph pass
-	// applies to (the worker checked with the op counters that the fused
-	// kernels ran, or that none did), "" for the others; PassOffOf names the
-	// case a pass-off case repeats with the pass on.
-	GraphPass string `json:",omitempty"`
-	PassOffOf string `json:",omitempty"`
+	// Clustering is "on" or "off" for the training steps (the worker
+	// checked with the op counters that clusters ran, or that none did), ""
+	// for the others; ClusterOffOf names the case a clustering-off case
+	// repeats with it on.
+	Clustering   string `json:",omitempty"`
+	ClusterOffOf string `json:",omitempty"`
+	// PerStep is what the plugin counted per training step (kernel calls,
+	// executions, device executions, waits, compiles, host segments,
+	// output bytes), the median over runs.
+	PerStep map[string]float64 `json:",omitempty"`
 }
 
-// PassEffect compares a case with the graph pass on (the default) with the
-// same case with it off, run for run.
-type PassEffect struct {
+// ClusterEffect compares a training step with clustering on (the default)
+// with the same step with it off, run for run, on the host driver.
+type ClusterEffect struct {
 	ID, OffID, Title string
-	On, Off          Stat // device seconds per op, pass on and off
-	CPU              Stat // the CPU's time in the pass-on case, for scale
+	On, Off          Stat // device seconds per step, clustering on and off
+	CPU              Stat // the CPU's time in the clustering-on case, for scale
 	// Effect is, per run (the two cases ran in the same process), the
-	// device time with the pass on / with it off: below 1 the pass makes
-	// the device faster.
+	// device time with clustering on / with it off: below 1 clustering
+	// makes the device faster.
 	Effect            Stat
-	OnRatio, OffRatio Stat // CPU/device with the pass on and off
+	OnRatio, OffRatio Stat // CPU/device with clustering on and off
 }
 
 // SyncCost compares the device's times in the two synchronous modes.
@@ -151,9 +155,12 @@ type Report struct {
 	// Other are the same cases in the other mode (nil with NoSyncComparison).
 	Other []Case
 	Sync  []SyncCost
-	// GraphPass pairs the cases of the default mode measured with the graph
-	// pass on and off.
-	GraphPass []PassEffect `json:",omitempty"`
+	// Clustering pairs the training steps of the default mode measured with
+	// clustering on and off.
+	Clustering []ClusterEffect `json:",omitempty"`
+	// ModelSteps are the training steps counted on the Metal driver over
+	// the model of MPSGraph (nil when not measured).
+	ModelSteps []StepCount `json:",omitempty"`
 	// Jax is the JAX cases (nil when not measured).
 	Jax *JaxReport `json:",omitempty"`
 	// Dispatch is the per-op cost on each driver, both frontends (nil when
@@ -308,7 +315,7 @@ func Run(opts Options) (*Report, error) {
 		}
 	}
 	r.Cases = aggregate(def, r.DefaultSync)
-	r.GraphPass = passEffects(r.Cases)
+	r.Clustering = clusterEffects(r.Cases)
 	if len(oth) > 0 {
 		r.Other = aggregate(oth, !r.DefaultSync)
 		r.Sync = syncCosts(r.Cases, r.Other, r.DefaultSync)
@@ -329,8 +336,9 @@ type caseLine struct {
 	MaxRelDiff *float64       `json:"max_rel_diff"`
 	Check      string         `json:"check"`
 	Error      string         `json:"error"`
-	GraphPass  *bool          `json:"graph_pass"`
-	PassOffOf  string         `json:"pass_off_of"`
+	Clustering   *bool              `json:"clustering"`
+	ClusterOffOf string             `json:"cluster_off_of"`
+	PerStep      map[string]float64 `json:"per_step"`
 }
 
 type readyLine struct {
@@ -431,7 +439,7 @@ func workerEnv(lib, forced string) []string {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "METALPLUG_SYNCHRONOUS", "METALPLUG_DEBUG", "METALPLUG_DISABLE", "METALPLUG_BENCH_LIB", "METALPLUG_HOST_DEVICE",
-			"METALPLUG_GRAPH_PASS": // the worker sets it around its pass-off cases
+			"METALPLUG_CLUSTER": // the worker sets it around its clustering-off cases
 			continue
 		}
 		env = append(env, kv)
@@ -455,24 +463,27 @@ func lastLines(s string, n int) string {
 func aggregate(runs [][]caseLine, sync bool) []Case {
 	var out []Case
 	index := map[string]int{}
-	for ri, lines := range runs {
+	perStep := map[string][]map[string]float64{}
+	for _, lines := range runs {
 		for _, l := range lines {
 			i, ok := index[l.ID]
 			if !ok {
 				i = len(out)
 				index[l.ID] = i
-				out = append(out, Case{ID: l.ID, Title: l.Title, DeviceOps: l.DeviceOps, Check: l.Check, PassOffOf: l.PassOffOf})
+				out = append(out, Case{ID: l.ID, Title: l.Title, DeviceOps: l.DeviceOps, Check: l.Check, ClusterOffOf: l.ClusterOffOf})
 				if l.MaxRelDiff != nil {
 					out[i].MaxRelDiff = *l.MaxRelDiff
 				}
-				if l.GraphPass != nil {
-					out[i].GraphPass = "off"
-					if *l.GraphPass {
-						out[i].GraphPass = "on"
+				if l.Clustering != nil {
+					out[i].Clustering = "off"
+					if *l.Clustering {
+						out[i].Clustering = "on"
 					}
 				}
 			}
-			_ = ri
+			if l.PerStep != nil {
+				perStep[l.ID] = append(perStep[l.ID], l.PerStep)
+			}
 			d, c := statOf(l.Device), statOf(l.CPU)
 			out[i].Runs = append(out[i].Runs, RunResult{Sync: sync, Reps: len(l.Device), Device: d.Median, CPU: c.Median})
 		}
@@ -485,30 +496,49 @@ func aggregate(runs [][]caseLine, sync bool) []Case {
 			r = append(r, run.CPU/run.Device)
 		}
 		out[i].Device, out[i].CPU, out[i].Ratio = statOf(d), statOf(c), statOf(r)
+		out[i].PerStep = medians(perStep[out[i].ID])
 	}
 	return out
 }
 
-// passEffects pairs each pass-off case with the case it repeats with the
-// pass on, in the order of the pass-on cases.
-func passEffects(cases []Case) []PassEffect {
-	off := map[string]Case{}
-	for _, c := range cases {
-		if c.GraphPass == "off" && c.PassOffOf != "" {
-			off[c.PassOffOf] = c
+// medians is, per key, the median of the maps' values; nil for none.
+func medians(ms []map[string]float64) map[string]float64 {
+	if len(ms) == 0 {
+		return nil
+	}
+	vals := map[string][]float64{}
+	for _, m := range ms {
+		for k, v := range m {
+			vals[k] = append(vals[k], v)
 		}
 	}
-	var out []PassEffect
+	out := map[string]float64{}
+	for k, v := range vals {
+		out[k] = median(v)
+	}
+	return out
+}
+
+// clusterEffects pairs each clustering-off case with the case it repeats
+// with clustering on, in the order of the clustering-on cases.
+func clusterEffects(cases []Case) []ClusterEffect {
+	off := map[string]Case{}
+	for _, c := range cases {
+		if c.Clustering == "off" && c.ClusterOffOf != "" {
+			off[c.ClusterOffOf] = c
+		}
+	}
+	var out []ClusterEffect
 	for _, on := range cases {
 		o, ok := off[on.ID]
-		if !ok || on.GraphPass != "on" {
+		if !ok || on.Clustering != "on" {
 			continue
 		}
 		var effect []float64
 		for i := range min(len(on.Runs), len(o.Runs)) {
 			effect = append(effect, on.Runs[i].Device/o.Runs[i].Device)
 		}
-		out = append(out, PassEffect{ID: on.ID, OffID: o.ID, Title: on.Title, On: on.Device, Off: o.Device, CPU: on.CPU,
+		out = append(out, ClusterEffect{ID: on.ID, OffID: o.ID, Title: on.Title, On: on.Device, Off: o.Device, CPU: on.CPU,
 			Effect: statOf(effect), OnRatio: on.Ratio, OffRatio: o.Ratio})
 	}
 	return out

@@ -50,7 +50,7 @@ func TestAggregateAndMarkdown(t *testing.T) {
 		t.Errorf("sync cost: %+v", s.Cost)
 	}
 	md := r.Markdown()
-	for _, want := range []string{"| MatMul `matmul_1024` | 2.00 s | 1.00 s | 0.667 (0.333–1) | 3 × 2 |", "not", "Metal", "MatMul×2", "## Cost of synchronous mode", "![", "| MatMul 1024 | `matmul_1024` |"} {
+	for _, want := range []string{"| MatMul `matmul_1024` | 2.00 s | 1.00 s | 0.667 (0.333–1) | 3 × 2 |", "not", "Metal", "MatMul×2", "## Cost of synchronous mode", "![", "| Tiny-op latency | `tiny_add_scalar` |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
@@ -163,23 +163,27 @@ func TestBenchmarksDocIsCurrent(t *testing.T) {
 	}
 }
 
-// passLines are two runs' worker lines for a CNN case with the graph pass on
-// and its pass-off twin, as bench_worker.py prints them, after one case the
-// pass does not apply to. Device medians: on 0.125 and 0.1875 s, off 0.25
-// and 0.25 s; the CPU 0.0625 s throughout.
-var passLines = [][]string{
-	{`{"kind": "case", "id": "matmul_512", "title": "MatMul", "device": [1], "cpu": [1], "device_ops": {"MatMul": 2}, "max_rel_diff": 0, "check": ""}`,
-		`{"kind": "case", "id": "cnn_fwd_b32", "title": "CNN forward, batch 32", "device": [0.1, 0.125, 0.5], "cpu": [0.0625], "device_ops": {"_FusedConv2D": 4, "_FusedMatMul": 2}, "max_rel_diff": 1e-7, "check": "", "graph_pass": true}`,
-		`{"kind": "case", "id": "cnn_fwd_b32_nopass", "title": "CNN forward, batch 32, graph pass off", "device": [0.25], "cpu": [0.0625], "device_ops": {"Conv2D": 4, "BiasAdd": 6, "Relu": 4, "MatMul": 2}, "max_rel_diff": 1e-7, "check": "", "graph_pass": false, "pass_off_of": "cnn_fwd_b32"}`},
-	{`{"kind": "case", "id": "matmul_512", "title": "MatMul", "device": [1], "cpu": [1], "device_ops": {"MatMul": 2}, "max_rel_diff": 0, "check": ""}`,
-		`{"kind": "case", "id": "cnn_fwd_b32", "title": "CNN forward, batch 32", "device": [0.1875], "cpu": [0.0625], "graph_pass": true}`,
-		`{"kind": "case", "id": "cnn_fwd_b32_nopass", "title": "CNN forward, batch 32, graph pass off", "device": [0.25, 0.25], "cpu": [0.0625, 0.0625], "graph_pass": false, "pass_off_of": "cnn_fwd_b32"}`},
+// clusterLines are two runs' worker lines for a training step with
+// clustering on and its clustering-off twin, as bench_worker.py prints
+// them, after one case clustering does not apply to. Device medians: on
+// 0.125 and 0.1875 s, off 0.25 and 0.25 s; the CPU 0.0625 s throughout.
+var clusterLines = [][]string{
+	{`{"kind": "case", "id": "tiny_add_scalar", "title": "AddV2", "device": [1], "cpu": [1], "device_ops": {"AddV2": 2}, "max_rel_diff": 0, "check": ""}`,
+		`{"kind": "case", "id": "cnn_train_b128", "title": "CNN SGD train step, batch 128", "device": [0.1, 0.125, 0.5], "cpu": [0.0625], "device_ops": {"_MetalplugCluster": 8, "AddV2": 4}, "max_rel_diff": 1e-7, "check": "", "clustering": true,
+		  "per_step": {"kernel_calls": 6, "executions": 6, "device_executions": 6, "waits": 6, "compiles": 0, "host_segments": 0, "output_bytes": 29601596}}`,
+		`{"kind": "case", "id": "cnn_train_b128_nocluster", "title": "CNN SGD train step, batch 128, clustering off", "device": [0.25], "cpu": [0.0625], "device_ops": {"Conv2DBackpropFilter": 4, "MatMul": 2}, "max_rel_diff": 1e-7, "check": "", "clustering": false, "cluster_off_of": "cnn_train_b128",
+		  "per_step": {"kernel_calls": 41, "executions": 40, "device_executions": 40, "waits": 40, "compiles": 0, "host_segments": 0, "output_bytes": 92775792}}`},
+	{`{"kind": "case", "id": "tiny_add_scalar", "title": "AddV2", "device": [1], "cpu": [1], "device_ops": {"AddV2": 2}, "max_rel_diff": 0, "check": ""}`,
+		`{"kind": "case", "id": "cnn_train_b128", "title": "CNN SGD train step, batch 128", "device": [0.1875], "cpu": [0.0625], "clustering": true,
+		  "per_step": {"kernel_calls": 6, "executions": 6, "device_executions": 8, "waits": 6, "compiles": 0, "host_segments": 0, "output_bytes": 29601596}}`,
+		`{"kind": "case", "id": "cnn_train_b128_nocluster", "title": "CNN SGD train step, batch 128, clustering off", "device": [0.25, 0.25], "cpu": [0.0625, 0.0625], "clustering": false, "cluster_off_of": "cnn_train_b128",
+		  "per_step": {"kernel_calls": 41, "executions": 40, "device_executions": 40, "waits": 40, "compiles": 0, "host_segments": 0, "output_bytes": 92775792}}`},
 }
 
-func passReport(t *testing.T) *Report {
+func clusterReport(t *testing.T) *Report {
 	t.Helper()
 	var runs [][]caseLine
-	for _, run := range passLines {
+	for _, run := range clusterLines {
 		var lines []caseLine
 		for _, l := range run {
 			var c caseLine
@@ -193,49 +197,55 @@ func passReport(t *testing.T) *Report {
 	r := &Report{Started: time.Unix(0, 0), Wall: time.Minute, DefaultSync: true, TensorFlow: "2.21.0",
 		Opts: Options{}.withDefaults(), Machine: readMachine()}
 	r.Cases = aggregate(runs, true)
-	r.GraphPass = passEffects(r.Cases)
+	r.Clustering = clusterEffects(r.Cases)
+	r.ModelSteps = []StepCount{{ID: "cnn_train_b128", Title: "CNN SGD train step, batch 128", Driver: "metal-model", Clustering: "on",
+		PerStep: map[string]float64{"kernel_calls": 6, "device_executions": 6, "waits": 6, "output_bytes": 29601596}}}
 	return r
 }
 
-func TestGraphPassEffect(t *testing.T) {
-	r := passReport(t)
-	if g := []string{r.Cases[0].GraphPass, r.Cases[1].GraphPass, r.Cases[2].GraphPass}; g[0] != "" || g[1] != "on" || g[2] != "off" {
-		t.Errorf("GraphPass of the cases = %q", g)
+func TestClusterEffect(t *testing.T) {
+	r := clusterReport(t)
+	if g := []string{r.Cases[0].Clustering, r.Cases[1].Clustering, r.Cases[2].Clustering}; g[0] != "" || g[1] != "on" || g[2] != "off" {
+		t.Errorf("Clustering of the cases = %q", g)
 	}
-	if r.Cases[2].PassOffOf != "cnn_fwd_b32" || r.Cases[1].PassOffOf != "" {
-		t.Errorf("PassOffOf = %q, %q", r.Cases[1].PassOffOf, r.Cases[2].PassOffOf)
+	if r.Cases[2].ClusterOffOf != "cnn_train_b128" || r.Cases[1].ClusterOffOf != "" {
+		t.Errorf("ClusterOffOf = %q, %q", r.Cases[1].ClusterOffOf, r.Cases[2].ClusterOffOf)
 	}
-	if len(r.GraphPass) != 1 {
-		t.Fatalf("GraphPass = %+v, want one pair", r.GraphPass)
+	// Counts are the median over runs; a case without them has none.
+	if r.Cases[1].PerStep["device_executions"] != 7 || r.Cases[2].PerStep["kernel_calls"] != 41 || r.Cases[0].PerStep != nil {
+		t.Errorf("per step: %v, %v, %v", r.Cases[0].PerStep, r.Cases[1].PerStep, r.Cases[2].PerStep)
 	}
-	p := r.GraphPass[0]
+	if len(r.Clustering) != 1 {
+		t.Fatalf("Clustering = %+v, want one pair", r.Clustering)
+	}
+	p := r.Clustering[0]
 	third := 1.0 / 3 // CPU/device in the second run; float arithmetic, as statOf's
-	want := PassEffect{ID: "cnn_fwd_b32", OffID: "cnn_fwd_b32_nopass", Title: "CNN forward, batch 32",
+	want := ClusterEffect{ID: "cnn_train_b128", OffID: "cnn_train_b128_nocluster", Title: "CNN SGD train step, batch 128",
 		On: Stat{0.15625, 0.125, 0.1875}, Off: Stat{0.25, 0.25, 0.25}, CPU: Stat{0.0625, 0.0625, 0.0625},
 		// Run by run: 0.125/0.25 and 0.1875/0.25.
 		Effect: Stat{0.625, 0.5, 0.75}, OnRatio: Stat{(third + 0.5) / 2, third, 0.5}, OffRatio: Stat{0.25, 0.25, 0.25}}
 	if p != want {
-		t.Errorf("pass effect\n got %+v\nwant %+v", p, want)
+		t.Errorf("clustering effect\n got %+v\nwant %+v", p, want)
 	}
 	md := r.Markdown()
 	for _, s := range []string{
-		"## Effect of the graph pass",
-		"| Case | Device, pass on | Device, pass off | On/off (min–max) | TensorFlow CPU | CPU/device, pass on | CPU/device, pass off |",
-		"| CNN forward, batch 32 `cnn_fwd_b32` vs `cnn_fwd_b32_nopass` | 156.25 ms | 250.00 ms | 0.625 (0.5–0.75) | 62.50 ms | 0.417 (0.333–0.5) | 0.25 (0.25–0.25) |",
-		// Both stay in the main table, each against the CPU.
-		"| CNN forward, batch 32 `cnn_fwd_b32` | 156.25 ms | 62.50 ms | 0.417 (0.333–0.5) | 3 × 2 |",
-		"| CNN forward, batch 32, graph pass off `cnn_fwd_b32_nopass` | 250.00 ms | 62.50 ms | 0.25 (0.25–0.25) | 1 × 2 |",
-		"| `cnn_fwd_b32` | _FusedConv2D×4, _FusedMatMul×2 | 1e-07 |",
-		"| `cnn_fwd_b32_nopass` | BiasAdd×6, Conv2D×4, MatMul×2, Relu×4 | 1e-07 |",
-		"each `…_nopass` case is the one before it with the pass off",
+		"## Training steps: what a Mac pays per step",
+		"| CNN SGD train step, batch 128 `cnn_train_b128` | on | host | 6 | 7 | 6 | 0 | 0 | 29.6 MB | 105.0 µs–140.0 µs | 156.25 ms | 62.50 ms |",
+		"| CNN SGD train step, batch 128 `cnn_train_b128_nocluster` | off | host | 41 | 40 | 40 | 0 | 0 | 92.8 MB | 600.0 µs–800.0 µs | 250.00 ms | 62.50 ms |",
+		"| CNN SGD train step, batch 128 `cnn_train_b128` | on | metal-model | 6 | 6 | 6 | 0 | 0 | 29.6 MB | 90.0 µs–120.0 µs | – | – |",
+		"pytorch/pytorch issue 82707",
+		"## Effect of clustering on the host driver",
+		"| CNN SGD train step, batch 128 `cnn_train_b128` vs `cnn_train_b128_nocluster` | 156.25 ms | 250.00 ms | 0.625 (0.5–0.75) | 62.50 ms | 0.417 (0.333–0.5) | 0.25 (0.25–0.25) |",
+		"| `cnn_train_b128` | AddV2×4, _MetalplugCluster×8 | 1e-07 |",
+		"each `…_nocluster` case is the one before it with clustering off",
 	} {
 		if !strings.Contains(md, s) {
 			t.Errorf("Markdown lacks %q:\n%s", s, md)
 		}
 	}
-	// The section follows the results and comes before the targets.
-	if i, j, k := strings.Index(md, "## Results"), strings.Index(md, "## Effect of the graph pass"), strings.Index(md, "## Targets"); !(i < j && j < k) {
-		t.Errorf("sections out of order: Results at %d, graph pass at %d, Targets at %d", i, j, k)
+	// The steps come first; the effect follows the results and comes before the targets.
+	if i, j, k, l := strings.Index(md, "## Training steps"), strings.Index(md, "## Results"), strings.Index(md, "## Effect of clustering"), strings.Index(md, "## Targets"); !(i < j && j < k && k < l) {
+		t.Errorf("sections out of order: steps at %d, Results at %d, clustering at %d, Targets at %d", i, j, k, l)
 	}
 
 	// It survives the JSON the document is rendered from.
@@ -247,36 +257,35 @@ func TestGraphPassEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.GraphPass) != 1 || back.GraphPass[0] != want || back.Markdown() != md {
-		t.Errorf("after a JSON round trip: %+v", back.GraphPass)
+	if len(back.Clustering) != 1 || back.Clustering[0] != want || back.Markdown() != md {
+		t.Errorf("after a JSON round trip: %+v", back.Clustering)
 	}
 }
 
-func TestGraphPassEffectNeedsBoth(t *testing.T) {
-	r := passReport(t)
-	// Without the pass-on case (run alone, say) there is nothing to compare.
-	if got := passEffects(r.Cases[2:]); len(got) != 0 {
-		t.Errorf("a pass-off case alone gave %+v", got)
+func TestClusterEffectNeedsBoth(t *testing.T) {
+	r := clusterReport(t)
+	// Without the clustering-on case (run alone, say) there is nothing to compare.
+	if got := clusterEffects(r.Cases[2:]); len(got) != 0 {
+		t.Errorf("a clustering-off case alone gave %+v", got)
 	}
-	if got := passEffects(r.Cases[:2]); len(got) != 0 {
-		t.Errorf("a pass-on case alone gave %+v", got)
+	if got := clusterEffects(r.Cases[:2]); len(got) != 0 {
+		t.Errorf("a clustering-on case alone gave %+v", got)
 	}
-	// A report without such cases has no section on the pass (the notes,
-	// printed for every case, still mention it).
+	// A report without such cases has no section on clustering.
 	md := fakeReport().Markdown()
-	for _, s := range []string{"## Effect of the graph pass", "case is the one before it with the pass off"} {
+	for _, s := range []string{"## Effect of clustering", "case is the one before it with clustering off", "## Training steps"} {
 		if strings.Contains(md, s) {
-			t.Errorf("a report without graph-pass cases has %q", s)
+			t.Errorf("a report without training steps has %q", s)
 		}
 	}
 }
 
-// TestWorkerEnvDropsGraphPass: the default cases run with the pass on
+// TestWorkerEnvDropsClustering: the default cases run with clustering on
 // whatever the caller's environment says; the worker sets it itself.
-func TestWorkerEnvDropsGraphPass(t *testing.T) {
-	t.Setenv("METALPLUG_GRAPH_PASS", "0")
+func TestWorkerEnvDropsClustering(t *testing.T) {
+	t.Setenv("METALPLUG_CLUSTER", "0")
 	for _, kv := range workerEnv("/lib.so", "") {
-		if strings.HasPrefix(kv, "METALPLUG_GRAPH_PASS=") {
+		if strings.HasPrefix(kv, "METALPLUG_CLUSTER=") {
 			t.Errorf("the worker's environment has %s", kv)
 		}
 	}

@@ -9,8 +9,11 @@ and synchronous mode, and turns the lines into the report.
 
 Environment: METALPLUG_BENCH_LIB is the library to load; the runner sets
 METALPLUG_HOST_DEVICE=1 and METALPLUG_SYNCHRONOUS as the run asks, and leaves
-METALPLUG_GRAPH_PASS unset: the worker sets it itself around the cases that
-measure the plugin's graph pass off (see NOPASS).
+METALPLUG_CLUSTER unset: the worker sets it itself around the cases that
+measure clustering off (see NOCLUSTER). The training steps also report what
+the plugin counted per step (metalplug.stats()); --counts-only runs only
+them, on the device alone, counted and not timed (for METALPLUG_DRIVER=
+metal-model, whose times are the model's).
 Arguments: case ids to run (all when none), --budget SECONDS per case and
 device, --min-reps, --max-reps, --warmup.
 """
@@ -82,46 +85,6 @@ def rand(rng, shape, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(np.float32)
 
 
-def case_matmul(n):
-    def setup(dev):
-        rng = np.random.default_rng(n)
-        a, b = rand(rng, (n, n)), rand(rng, (n, n))
-        with tf.device(dev):
-            x, y = tf.constant(a), tf.constant(b)
-            out = {}
-
-            def step():
-                out["z"] = tf.linalg.matmul(x, y)
-                first(out["z"])
-
-            def check():
-                return out["z"].numpy()
-
-        return step, check
-
-    return setup
-
-
-def case_conv(batch):
-    def setup(dev):
-        rng = np.random.default_rng(batch)
-        a, w = rand(rng, (batch, 64, 64, 32)), rand(rng, (3, 3, 32, 64), 0.1)
-        with tf.device(dev):
-            x, k = tf.constant(a), tf.constant(w)
-            out = {}
-
-            def step():
-                out["z"] = tf.nn.conv2d(x, k, strides=1, padding="SAME")
-                first(out["z"])
-
-            def check():
-                return out["z"].numpy()
-
-        return step, check
-
-    return setup
-
-
 def small_cnn():
     return tf.keras.Sequential([
         tf.keras.Input((32, 32, 3)),
@@ -135,79 +98,6 @@ def small_cnn():
 
 
 _weights = {}
-
-
-def cnn_weights():
-    """One set of initial weights, shared by both devices' models."""
-    if "w" not in _weights:
-        tf.keras.utils.set_random_seed(1)
-        with tf.device(CPU):
-            _weights["w"] = small_cnn().get_weights()
-    return _weights["w"]
-
-
-def case_cnn_forward(batch):
-    def setup(dev):
-        rng = np.random.default_rng(batch)
-        a = rand(rng, (batch, 32, 32, 3))
-        with tf.device(dev):
-            m = small_cnn()
-            m.set_weights(cnn_weights())
-            x = tf.constant(a)
-            fwd = tf.function(lambda v: m(v, training=False), jit_compile=False)
-            out = {}
-
-            def step():
-                with tf.device(dev):
-                    out["z"] = fwd(x)
-                first(out["z"])
-
-            def check():
-                return out["z"].numpy()
-
-        return step, check
-
-    return setup
-
-
-def case_reduce(axis):
-    def setup(dev):
-        rng = np.random.default_rng(7)
-        a = rand(rng, (4096, 4096))
-        with tf.device(dev):
-            x = tf.constant(a)
-            out = {}
-
-            def step():
-                out["z"] = tf.reduce_sum(x, axis=axis)
-                first(out["z"])
-
-            def check():
-                return out["z"].numpy()
-
-        return step, check
-
-    return setup
-
-
-def case_chain():
-    def setup(dev):
-        rng = np.random.default_rng(9)
-        a, b, c = (rand(rng, (4096, 4096)) for _ in range(3))
-        with tf.device(dev):
-            x, y, z = tf.constant(a), tf.constant(b), tf.constant(c)
-            out = {}
-
-            def step():
-                out["z"] = tf.math.tanh(x * y + z)
-                first(out["z"])
-
-            def check():
-                return out["z"].numpy()
-
-        return step, check
-
-    return setup
 
 
 TINY_BURST = 100
@@ -265,12 +155,19 @@ def mobilenet_v2():
     return tf.keras.applications.MobileNetV2(input_shape=(64, 64, 3), weights=None, classes=10)
 
 
-def case_model_train(make, batch, size, from_logits=False):
-    """An SGD train_on_batch step of make()'s model, from one set of initial
-    weights shared by both devices."""
+def lstm():
+    """A Keras LSTM(64) over 20 steps of 16 features and a dense head: a
+    while loop forward and one backward, whose bodies are small ops."""
+    return tf.keras.Sequential([tf.keras.Input((20, 16)), tf.keras.layers.LSTM(64), tf.keras.layers.Dense(10)])
+
+
+def case_model_train(make, batch, shape, from_logits=False):
+    """An SGD train_on_batch step of make()'s model on inputs of shape
+    (batch,) + shape, from one set of initial weights shared by both
+    devices."""
     def setup(dev):
         rng = np.random.default_rng(batch)
-        a = rand(rng, (batch, size, size, 3))
+        a = rand(rng, (batch,) + shape)
         labels = rng.integers(0, 10, size=(batch,)).astype(np.int64)
         key = make.__name__
         if key not in _weights:
@@ -300,91 +197,88 @@ def case_model_train(make, batch, size, from_logits=False):
     return setup
 
 
-# The CNN cases run in tf.function, where the plugin's Grappler pass
-# (plugin/tf/graphpass) rewrites Conv2D + BiasAdd [+ activation] and MatMul +
-# BiasAdd on the device into _FusedConv2D and _FusedMatMul. Each runs twice,
-# as <id> with the pass on (the default) and <id>_nopass with it off:
-# METALPLUG_GRAPH_PASS=0, which the plugin reads (C getenv) each time it
-# optimizes a graph, is set in this process before the _nopass case's model and
-# functions are made, and removed after it, so only that case's graphs, traced
-# and optimized at their first call, are left unfused.
-NOPASS = "_nopass"
-# The kernels the pass makes of this model, and the ones they replace: with
-# the pass on the former must run and none of the latter; with it off no
-# fused kernel may run and the unfused ones must.
-FUSED_OPS = ("_FusedConv2D", "_FusedMatMul")
-UNFUSED_OPS = ("Conv2D", "BiasAdd", "Relu")
+# The training steps run in tf.function, where the plugin's graph pass
+# groups device subgraphs into clusters (one program each). Each runs twice,
+# as <id> with clustering on (the default) and <id>_nocluster with it off:
+# METALPLUG_CLUSTER=0, which the plugin reads (C getenv) each time it
+# optimizes a graph, is set in this process before the _nocluster case's
+# model and functions are made, and removed after it, so only that case's
+# graphs, traced and optimized at their first call, are left unclustered.
+NOCLUSTER = "_nocluster"
+CLUSTER_OP = "_MetalplugCluster"
 
 # id -> (title, setup, ops per step)
 CASES = {
-    "matmul_512": ("MatMul 512x512 f32", case_matmul(512), 1),
-    "matmul_1024": ("MatMul 1024x1024 f32", case_matmul(1024), 1),
-    "matmul_2048": ("MatMul 2048x2048 f32", case_matmul(2048), 1),
-    "conv_b16": ("Conv2D 16x64x64x32 -> 64, 3x3 SAME", case_conv(16), 1),
-    "conv_b64": ("Conv2D 64x64x64x32 -> 64, 3x3 SAME", case_conv(64), 1),
-    "cnn_fwd_b32": ("CNN forward, batch 32", case_cnn_forward(32), 1),
-    "cnn_fwd_b32" + NOPASS: ("CNN forward, batch 32, graph pass off", case_cnn_forward(32), 1),
-    "cnn_fwd_b128": ("CNN forward, batch 128", case_cnn_forward(128), 1),
-    "cnn_fwd_b128" + NOPASS: ("CNN forward, batch 128, graph pass off", case_cnn_forward(128), 1),
-    "cnn_train_b128": ("CNN SGD train step, batch 128", case_model_train(small_cnn, 128, 32, from_logits=True), 1),
-    "cnn_train_b128" + NOPASS: ("CNN SGD train step, batch 128, graph pass off", case_model_train(small_cnn, 128, 32, from_logits=True), 1),
-    "mobilenetv2_train_b16": ("MobileNetV2 (keras.applications) SGD train step, 64x64, batch 16", case_model_train(mobilenet_v2, 16, 64), 1),
-    "reduce_sum_all": ("ReduceSum 4096x4096 -> scalar", case_reduce(None), 1),
-    "reduce_sum_rows": ("ReduceSum 4096x4096 -> 4096 (axis 1)", case_reduce(1), 1),
-    "chain_4096": ("tanh(a*b+c) 4096x4096 (3 ops)", case_chain(), 1),
+    "cnn_train_b128": ("CNN SGD train step, batch 128", case_model_train(small_cnn, 128, (32, 32, 3), from_logits=True), 1),
+    "mobilenetv2_train_b16": ("MobileNetV2 (keras.applications) SGD train step, 64x64, batch 16", case_model_train(mobilenet_v2, 16, (64, 64, 3)), 1),
+    "lstm_train_b32": ("Keras LSTM(64) SGD train step, 20 steps, batch 32", case_model_train(lstm, 32, (20, 16), from_logits=True), 1),
+}
+for _cid in list(CASES):
+    _title, _setup, _per = CASES[_cid]
+    CASES[_cid + NOCLUSTER] = (_title + ", clustering off", _setup, _per)
+CASES.update({
     "tiny_add_scalar": ("AddV2 scalar, per op in a burst of %d" % TINY_BURST, case_tiny_burst(()), TINY_BURST),
     "tiny_add_1elem": ("AddV2 [1], per op in a burst of %d" % TINY_BURST, case_tiny_burst((1,)), TINY_BURST),
     "tiny_roundtrip": ("AddV2 scalar + .numpy(), per op", case_tiny_roundtrip(), 1),
-}
+})
+
+# The training steps: id -> True (clustering on) or False (off). Each counts
+# what a Mac pays per step (metalplug.stats()).
+CLUSTERING = {cid: not cid.endswith(NOCLUSTER) for cid in CASES if "_train_" in cid}
 
 
-# Cases the graph pass applies to: id -> True (pass on) or False (off).
-GRAPH_PASS = {cid: not cid.endswith(NOPASS) for cid in CASES if cid.startswith("cnn_")}
-
-
-def graph_pass_env(on):
-    """Sets METALPLUG_GRAPH_PASS for a case (unset: on; "0": off) and returns
+def clustering_env(on):
+    """Sets METALPLUG_CLUSTER for a case (unset: on; "0": off) and returns
     a function that puts back what was there."""
-    prev = os.environ.get("METALPLUG_GRAPH_PASS")
+    prev = os.environ.get("METALPLUG_CLUSTER")
     if on:
-        os.environ.pop("METALPLUG_GRAPH_PASS", None)
+        os.environ.pop("METALPLUG_CLUSTER", None)
     else:
-        os.environ["METALPLUG_GRAPH_PASS"] = "0"
+        os.environ["METALPLUG_CLUSTER"] = "0"
 
     def restore():
         if prev is None:
-            os.environ.pop("METALPLUG_GRAPH_PASS", None)
+            os.environ.pop("METALPLUG_CLUSTER", None)
         else:
-            os.environ["METALPLUG_GRAPH_PASS"] = prev
+            os.environ["METALPLUG_CLUSTER"] = prev
 
     return restore
 
 
-def pass_check(on, ran):
-    """Why the kernels that ran on the device ({op: count}) do not show the
-    graph pass on (every chain fused) or off (nothing fused); "" when they do."""
-    def counted(ops):
-        return ", ".join("%s\u00d7%d" % (op, ran[op]) for op in ops)
+def cluster_check(on, ran):
+    """Why the kernels that ran on the device ({op: count}) do not show
+    clustering on (clusters ran) or off (none did); "" when they do."""
+    n = ran.get(CLUSTER_OP, 0)
+    if on and not n:
+        return "with clustering on, no cluster ran"
+    if not on and n:
+        return "with clustering off (METALPLUG_CLUSTER=0), %d clusters ran" % n
+    return ""
 
-    problems = []
-    if on:
-        missing = [op for op in FUSED_OPS if not ran.get(op)]
-        unfused = [op for op in UNFUSED_OPS if ran.get(op)]
-        state = "on"
-    else:
-        missing = [op for op in UNFUSED_OPS if not ran.get(op)]
-        unfused = []
-        state = "off (METALPLUG_GRAPH_PASS=0)"
-    fused = [op for op in sorted(ran) if op.startswith("_Fused")] if not on else []
-    if missing:
-        problems.append(", ".join(missing) + " did not run")
-    if unfused:
-        problems.append(counted(unfused) + " ran unfused")
-    if fused:
-        problems.append(counted(fused) + " ran")
-    if not problems:
-        return ""
-    return "with the graph pass %s, %s" % (state, " and ".join(problems))
+
+def stats():
+    """metalplug.stats() of the loaded library, through ctypes."""
+    import ctypes
+
+    so = ctypes.CDLL(os.environ["METALPLUG_BENCH_LIB"])
+    so.metalplug_stats.restype = ctypes.c_int64
+    n = so.metalplug_stats(None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    so.metalplug_stats(buf, n + 1)
+    return json.loads(buf.raw[:n])
+
+
+# What a Mac pays, per step, from metalplug.stats() and the op counters.
+STEP_FIELDS = ("executions", "device_executions", "waits", "compiles", "host_segments", "output_bytes")
+
+
+def per_step(before, after, ops_before, ops_after, steps):
+    """The TensorFlow frontend's counts between two snapshots, per step,
+    with the kernel calls (every op counter)."""
+    b, a = before["frontends"]["tensorflow"], after["frontends"]["tensorflow"]
+    out = {f: (a[f] - b[f]) / steps for f in STEP_FIELDS}
+    out["kernel_calls"] = sum(delta(ops_before, ops_after).values()) / steps
+    return out
 
 
 def delta(before, after):
@@ -418,17 +312,36 @@ class CaseFailed(Exception):
 
 
 def run_case(cid, args):
-    if cid not in GRAPH_PASS:
+    if cid not in CLUSTERING:
         return measure(cid, args)
-    on = GRAPH_PASS[cid]
-    restore = graph_pass_env(on)
+    on = CLUSTERING[cid]
+    restore = clustering_env(on)
     try:
+        if args.counts_only:
+            return count_steps(cid, args, on)
         return measure(cid, args, on)
     finally:
         restore()
 
 
-def measure(cid, args, graph_pass=None):
+def count_steps(cid, args, clustering):
+    """The device alone: warm-up steps, then args.steps counted steps. For a
+    driver whose times say nothing (the MPSGraph model), only the counts."""
+    title, setup, _ = CASES[cid]
+    before = op_counts()
+    step, _ = placed(DEVICE, *setup(DEVICE))
+    for _ in range(args.warmup):
+        step()
+    if cluster_check(clustering, delta(before, op_counts())):
+        raise CaseFailed("%s: %s" % (cid, cluster_check(clustering, delta(before, op_counts()))))
+    ops0, s0 = op_counts(), stats()
+    for _ in range(args.steps):
+        step()
+    emit({"kind": "steps", "id": cid, "title": title, "clustering": clustering, "driver": s0["driver"],
+          "per_step": per_step(s0, stats(), ops0, op_counts(), args.steps)})
+
+
+def measure(cid, args, clustering=None):
     title, setup, per = CASES[cid]
     before = op_counts()
     dstep, dcheck = placed(DEVICE, *setup(DEVICE))
@@ -438,8 +351,8 @@ def measure(cid, args, graph_pass=None):
         dstep()
         cstep()
     ran = delta(before, op_counts())
-    if graph_pass is not None and pass_check(graph_pass, ran):
-        raise CaseFailed("%s: in the warm-up, %s (kernels on the device: %s)" % (cid, pass_check(graph_pass, ran), ran))
+    if clustering is not None and cluster_check(clustering, ran):
+        raise CaseFailed("%s: in the warm-up, %s (kernels on the device: %s)" % (cid, cluster_check(clustering, ran), ran))
     err, why = compare(dcheck(), ccheck())
     # One timed probe each decides how many repetitions fit the budget.
     t0 = time.perf_counter()
@@ -450,6 +363,7 @@ def measure(cid, args, graph_pass=None):
     slowest = max(t1 - t0, t2 - t1, 1e-9)
     reps = int(max(args.min_reps, min(args.max_reps, args.budget / slowest)))
     dev, cpu = [], []
+    ops0, s0 = op_counts(), stats()
     for _ in range(reps):
         t = time.perf_counter()
         dstep()
@@ -459,15 +373,17 @@ def measure(cid, args, graph_pass=None):
         cpu.append((time.perf_counter() - t) / per)
     line = {"kind": "case", "id": cid, "title": title, "device": dev, "cpu": cpu,
             "ops_per_step": per, "device_ops": ran, "max_rel_diff": err, "check": why}
-    if graph_pass is not None:
+    if clustering is not None:
+        # The CPU's steps count nothing of the plugin's.
+        line["per_step"] = per_step(s0, stats(), ops0, op_counts(), reps)
         # The timed calls too: a function traced or optimized again among
         # them would have been timed in the other state.
         whole = delta(before, op_counts())
-        if pass_check(graph_pass, whole):
-            raise CaseFailed("%s: over the whole case, %s (kernels on the device: %s)" % (cid, pass_check(graph_pass, whole), whole))
-        line["graph_pass"] = graph_pass
-        if not graph_pass:
-            line["pass_off_of"] = cid[:-len(NOPASS)]
+        if cluster_check(clustering, whole):
+            raise CaseFailed("%s: over the whole case, %s (kernels on the device: %s)" % (cid, cluster_check(clustering, whole), whole))
+        line["clustering"] = clustering
+        if not clustering:
+            line["cluster_off_of"] = cid[:-len(NOCLUSTER)]
     emit(line)
 
 
@@ -478,6 +394,8 @@ def main():
     ap.add_argument("--min-reps", type=int, default=3)
     ap.add_argument("--max-reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--counts-only", action="store_true", help="training steps on the device only, counted, not timed")
+    ap.add_argument("--steps", type=int, default=1, help="counted steps per case with --counts-only")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     if args.list:
@@ -490,7 +408,8 @@ def main():
     if not devices:
         emit({"kind": "error", "error": "no %s device: the library offered none" % DEVICE_TYPE})
         sys.exit(2)
-    for cid in args.cases or list(CASES):
+    cases = args.cases or [cid for cid in CASES if not args.counts_only or cid in CLUSTERING]
+    for cid in cases:
         if cid not in CASES:
             emit({"kind": "error", "error": "unknown case " + cid})
             sys.exit(2)

@@ -122,6 +122,9 @@ func Bench(logf Logf) error {
 	if err != nil {
 		return err
 	}
+	if rep.ModelSteps, err = bench.RunModelSteps(bench.StepOptions{Root: ".", Python: r.Interpreter.Path, Lib: abs, Log: logf}); err != nil {
+		return err
+	}
 	j, err := jaxVenv(logf)
 	if err != nil {
 		return err

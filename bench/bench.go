@@ -327,15 +327,15 @@ func Run(opts Options) (*Report, error) {
 
 // caseLine is one case's line from the worker.
 type caseLine struct {
-	Kind       string         `json:"kind"`
-	ID         string         `json:"id"`
-	Title      string         `json:"title"`
-	Device     []float64      `json:"device"`
-	CPU        []float64      `json:"cpu"`
-	DeviceOps  map[string]int `json:"device_ops"`
-	MaxRelDiff *float64       `json:"max_rel_diff"`
-	Check      string         `json:"check"`
-	Error      string         `json:"error"`
+	Kind         string             `json:"kind"`
+	ID           string             `json:"id"`
+	Title        string             `json:"title"`
+	Device       []float64          `json:"device"`
+	CPU          []float64          `json:"cpu"`
+	DeviceOps    map[string]int     `json:"device_ops"`
+	MaxRelDiff   *float64           `json:"max_rel_diff"`
+	Check        string             `json:"check"`
+	Error        string             `json:"error"`
 	Clustering   *bool              `json:"clustering"`
 	ClusterOffOf string             `json:"cluster_off_of"`
 	PerStep      map[string]float64 `json:"per_step"`

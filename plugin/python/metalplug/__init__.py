@@ -32,6 +32,9 @@ neither attributed), each with the counts since the process started:
 ``host_segments``      parts of programs run on the host (the CPU)
 ``host_reasons``       ``host_segments`` by reason, ``{"op: why": count}``
 ``waits``              times the host waited for the device
+``output_bytes``       bytes of program outputs allocated on the device
+                       (TensorFlow: its kernels' outputs; a cluster keeps
+                       its intermediates inside its program)
 =====================  ==================================================
 
 ``process`` is what the library's own code has cost the process so far,

@@ -69,6 +69,17 @@ func member(n *pb.NodeDef) ([]int, bool) {
 	return host, ok
 }
 
+// wantClusters clusters g with clusterOpts and fails unless the result
+// prints as want.
+func wantClusters(t *testing.T, g *pb.GraphDef, want string) []Cluster {
+	t.Helper()
+	cs := Clusters(g, clusterOpts())
+	if fmt.Sprint(cs) != want {
+		t.Fatalf("clusters %v, want %v", cs, want)
+	}
+	return cs
+}
+
 func clusterOpts() ClusterOptions {
 	return ClusterOptions{
 		DeviceType: "METALPLUG_HOST",
@@ -235,11 +246,7 @@ func TestClusterHostEdge(t *testing.T) {
 		node("D", "Relu", dev, i32, "B"),
 		node("out", "Identity", dev, i32, "D"),
 	}}
-	cs := Clusters(g, clusterOpts())
-	want := "[{metalplug_cluster_0 [A P] [Abs Neg]} {metalplug_cluster_1 [B D] [Reshape Relu]}]"
-	if fmt.Sprint(cs) != want {
-		t.Fatalf("clusters %v, want %v", cs, want)
-	}
+	wantClusters(t, g, "[{metalplug_cluster_0 [A P] [Abs Neg]} {metalplug_cluster_1 [B D] [Reshape Relu]}]")
 	first, second := find(g, "metalplug_cluster_0"), find(g, "metalplug_cluster_1")
 	if got := stringsAttr(first, "outputs"); !slices.Equal(got, []string{"P", "A"}) {
 		t.Errorf("first cluster's outputs %q", got)
@@ -428,11 +435,7 @@ func TestClusterFrames(t *testing.T) {
 
 func TestClusterLoop(t *testing.T) {
 	g := loopGraph()
-	cs := Clusters(g, clusterOpts())
-	want := "[{metalplug_cluster_0 [pre1 pre2] [Neg Relu]} {metalplug_cluster_1 [body1 body2] [Neg Relu]} {metalplug_cluster_2 [post1 post2] [Neg Relu]}]"
-	if fmt.Sprint(cs) != want {
-		t.Errorf("clusters %v, want %v", cs, want)
-	}
+	cs := wantClusters(t, g, "[{metalplug_cluster_0 [pre1 pre2] [Neg Relu]} {metalplug_cluster_1 [body1 body2] [Neg Relu]} {metalplug_cluster_2 [post1 post2] [Neg Relu]}]")
 	if c := clusterOf(cs, "mix"); c != "" {
 		t.Errorf("mix, with inputs in two frames, went into %s", c)
 	}
@@ -474,11 +477,7 @@ func TestClusterLoopVariables(t *testing.T) {
 		node("out", "Identity", dev, f32, "c2"),
 	}}
 	// Both Exits are live when the loop ends: what follows clusters too.
-	cs := Clusters(g, clusterOpts())
-	want := "[{metalplug_cluster_0 [a b c] [Neg Relu Add]} {metalplug_cluster_1 [a2 b2 c2] [Neg Neg Add]}]"
-	if fmt.Sprint(cs) != want {
-		t.Errorf("clusters %v, want %v", cs, want)
-	}
+	wantClusters(t, g, "[{metalplug_cluster_0 [a b c] [Neg Relu Add]} {metalplug_cluster_1 [a2 b2 c2] [Neg Neg Add]}]")
 }
 
 // TestClusterSwitch: u is live whichever way sw goes, v only when it goes
@@ -502,11 +501,7 @@ func TestClusterSwitch(t *testing.T) {
 		node("out", "Identity", dev, f32, "after2"),
 		node("out2", "Identity", dev, f32, "both"),
 	}}
-	cs := Clusters(g, clusterOpts())
-	want := "[{metalplug_cluster_0 [v w] [Add Relu]} {metalplug_cluster_1 [f1 f2] [Neg Relu]} {metalplug_cluster_2 [after1 after2] [Add Relu]}]"
-	if fmt.Sprint(cs) != want {
-		t.Errorf("clusters %v, want %v", cs, want)
-	}
+	wantClusters(t, g, "[{metalplug_cluster_0 [v w] [Add Relu]} {metalplug_cluster_1 [f1 f2] [Neg Relu]} {metalplug_cluster_2 [after1 after2] [Add Relu]}]")
 }
 
 // TestClusterSwitchesOfOnePredicate: the Switches of one loop or cond
@@ -528,11 +523,7 @@ func TestClusterSwitchesOfOnePredicate(t *testing.T) {
 		node("d", "Add", dev, f32, "c", "s3:1"),
 		node("out", "Identity", dev, f32, "d"),
 	}}
-	cs := Clusters(g, clusterOpts())
-	want := "[{metalplug_cluster_0 [a b c] [Neg Neg Add]}]"
-	if fmt.Sprint(cs) != want {
-		t.Errorf("clusters %v, want %v", cs, want)
-	}
+	wantClusters(t, g, "[{metalplug_cluster_0 [a b c] [Neg Neg Add]}]")
 }
 
 func TestClusterMinSize(t *testing.T) {

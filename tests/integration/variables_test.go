@@ -285,8 +285,9 @@ func kerasRun(t *testing.T, py string, env []string) kerasResult {
 	if r.MaxWeightDiff > 1e-4 {
 		t.Errorf("trained weights differ from the CPU run by %g", r.MaxWeightDiff)
 	}
-	if r.DeviceOps["MatMul"] == 0 {
-		t.Errorf("MatMul never ran on the device: %v", r.DeviceOps)
+	// The model's products ran on the device: alone, or in a cluster.
+	if r.DeviceOps["MatMul"] == 0 && r.DeviceOps["_MetalplugCluster"] == 0 {
+		t.Errorf("neither MatMul nor a cluster ran on the device: %v", r.DeviceOps)
 	}
 	return r
 }

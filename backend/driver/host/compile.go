@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -51,6 +52,10 @@ type step struct {
 	in      ir.Instr        // stepRegion: the instruction, for its attributes
 	result  int             // index of the program result this step writes in place, or -1
 	release []int           // values whose last use is this step
+	// recycle are the kernel steps whose buffers nothing reads after this
+	// step (the value and every reshape of it used for the last time): the
+	// run's later steps, and the next run, may reuse them (arena).
+	recycle []int
 	desc    string
 }
 
@@ -68,6 +73,10 @@ type executable struct {
 	// work estimates the element operations one run costs (multiply-adds
 	// for contractions), to decide what is small enough to run inline.
 	work int
+	// arenas hold the intermediates' buffers between runs, one arena per
+	// run in flight: a training step's program reuses them rather than
+	// allocate (and have the collector free) its intermediates every time.
+	arenas sync.Pool
 }
 
 // Program implements driver.Executable.
@@ -178,7 +187,55 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 		}
 		e.steps = append(e.steps, s)
 	}
+	e.planRecycling(lastUse)
 	return e, nil
+}
+
+// planRecycling marks, for each kernel step writing a buffer of its own,
+// the step after which nothing reads that buffer: its own last use and
+// that of every reshape aliasing it (a reshape bound to a result copies).
+// Results live to the end and are never recycled, nor is what a region
+// reads: a while loop that runs no iteration yields its operands
+// themselves.
+func (e *executable) planRecycling(lastUse []int) {
+	root := make([]int, len(e.steps))
+	last := make([]int, len(e.steps))
+	keep := make([]bool, len(e.steps))
+	for i := range e.steps {
+		s := &e.steps[i]
+		root[i] = i
+		if s.kind == stepAlias && s.result < 0 {
+			root[i] = root[s.args[0]]
+		}
+		// A value nothing reads is done with at its own step.
+		r := root[i]
+		last[r] = max(last[r], lastUse[i], i)
+		if s.kind == stepRegion {
+			for _, a := range s.args {
+				keep[root[a]] = true
+			}
+		}
+	}
+	for r := range e.steps {
+		s := &e.steps[r]
+		if s.kind == stepKernel && s.result < 0 && s.bytes > 0 && !keep[r] && last[r] < len(e.steps) {
+			e.steps[last[r]].recycle = append(e.steps[last[r]].recycle, r)
+		}
+	}
+}
+
+// arena is one run's spare buffers, by size.
+type arena map[int][][]byte
+
+// take is a zeroed buffer of n bytes, reused when the arena has one.
+func (a arena) take(n int) []byte {
+	if free := a[n]; len(free) > 0 {
+		b := free[len(free)-1]
+		a[n] = free[:len(free)-1]
+		clear(b) // as newBuffer's: kernels may count on zeros
+		return b
+	}
+	return newBuffer(n)
 }
 
 // opKernel is the host driver's entry for one IR op, registered from the
@@ -291,6 +348,11 @@ func (e *executable) run(args, results []unsafe.Pointer) (err error) {
 		}
 	}()
 	vals := make([][]byte, e.nvals)
+	bufs := make([][]byte, e.nvals) // the buffers kernel steps took, until recycled
+	spare, _ := e.arenas.Get().(arena)
+	if spare == nil {
+		spare = arena{}
+	}
 	var tuples map[int][][]byte // the results of region steps
 	for i := range e.steps {
 		s := &e.steps[i]
@@ -320,15 +382,25 @@ func (e *executable) run(args, results []unsafe.Pointer) (err error) {
 				vals[i] = outs[s.result]
 			}
 		default:
-			if err := e.runStep(s, i, vals, args, outs); err != nil {
+			if err := e.runStep(s, i, vals, args, outs, spare); err != nil {
 				return err
+			}
+			if s.kind == stepKernel && s.result < 0 {
+				bufs[i] = vals[i]
 			}
 		}
 		for _, a := range s.release {
 			vals[a] = nil // let the collector have intermediates early
 			delete(tuples, a)
 		}
+		for _, r := range s.recycle {
+			spare[len(bufs[r])] = append(spare[len(bufs[r])], bufs[r])
+			bufs[r] = nil
+		}
 	}
+	// Only a run that finished hands its buffers on: after a failure a
+	// kernel may still hold one.
+	e.arenas.Put(spare)
 	for i, v := range e.resultVals {
 		if e.copied[i] {
 			copy(outs[i], vals[v])
@@ -363,7 +435,7 @@ func (e *executable) runMulti(s *step, vals [][]byte) (outs [][]byte, err error)
 	return outs, nil
 }
 
-func (e *executable) runStep(s *step, i int, vals [][]byte, args []unsafe.Pointer, outs [][]byte) (err error) {
+func (e *executable) runStep(s *step, i int, vals [][]byte, args []unsafe.Pointer, outs [][]byte, spare arena) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("host: execute: instruction %%%d: %s: panic: %v", s.instr, s.desc, r)
@@ -390,7 +462,7 @@ func (e *executable) runStep(s *step, i int, vals [][]byte, args []unsafe.Pointe
 			(*h)(s.op)
 		}
 		if dst == nil {
-			dst = newBuffer(s.bytes)
+			dst = spare.take(s.bytes)
 		}
 		ins := make([][]byte, len(s.args))
 		for j, a := range s.args {

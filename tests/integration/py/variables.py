@@ -270,7 +270,7 @@ def keras():
         "cpu_loss": [float(v) for v in cpu_loss],
         "max_weight_diff": max(float(np.max(np.abs(a - b))) for a, b in zip(cpu_w, dev_w)),
         "nan": bool(any(np.isnan(w).any() for w in dev_w)),
-        "device_ops": {op: ran.get(op, 0) for op in OPS + ["MatMul"]},
+        "device_ops": {op: ran.get(op, 0) for op in OPS + ["MatMul", "_MetalplugCluster"]},
     }
 
 

@@ -154,6 +154,11 @@ func Test(logf Logf) error {
 	if err := run(ienv, "go", "test", "-count=1", "-v", "-timeout=30m", "./tests/integration/"); err != nil {
 		return err
 	}
+	logf("== integration tests that run graphs, with clustering off (METALPLUG_CLUSTER=0)")
+	cenv := append(ienv, "METALPLUG_CLUSTER=0")
+	if err := run(cenv, "go", "test", "-count=1", "-v", "-timeout=20m", "-run", "^("+strings.Join(ClusterOffIntegrationTests, "|")+")$", "./tests/integration/"); err != nil {
+		return err
+	}
 	logf("== integration tests with the Metal driver's lowering on the model of MPSGraph")
 	menv := append(ienv, "METALPLUG_DRIVER=metal-model")
 	if err := run(menv, "go", "test", "-count=1", "-v", "-timeout=20m", "-run", "^("+strings.Join(ModelIntegrationTests, "|")+")$", "./tests/integration/"); err != nil {
@@ -172,6 +177,16 @@ func Test(logf Logf) error {
 	}
 	logf("all tests passed in %s", time.Since(start).Round(time.Second))
 	return nil
+}
+
+// ClusterOffIntegrationTests run a second time with clustering off
+// (METALPLUG_CLUSTER=0): the ones whose work is graphs, where the graph
+// pass forms clusters (Keras training, variables, real models, the
+// profiler, threads). The op sweep and the other tests run eager ops, which
+// no graph pass sees.
+var ClusterOffIntegrationTests = []string{
+	"TestKerasTrainingMatchesCPU", "TestTwoThreadsTrain", "TestProfilerTimeline", "TestRealModelsMatchFloat64",
+	"TestVariableKernelsWithExperimentalAPI",
 }
 
 // ModelIntegrationTests are the integration tests that run a second time

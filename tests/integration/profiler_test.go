@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -56,7 +57,13 @@ func TestProfilerTimeline(t *testing.T) {
 			end = e.StartPs + e.Duration
 		}
 	}
-	for _, want := range []string{"MatMul", "AddV2", "_MetalplugCluster", "cluster with MatMul", "MemcpyHostToDevice", "MemcpyDeviceToHost"} {
+	wants := []string{"MatMul", "AddV2", "MemcpyHostToDevice", "MemcpyDeviceToHost"}
+	if os.Getenv("METALPLUG_CLUSTER") != "0" {
+		wants = append(wants, "_MetalplugCluster", "cluster with MatMul")
+	} else if seen["_MetalplugCluster"] {
+		t.Error("a cluster ran with METALPLUG_CLUSTER=0")
+	}
+	for _, want := range wants {
 		if !seen[want] {
 			t.Errorf("no %s event on the device's plane", want)
 		}

@@ -89,6 +89,12 @@ func testScatterRegionBodies(t *testing.T, h *harness) {
 		{"min, swapped", binary(ir.OpMin, true), numbers, true},
 		{"or", binary(ir.OpOr, false), []ir.DType{ir.Bool}, true},
 		{"and", binary(ir.OpAnd, true), []ir.DType{ir.Bool}, true},
+		// jax's x.at[i].apply(f): f of the operand, the update unread,
+		// applied once per update, so twice at a repeated index.
+		{"apply 2x+1", func(b *ir.Builder, x, u ir.Value) ir.Value {
+			d := b.Type(x).DType
+			return b.Binary(ir.OpAdd, b.Binary(ir.OpMul, x, b.Scalar(d, 2)), b.Scalar(d, 1))
+		}, []ir.DType{ir.F32, ir.I32}, true},
 	}
 	for _, c := range scatterCases {
 		for _, bd := range bodies {

@@ -92,6 +92,12 @@ var gatherCases = []gatherCase{
 	{"index vector dim in the middle", []int{4, 5}, []int{2, 2, 3}, []float64{0, 1, 2, 4, 3, 0, 3, 2, 1, 0, 0, 4},
 		ir.GatherDims{CollapsedSliceDims: []int{0, 1}, StartIndexMap: []int{1, 0}, IndexVectorDim: 1, SliceSizes: []int{1, 1}},
 		[]int{2, 3}},
+	// Index vectors of no components (indices [2, 0]): every start is the
+	// origin, so each batch element is the slice there (jax's x[()] and
+	// static indexing under grad).
+	{"index vectors of no components", []int{4, 3}, []int{2, 0}, nil,
+		ir.GatherDims{OffsetDims: []int{1}, CollapsedSliceDims: []int{0}, StartIndexMap: []int{}, IndexVectorDim: 1, SliceSizes: []int{1, 3}},
+		[]int{2, 3}},
 	{"no indices", []int{4, 3}, []int{0}, nil,
 		ir.GatherDims{OffsetDims: []int{1}, CollapsedSliceDims: []int{0}, StartIndexMap: []int{0}, IndexVectorDim: 1, SliceSizes: []int{1, 3}},
 		[]int{0, 3}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
@@ -451,8 +452,44 @@ func (l *lowering) lowerWithEmpty(in ir.Instr, args []val) (tensor, error) {
 		}
 	case ir.OpSelectAndScatter: // no windows: nothing to add
 		return l.zeros(in.Type), nil
+	case ir.OpGather:
+		if !args[0].empty && args[1].typ.Shape.Size() == 0 {
+			return l.gatherAtOrigin(in, args[0]), nil
+		}
 	}
 	return tensor{}, fallback(in.Op, "an empty operand with a non-empty result")
+}
+
+// gatherAtOrigin is a gather whose index vectors have no components
+// (indices [..., 0]): every start is the origin, so each batch element of
+// the result is the slice of x there, its collapsed dims dropped.
+func (l *lowering) gatherAtOrigin(in ir.Instr, x val) tensor {
+	g, t := in.Gather, x.typ
+	w := x.t
+	if t.Shape.Rank() > 0 {
+		zero, one := make([]int, t.Shape.Rank()), make([]int, t.Shape.Rank())
+		for d := range one {
+			one[d] = 1
+		}
+		w = l.slice(w, withComplex(t, zero, 0), withComplex(t, g.SliceSizes, 2), withComplex(t, one, 1))
+	}
+	// The window's dims, in the operand's order, are the result's offset
+	// dims in theirs; the batch dims are 1 until broadcast.
+	var window []int
+	for d, s := range g.SliceSizes {
+		if !slices.Contains(g.CollapsedSliceDims, d) {
+			window = append(window, s)
+		}
+	}
+	shape := make(ir.Shape, in.Type.Shape.Rank())
+	for i := range shape {
+		shape[i] = 1
+		if k := slices.Index(g.OffsetDims, i); k >= 0 {
+			shape[i] = window[k]
+		}
+	}
+	w = l.toShape(w, ir.TensorType{DType: in.Type.DType, Shape: shape})
+	return l.broadcastTo(w, physShape(in.Type))
 }
 
 // reduceIdentity is the value a fold of nothing gives.

@@ -48,6 +48,9 @@ func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 		if in.Scatter.Unique && allFloat(ops) {
 			return l.scatterUnique(in, ops, idx, upds, parts)
 		}
+		if applied(body, n) && upds[0].typ.Shape.Size() <= maxRepeats {
+			return l.scatterRepeated(in, ops, idx, upds, parts)
+		}
 		return nil, err
 	}
 	st, err := l.scatterSites(in.Op, ops[0].typ, idx.typ, upds[0].typ, idx.t, in.Scatter)
@@ -118,6 +121,70 @@ func (l *lowering) scatterUnique(in ir.Instr, ops []val, idx val, upds []val, pa
 		if parts[i].t, err = l.scatterKind(in.Op, st, st.lin, ops[i], v.t, ir.ScatterReplace); err != nil {
 			return nil, err
 		}
+	}
+	return parts, nil
+}
+
+// maxRepeats bounds the update elements of a scatter whose body applies a
+// function to the operand (scatterRepeated), which is unrolled once per
+// update element, the most times one position can be hit.
+const maxRepeats = 64
+
+// applied says whether each result of a scatter body of 2n parameters is
+// an elementwise function of its own operand alone, the update unread
+// (jax's x.at[i].apply(f)).
+func applied(body *ir.Program, n int) bool {
+	for i := range n {
+		if _, ok := inlinable(body, []int{i}); !ok {
+			return false
+		}
+		need := bodyNeeds(body, []int{i})
+		for k, in := range body.Instrs {
+			if need[k] && in.Op == ir.OpParameter && in.Param != i {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// scatterRepeated applies a body that is a function f of the operand
+// alone (applied) where indices may repeat: a position hit k times is
+// f applied k times, as the IR's updates in order make it. The hits are
+// counted by a scatter-add of ones (exact in float32: at most maxRepeats),
+// then f is applied to the whole operand once per possible hit, each time
+// kept only where the position was hit that often.
+func (l *lowering) scatterRepeated(in ir.Instr, ops []val, idx val, upds []val, parts []val) ([]val, error) {
+	n := len(ops)
+	body := in.Regions[0]
+	st, err := l.scatterSites(in.Op, ops[0].typ, idx.typ, upds[0].typ, idx.t, in.Scatter)
+	if err != nil {
+		return nil, err
+	}
+	shape := ops[0].typ.Shape
+	ft := ir.TensorType{DType: ir.F32, Shape: shape}
+	hits, err := l.scatterKind(in.Op, st, st.lin, val{t: l.zeros(ft), typ: ft}, l.full(1, []int{st.total}, gpu.Float32), ir.ScatterAdd)
+	if err != nil {
+		return nil, err
+	}
+	params := make([]val, 2*n)
+	copy(params, ops)
+	for i, x := range ops {
+		if x.typ.DType == ir.C64 {
+			return nil, fallback(in.Op, "a body applied to complex64 operands with repeated indices")
+		}
+		cur := x
+		for k := 1; k <= st.total; k++ {
+			params[i] = cur
+			r, err := l.inlineBody(body, params, shape, []int{i})
+			if err != nil {
+				return nil, err
+			}
+			hit := l.ge(hits, l.scalar(float64(k), gpu.Float32))
+			cur = val{t: l.sel(hit, r[0].t, cur.t), typ: x.typ}
+		}
+		params[i] = x
+		parts[i].t = cur.t
 	}
 	return parts, nil
 }

@@ -13,7 +13,9 @@ func init() { registerTupleLowering(lowerReduceWindowRegion, ir.OpReduceWindowRe
 // low end, or the high end for reverse) and windowed folds whose body or
 // init no fixed reduce_window has. Each operand is folded on its own when
 // each result of the body reads only its own accumulator and element; a
-// body that mixes the operands (a windowed argmax) runs on the CPU.
+// body that mixes the operands (a windowed argmax, jax's
+// select_and_gather_add for the tangent of a max pool) folds them all
+// together, position by position.
 //
 // A cumulative reduction by a monoid is a scan (scanAlong), of any length.
 // Any other window, and any other elementwise body, is unrolled as the
@@ -28,8 +30,26 @@ func lowerReduceWindowRegion(l *lowering, in ir.Instr, args []val) ([]val, error
 		return parts, nil
 	}
 	if !separable(body, n) {
-		return nil, fallback(in.Op, "a body of %d operands whose results read each other's (a variadic fold, such as a windowed argmax): "+
-			"only bodies that fold each operand on its own are lowered", n)
+		// The results read each other's operands (a windowed argmax, jax's
+		// select_and_gather_add): all of them fold together.
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+			if args[i].typ.DType == ir.C64 {
+				return nil, fallback(in.Op, "windowed folds of complex64")
+			}
+		}
+		if op, ok := inlinable(body, all); !ok {
+			return nil, fallback(in.Op, "a body with %v: only elementwise bodies are lowered", op)
+		}
+		rs, err := l.unrolledWindow(body, all, args[:n], args[n:], in.Window, in.Tuple)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range rs {
+			parts[i].t = r
+		}
+		return parts, nil
 	}
 	for i := range n {
 		x, init := args[i], args[n+i]
@@ -49,11 +69,11 @@ func lowerReduceWindowRegion(l *lowering, in ir.Instr, args []val) ([]val, error
 		if op, ok := inlinable(body, []int{i}); !ok {
 			return nil, fallback(in.Op, "a body with %v: only elementwise bodies are lowered", op)
 		}
-		r, err := l.unrolledWindow(body, i, n, x, init, in.Window, in.Tuple[i])
+		r, err := l.unrolledWindow(body, []int{i}, args[:n], args[n:], in.Window, in.Tuple)
 		if err != nil {
 			return nil, err
 		}
-		parts[i].t = r
+		parts[i].t = r[0]
 	}
 	return parts, nil
 }
@@ -175,50 +195,73 @@ func (l *lowering) scanAlong(x tensor, axis, n int, combine func(a, b tensor) te
 	return x
 }
 
-// unrolledWindow folds operand i's windows by body, unrolled over the
-// window's positions as lowerReduceWindow does: the padding holds the init,
-// the fold starts from the init and takes the positions in row-major
-// order, each by the body inlined.
-func (l *lowering) unrolledWindow(body *ir.Program, i, n int, x, init val, win *ir.WindowAttrs, rt ir.TensorType) (tensor, error) {
-	t := x.typ
+// unrolledWindow folds the windows of the operands idx by body, together,
+// unrolled over the window's positions as lowerReduceWindow does: the
+// padding holds each operand's init, the fold starts from the inits and
+// takes the positions in row-major order, each by the body inlined. One
+// operand at a time where the body folds each on its own; all of them at
+// once where its results read each other's (a windowed argmax, jax's
+// select_and_gather_add). Results are in idx's order.
+func (l *lowering) unrolledWindow(body *ir.Program, idx []int, xs, inits []val, win *ir.WindowAttrs, rts []ir.TensorType) ([]tensor, error) {
+	n := len(xs)
+	t := xs[idx[0]].typ // every operand has the same shape
 	params := make([]val, 2*n)
-	acc := val{t: l.broadcastTo(init.t, physShape(rt)), typ: rt}
-	if t.Shape.Rank() == 0 { // one window of one element
-		params[i], params[n+i] = acc, val{t: x.t, typ: rt}
-		r, err := l.inlineBody(body, params, rt.Shape, []int{i})
-		if err != nil {
-			return tensor{}, err
+	for _, i := range idx {
+		params[i] = val{t: l.broadcastTo(inits[i].t, physShape(rts[i])), typ: rts[i]}
+	}
+	fold := func(at func(i int) tensor) error {
+		for _, i := range idx {
+			params[n+i] = val{t: at(i), typ: rts[i]}
 		}
-		return r[0].t, nil
+		r, err := l.inlineBody(body, params, rts[idx[0]].Shape, idx)
+		if err != nil {
+			return err
+		}
+		for k, i := range idx {
+			params[i] = r[k]
+		}
+		return nil
+	}
+	out := func() []tensor {
+		ts := make([]tensor, len(idx))
+		for k, i := range idx {
+			ts[k] = params[i].t
+		}
+		return ts
+	}
+	if t.Shape.Rank() == 0 { // one window of one element
+		err := fold(func(i int) tensor { return xs[i].t })
+		return out(), err
 	}
 	w := newWindow(win, t.Shape)
 	if w.count > maxWindowElements {
-		return tensor{}, fallback(ir.OpReduceWindowRegion, "a window of %d elements that is not a cumulative fold by a monoid (window positions are unrolled)", w.count)
+		return nil, fallback(ir.OpReduceWindowRegion, "a window of %d elements that is not a cumulative fold by a monoid (window positions are unrolled)", w.count)
 	}
-	var xp tensor
-	switch {
-	case x.empty: // every position is padding
-		xp = l.broadcastTo(init.t, w.padded)
-	case isZero(w.lo) && isZero(w.hi):
-		xp = x.t
-	default:
-		// The padding holds the init, a value of the program: a zero pad,
-		// then the init selected into it.
-		inside := l.padGeneral(l.full(1, w.in, gpu.UInt8), w.in, w.lo, w.hi, make([]int, len(w.in)), 0)
-		xp = l.sel(l.pred(inside), l.padGeneral(x.t, w.in, w.lo, w.hi, make([]int, len(w.in)), 0), init.t)
+	padded := make([]tensor, n)
+	var inside tensor
+	for _, i := range idx {
+		x, init := xs[i], inits[i]
+		switch {
+		case x.empty: // every position is padding
+			padded[i] = l.broadcastTo(init.t, w.padded)
+		case isZero(w.lo) && isZero(w.hi):
+			padded[i] = x.t
+		default:
+			// The padding holds the init, a value of the program: a zero
+			// pad, then the init selected into it.
+			if !inside.Valid() {
+				inside = l.pred(l.padGeneral(l.full(1, w.in, gpu.UInt8), w.in, w.lo, w.hi, make([]int, len(w.in)), 0))
+			}
+			padded[i] = l.sel(inside, l.padGeneral(x.t, w.in, w.lo, w.hi, make([]int, len(w.in)), 0), init.t)
+		}
 	}
 	var err error
 	w.offsets(func(_ int, o []int) {
-		if err != nil {
-			return
-		}
-		params[i], params[n+i] = acc, val{t: l.at(xp, w, o), typ: rt}
-		var r []val
-		if r, err = l.inlineBody(body, params, rt.Shape, []int{i}); err == nil {
-			acc = r[0]
+		if err == nil {
+			err = fold(func(i int) tensor { return l.at(padded[i], w, o) })
 		}
 	})
-	return acc.t, err
+	return out(), err
 }
 
 func isZero(xs []int) bool {

@@ -168,6 +168,9 @@ func Darwincheck() error { return tasks.Darwincheck(logf) }
 // Gputest runs the Metal driver's conformance suite, region forms and dispatch path on this Mac's Metal device (MPSGraph itself, not the model); it fails where there is none.
 func Gputest() error { return tasks.GPUTest(logf) }
 
+// Wheeltest installs the universal wheel `go tool mage wheel` built for this platform into a venv with the pinned TensorFlow and jax and runs both frameworks on it (the host reference device: no GPU needed); the release runs it on each platform it publishes a wheel for.
+func Wheeltest() error { return tasks.WheelTest(logf) }
+
 // Loadtest builds the library and runs only the load and decline tests (for machines without a usable GPU).
 func Loadtest() error { return tasks.Loadtest(logf) }
 

@@ -43,6 +43,7 @@ const (
 	EnvIndexUser    = "TWINE_USERNAME" // __token__ by default
 	EnvIndexURL     = "METALPLUG_INDEX_URL"
 	EnvTwineURL     = "TWINE_REPOSITORY_URL"
+	EnvWheels       = "METALPLUG_RELEASE_WHEELS" // a directory of wheels built on other machines
 )
 
 // DefaultIndexURL is PyPI's legacy upload endpoint.
@@ -68,6 +69,12 @@ type Config struct {
 	// IndexURL is the package index's legacy upload endpoint.
 	IndexURL, IndexUser, IndexToken string
 
+	// Wheels is a directory of wheels built on other machines for this
+	// release (the macOS arm64 wheel, built on a Mac runner): each *.whl in
+	// it joins the assets. Named and empty, or holding a wheel of another
+	// project or version, the run fails before it publishes anything.
+	Wheels string
+
 	// Build builds the assets into out and returns their paths: the sdist
 	// and wheels (what goes to the index) first, in that order. BuildAssets
 	// when nil.
@@ -90,6 +97,7 @@ func FromEnv(root, tag string, publish bool) Config {
 		IndexURL:     firstNonEmpty(os.Getenv(EnvIndexURL), os.Getenv(EnvTwineURL)),
 		IndexUser:    os.Getenv(EnvIndexUser),
 		IndexToken:   firstNonEmpty(os.Getenv(EnvIndexToken), os.Getenv(EnvTwinePass)),
+		Wheels:       os.Getenv(EnvWheels),
 	}
 	return c
 }
@@ -184,6 +192,13 @@ func Run(ctx context.Context, c Config) (err error) {
 	paths, err := build(ctx, c.Root, c.Out, logf)
 	if err != nil {
 		return fmt.Errorf("building the release assets: %w", err)
+	}
+	if c.Wheels != "" {
+		more, err := builtElsewhere(c.Wheels, version)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, more...)
 	}
 	assets, err := describe(paths)
 	if err != nil {
@@ -363,6 +378,25 @@ func describe(paths []string) ([]Asset, error) {
 			Index: strings.HasSuffix(name, ".whl") || strings.HasSuffix(name, ".tar.gz")})
 	}
 	return out, nil
+}
+
+// builtElsewhere lists the wheels of version in dir, built on other
+// machines: at least one, and none of another project or version.
+func builtElsewhere(dir, version string) ([]string, error) {
+	found, err := filepath.Glob(filepath.Join(dir, "*.whl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("%s=%s holds no wheel: the wheels built on other machines (the macOS arm64 wheel) did not arrive", EnvWheels, dir)
+	}
+	prefix := "metalplug-" + version + "-"
+	for _, p := range found {
+		if name := filepath.Base(p); !strings.HasPrefix(name, prefix) {
+			return nil, fmt.Errorf("%s holds %s, which is not a wheel of metalplug %s: a wheel built from another commit or version", dir, name, version)
+		}
+	}
+	return found, nil
 }
 
 // writeSums writes SHA256SUMS (sha256sum's format, sorted by name) into dir.

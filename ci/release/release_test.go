@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/wheels"
 )
 
 const (
@@ -471,5 +474,53 @@ func TestFromEnv(t *testing.T) {
 	c.defaults()
 	if c.GitHubAPI != "https://api.github.com/" || c.GitHubUpload != "https://uploads.github.com/" {
 		t.Errorf("defaults: %+v", c)
+	}
+}
+
+// The wheels built on other machines (the macOS arm64 wheel, from a Mac
+// runner) join the release and the index; a directory that holds none, or
+// a wheel of another version, stops the run before anything is published.
+func TestWheelsBuiltElsewhereJoinTheRelease(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	c := w.config("v0.1.0", true)
+	c.Wheels = dir
+	if err := w.run(t, c); err == nil || !strings.Contains(err.Error(), "holds no wheel") || w.gh.requests != 0 {
+		t.Fatalf("an empty directory of wheels: %v, %d GitHub requests; want a refusal before any", err, w.gh.requests)
+	}
+	write(t, dir, "metalplug-0.0.9-py3-none-macosx_12_0_arm64.whl", "old\n")
+	if err := w.run(t, c); err == nil || !strings.Contains(err.Error(), "not a wheel of metalplug 0.1.0") || w.gh.requests != 0 {
+		t.Fatalf("a wheel of another version: %v, %d GitHub requests; want a refusal before any", err, w.gh.requests)
+	}
+	os.Remove(filepath.Join(dir, "metalplug-0.0.9-py3-none-macosx_12_0_arm64.whl"))
+	lib := filepath.Join(t.TempDir(), "libmetalplug.dylib")
+	write(t, filepath.Dir(lib), filepath.Base(lib), "not really a library\n")
+	r := &probe.Report{GOOS: "darwin", GOARCH: "arm64"}
+	r.TensorFlow.Distribution, r.TensorFlow.Version = "tensorflow", "2.21.0"
+	mac, err := wheels.WriteWheel(dir, wheels.Spec{Version: "0.1.0", Platform: "macosx_12_0_arm64", Lib: lib, Report: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, mac))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.run(t, c); err != nil {
+		t.Fatalf("%v\n%s", err, w.log.String())
+	}
+	rel := w.gh.only(t)
+	found := false
+	for _, a := range rel.Assets {
+		found = found || (a.Name == mac && bytes.Equal(a.Data, data))
+	}
+	sums, err := os.ReadFile(filepath.Join(c.Out, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.index.mu.Lock()
+	_, indexed := w.index.files[mac]
+	w.index.mu.Unlock()
+	if !found || !indexed || !strings.Contains(string(sums), mac) {
+		t.Errorf("the Mac wheel: on the release %v, on the index %v, in SHA256SUMS %v; want all three", found, indexed, strings.Contains(string(sums), mac))
 	}
 }

@@ -248,6 +248,58 @@ func GPUTest(logf Logf) error {
 	return run([]string{"METALPLUG_TEST_REQUIRE_GPU=1"}, "go", "test", "-count=1", "-timeout", "30m", "./backend/driver/metal/")
 }
 
+// WheelTest installs the universal wheel `go tool mage wheel` built for
+// this platform (dist/metalplug-<version>-py3-none-<platform>.whl) into a
+// venv with the pinned TensorFlow and jax, and runs TestUniversalWheel on
+// it: both frameworks load its builds and compute on the host reference
+// device (which needs no GPU, so a hosted Mac runner can run it). The
+// release runs it on each platform it publishes a wheel for.
+func WheelTest(logf Logf) error {
+	req, r, err := pinnedVenv("", logf)
+	if err != nil {
+		return err
+	}
+	jax, err := jaxVenv(logf)
+	if err != nil {
+		return err
+	}
+	ver, err := wheels.ProjectVersion(".")
+	if err != nil {
+		return err
+	}
+	found, err := filepath.Glob(filepath.Join("dist", "metalplug-"+ver+"-py3-none-*.whl"))
+	if err != nil {
+		return err
+	}
+	var mine []string
+	for _, f := range found {
+		if forPlatform(filepath.Base(f), r.GOOS, r.GOARCH) {
+			mine = append(mine, f)
+		}
+	}
+	if len(mine) != 1 {
+		return fmt.Errorf("dist holds %d universal wheels of metalplug %s for %s/%s (%v): run `go tool mage wheel` first", len(mine), ver, r.GOOS, r.GOARCH, found)
+	}
+	abs, err := filepath.Abs(mine[0])
+	if err != nil {
+		return err
+	}
+	logf("== the wheel %s in a venv with %s and jax %s", filepath.Base(abs), req, jax.Report.Jax.Version)
+	env := append(build.Env(r), "METALPLUG_REQUIRE_INTEGRATION=1", "METALPLUG_TEST_HOST_DEVICE=1", "METALPLUG_TEST_WHEEL="+abs,
+		"METALPLUG_TEST_TF_REQUIREMENT="+req, "METALPLUG_TEST_JAX_REQUIREMENT="+jax.Requirement, "METALPLUG_TEST_JAX_BASE="+jax.Base)
+	return run(env, "go", "test", "-count=1", "-v", "-timeout=20m", "-run=^TestUniversalWheel$", "./tests/integration/")
+}
+
+// forPlatform says whether a wheel's file name is for goos/goarch: a macOS
+// arm64 wheel, or a (many)linux one of the architecture.
+func forPlatform(name, goos, goarch string) bool {
+	if goos == "darwin" {
+		return strings.Contains(name, "-macosx_") && strings.HasSuffix(name, "_arm64.whl")
+	}
+	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[goarch]
+	return strings.Contains(name, "linux_") && strings.HasSuffix(name, "_"+arch+".whl")
+}
+
 // Loadtest builds the library and runs only the load tests: the device
 // appears or the plugin says why not, and every decline path keeps
 // TensorFlow alive. It is what runs on machines whose GPU cannot run kernels.

@@ -16,9 +16,14 @@ type Unsupported struct {
 	Op     ir.Op  // its op
 	Reason string // why the driver cannot run it, in a sentence a user can act on
 	// Planned is set where the op's home is the host by design (matrix
-	// decompositions, which MPSGraph has not; host callbacks): running it
-	// there is the plan, not a gap in the driver, so nobody is warned.
+	// decompositions, which MPSGraph has not; host callbacks; float64,
+	// which Apple GPUs have not): running it there is the plan, not a gap
+	// in the driver, so nobody is warned unless Tell is set.
 	Planned bool
+	// Tell is set on a planned host part the user should still hear of,
+	// once: one chosen by the program's own types (float64), which a user
+	// may not know the GPU lacks.
+	Tell bool
 }
 
 func (e *Unsupported) Error() string {

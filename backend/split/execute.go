@@ -137,7 +137,11 @@ func (s *stream) run(name string, e *Executable, args, results []unsafe.Pointer)
 		for j, o := range st.out {
 			out[j] = at(o)
 		}
-		if st.loop != nil {
+		switch {
+		case st.loop != nil && st.loop.branches != nil:
+			s.branch(st.loop, in, out, temps)
+			continue
+		case st.loop != nil:
 			s.loop(st.loop, in, out, temps)
 			continue
 		}
@@ -226,6 +230,47 @@ func (s *stream) loop(lp *loop, in, out []unsafe.Pointer, temps []unsafe.Pointer
 		}
 		for j, p := range out {
 			copyBytes(p, cur[lp.outs[j]], lp.carried[lp.outs[j]].Bytes())
+		}
+		return nil
+	})
+}
+
+// branch enqueues a case driven from the host: after the work before it
+// (one wait), a host callback reads the index and runs the branch it
+// picks (out of range: the last, StableHLO's rule) on the case's operands,
+// driving a private device stream; out receives the results the program
+// uses, written in place where it can be.
+func (s *stream) branch(lp *loop, in, out []unsafe.Pointer, temps []unsafe.Pointer) {
+	if s.dirty.Swap(false) {
+		s.c.Waited()
+	}
+	res := pick(temps, lp.a)
+	for j, p := range out {
+		if k := lp.outs[j]; res[k] == temps[lp.a[k]] {
+			res[k] = p
+		}
+	}
+	s.inner.HostCallback(func() error {
+		k := int(*(*int32)(in[0]))
+		if k < 0 || k >= len(lp.branches) {
+			k = len(lp.branches) - 1
+		}
+		ps, err := s.d.privateStream(s.c)
+		if err != nil {
+			return err
+		}
+		defer s.d.returnPrivate(ps)
+		ps.run("", lp.branches[k], in[1:], res)
+		if ps.dirty.Swap(false) {
+			s.c.Waited()
+		}
+		if err := ps.inner.Synchronize(); err != nil {
+			return err
+		}
+		for j, p := range out {
+			if src := res[lp.outs[j]]; src != p { // a result the program reads twice
+				copyBytes(p, src, lp.carried[lp.outs[j]].Bytes())
+			}
 		}
 		return nil
 	})

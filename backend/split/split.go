@@ -124,7 +124,7 @@ func (d *Driver) NewEvent() driver.Event { return d.newEvent(stats.Other) }
 
 // Segment describes one part of a compiled program, for reports and logs.
 type Segment struct {
-	Where  string // "device", "host" or "loop"
+	Where  string // "device", "host", "loop" or "case"
 	Instrs int    // instructions of the program in it
 	Ops    []string
 	Reason string // for a host part: why it is not on the device
@@ -142,6 +142,8 @@ func (s Segment) String() string {
 		out += ", data-dependent trip count: one wait per iteration"
 	case s.Where == "loop":
 		out += fmt.Sprintf(", %d trips enqueued without waiting", s.Trips)
+	case s.Where == "case":
+		out += ", driven from the host: one wait to read the branch index"
 	}
 	if s.Reason != "" {
 		out += ": " + s.Reason
@@ -189,7 +191,7 @@ func (e *Executable) OnHost() (bool, []string) {
 	}
 	for _, st := range e.steps {
 		if st.loop != nil {
-			for _, sub := range []*Executable{st.loop.cond, st.loop.body} {
+			for _, sub := range st.loop.subs() {
 				if _, w := sub.OnHost(); len(w) > 0 {
 					why = append(why, w...)
 				}
@@ -211,14 +213,25 @@ type step struct {
 }
 
 // loop is a while driven from the host: carried values ping-pong between
-// two sets of temporaries.
+// two sets of temporaries. With branches set it is a case driven from the
+// host instead: the index read once, the branch it picks run with the
+// case's operands into a (carried are then the case's results).
 type loop struct {
 	cond, body *Executable
+	branches   []*Executable
 	trips      int // -1: the condition decides, read after every iteration
 	carried    []ir.TensorType
 	a, b       []int // temporaries of the two sets
 	flag       int   // temporary the condition writes
 	outs       []int // per output: the carried value it is
+}
+
+// subs are the loop's own split programs.
+func (lp *loop) subs() []*Executable {
+	if lp.branches != nil {
+		return lp.branches
+	}
+	return []*Executable{lp.cond, lp.body}
 }
 
 func (d *Driver) compile(p *ir.Program, c *stats.Counters) (driver.Executable, error) {
@@ -323,8 +336,9 @@ func (e *Executable) unplannedWhy() []string {
 	why := slices.Clone(e.unplannedReasons)
 	for _, st := range e.steps {
 		if st.loop != nil {
-			why = append(why, st.loop.cond.unplannedWhy()...)
-			why = append(why, st.loop.body.unplannedWhy()...)
+			for _, sub := range st.loop.subs() {
+				why = append(why, sub.unplannedWhy()...)
+			}
 		}
 	}
 	return why
@@ -337,7 +351,7 @@ func (e *Executable) unplanned() bool {
 		return true
 	}
 	for _, st := range e.steps {
-		if st.loop != nil && (st.loop.cond.unplanned() || st.loop.body.unplanned()) {
+		if st.loop != nil && slices.ContainsFunc(st.loop.subs(), (*Executable).unplanned) {
 			return true
 		}
 	}
@@ -409,6 +423,16 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 				places[i] = &driver.Unsupported{Instr: i, Op: ir.OpWhile, Planned: true, Reason: why}
 			}
 		}
+		if p.Instrs[i].Op == ir.OpCase {
+			lp, err := d.caseOf(p, i)
+			if err != nil {
+				return err
+			}
+			if lp != nil {
+				wh[i], loops[i] = asLoop, lp
+				continue
+			}
+		}
 		if !places[i].Planned && len(p.Instrs[i].Regions) > 0 && d.regionsPlanned(p.Instrs[i]) {
 			// Its regions need the host only for ops whose home is the
 			// host (a decomposition in a branch): so does it.
@@ -454,7 +478,7 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 		case onDevice:
 			exe, err := d.Driver.Compile(c.prog)
 			if u, ok := driver.AsUnsupported(err); ok && u.Instr >= 0 {
-				return &driver.Unsupported{Instr: c.orig[u.Instr], Op: u.Op, Reason: u.Reason, Planned: u.Planned}
+				return &driver.Unsupported{Instr: c.orig[u.Instr], Op: u.Op, Reason: u.Reason, Planned: u.Planned, Tell: u.Tell}
 			}
 			if err != nil {
 				return err
@@ -483,6 +507,9 @@ func (d *Driver) plan(e *Executable, p *ir.Program, places []*driver.Unsupported
 			e.allocLoop(lp)
 			st.loop = lp
 			seg.Trips = lp.trips
+			if lp.branches != nil {
+				seg.Where, seg.Trips = "case", 0
+			}
 		}
 		e.steps = append(e.steps, st)
 		e.segments = append(e.segments, seg)
@@ -554,9 +581,37 @@ func (e *Executable) allocLoop(lp *loop) {
 	lp.a, lp.b = nil, nil
 	for _, t := range lp.carried {
 		lp.a = append(lp.a, add(t))
-		lp.b = append(lp.b, add(t))
+		if lp.branches == nil {
+			lp.b = append(lp.b, add(t))
+		}
 	}
-	lp.flag = add(ir.TensorType{DType: ir.Bool})
+	if lp.branches == nil {
+		lp.flag = add(ir.TensorType{DType: ir.Bool})
+	}
+}
+
+// caseOf is how the case at instruction i runs when the device cannot run
+// it whole (a branch holds a loop whose trip count the data decide, or a
+// host part): driven from the host, which reads the index after the work
+// before it (one wait) and runs the branch it picks as a split program of
+// its own; nil when no branch has device work (then the whole case runs
+// on the host).
+func (d *Driver) caseOf(p *ir.Program, i int) (*loop, error) {
+	in := p.Instrs[i]
+	lp := &loop{carried: in.Tuple}
+	device := false
+	for _, r := range in.Regions {
+		br, err := d.build(r, stats.Other)
+		if err != nil {
+			return nil, err
+		}
+		device = device || br.hasDevice()
+		lp.branches = append(lp.branches, br)
+	}
+	if !device {
+		return nil, nil
+	}
+	return lp, nil
 }
 
 // loopOf is how the while at instruction i runs when the device cannot run
@@ -689,13 +744,18 @@ func warnAll(d *Driver, p *ir.Program, places []*driver.Unsupported) {
 }
 
 // warn says once per op and reason that a part leaves the GPU for a reason
-// other than an op whose home is the host, naming where the source wrote
-// it (loc) when the frontend said.
+// other than an op whose home is the host (or for one the user should hear
+// of even so: Tell), naming where the source wrote it (loc) when the
+// frontend said.
 func (d *Driver) warn(u *driver.Unsupported, loc string) {
-	if d.opts.Warn == nil || u.Planned || u.Op == ir.OpGetResult {
+	if d.opts.Warn == nil || (u.Planned && !u.Tell) || u.Op == ir.OpGetResult {
 		return
 	}
-	key := u.Op.String() + "\x00" + u.Reason
+	// A reason the user chose by a type is said once for every op.
+	key, once := u.Op.String()+"\x00"+u.Reason, "once per op and reason"
+	if u.Tell {
+		key, once = u.Reason, "once for every op"
+	}
 	if _, seen := d.warned.LoadOrStore(key, struct{}{}); seen {
 		return
 	}
@@ -703,7 +763,7 @@ func (d *Driver) warn(u *driver.Unsupported, loc string) {
 	if loc != "" {
 		where = " (" + loc + ")"
 	}
-	d.opts.Warn(fmt.Sprintf("%s: %s%s runs on the CPU, not the GPU: %s (said once per op and reason; metalplug.stats() counts every run)", d.Name(), u.Op, where, u.Reason))
+	d.opts.Warn(fmt.Sprintf("%s: %s%s runs on the CPU, not the GPU: %s (said %s; metalplug.stats() counts every run)", d.Name(), u.Op, where, u.Reason, once))
 }
 
 // opsOf lists the distinct ops of instrs (all of p's when nil), for reports.
@@ -751,9 +811,13 @@ func (c cleanupState) release() {
 	}
 }
 
-// Declines says whether the device refuses a dtype outright (Metal has no
-// float64), as the device does: the host does not take a type over.
+// Declines says whether the driver refuses a dtype outright: never where
+// the host runs what the device cannot (Metal's float64 runs there), as
+// the device does otherwise.
 func (d *Driver) Declines(dt ir.DType) bool {
+	if d.placer != nil {
+		return false
+	}
 	dec, ok := d.Driver.(interface{ Declines(ir.DType) bool })
 	return ok && dec.Declines(dt)
 }
@@ -783,11 +847,15 @@ func (d *Driver) smallWork() int {
 // regionsPlanned says whether every region of in compiles with host parts
 // only for ops whose home is the host.
 func (d *Driver) regionsPlanned(in ir.Instr) bool {
+	planned := false // a region with nothing on the host explains nothing
 	for _, r := range in.Regions {
 		e, err := d.build(r, stats.Other)
 		if err != nil || e.unplanned() {
 			return false
 		}
+		if on, _ := e.OnHost(); on {
+			planned = true
+		}
 	}
-	return true
+	return planned
 }

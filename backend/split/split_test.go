@@ -521,3 +521,96 @@ func TestScatterWithAnEmptyIndexVectorOnTheDevice(t *testing.T) {
 		}
 	}
 }
+
+func f64(vs ...float64) []byte {
+	b := make([]byte, 8*len(vs))
+	for i, v := range vs {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+	}
+	return b
+}
+
+// Apple GPUs have no float64: a program's float64 part runs on the host,
+// in float64 (1+2^-40 survives, which float32 would round away), beside
+// its float32 work on the device; it is allowed where only the host's
+// planned parts are (METALPLUG_NO_CPU_FALLBACK=unplanned) and said once.
+func TestFloat64RunsOnTheHost(t *testing.T) {
+	var said []string
+	d := newSplit(t, split.Options{Host: split.PlannedOnly, SmallWork: -1, Warn: func(s string) { said = append(said, s) }})
+	v64 := ir.TensorType{DType: ir.F64, Shape: ir.Shape{3}}
+	v32 := ir.TensorType{DType: ir.F32, Shape: ir.Shape{3}}
+	for range 2 {
+		b := ir.NewBuilder()
+		x, y := b.Parameter(v64), b.Parameter(v32)
+		tiny := b.Constant(v64, f64(0x1p-40, 0x1p-40, 0x1p-40))
+		sum := b.Binary(ir.OpAdd, x, tiny) // float64: on the host
+		back := b.Binary(ir.OpSub, sum, x) // 2^-40 exactly, in float64
+		sq := b.Binary(ir.OpMul, y, y)     // float32: on the device
+		p, err := b.Build(back, b.Unary(ir.OpTanh, sq), sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := run(t, d, p, f64(1, 2, 3), f32(1, 2, 3))
+		if want := f64(0x1p-40, 0x1p-40, 0x1p-40); string(got[0]) != string(want) {
+			t.Errorf("(x + 2^-40) - x in float64 = %v, want 2^-40 each", got[0])
+		}
+		if want := f64(1+0x1p-40, 2+0x1p-40, 3+0x1p-40); string(got[2]) != string(want) {
+			t.Errorf("x + 2^-40 in float64 = %v, want %v", got[2], want)
+		}
+		exe, err := d.Compile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := exe.(*split.Executable)
+		if w := wheres(e); !strings.Contains(w, "host") || !strings.Contains(w, "device") {
+			t.Errorf("segments %s, want the float64 part on the host and the float32 one on the device", w)
+		}
+		if on, why := e.OnHost(); !on || !strings.Contains(strings.Join(why, ";"), "float64") {
+			t.Errorf("OnHost = %v %q, want a host part for float64", on, why)
+		}
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "float64") {
+		t.Errorf("said %q, want float64's host part said once", said)
+	}
+}
+
+// A case whose branch holds a data-dependent while cannot become selects
+// (the branch not taken could loop for ever), nor run on the GPU as one
+// graph: the host reads the index after the work before it (one wait) and
+// runs the branch it picks as a split program, its loop driven in turn.
+// Every index, out of range included (the last branch), and both results,
+// one of them read twice, equal the host driver's; nothing runs on the
+// host but the reading, and PlannedOnly takes it.
+func TestHostDrivenCase(t *testing.T) {
+	i32t := ir.TensorType{DType: ir.I32}
+	loopy := countdown(t, false) // (trips, x) -> exp(-acc)
+	bb := ir.NewBuilder()
+	bb.Parameter(i32t)
+	x := bb.Parameter(mat)
+	plain, err := bb.Build(bb.Unary(ir.OpTanh, x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ir.NewBuilder()
+	index := b.Parameter(i32t)
+	trips := b.Parameter(i32t)
+	x = b.Parameter(mat)
+	c := b.Case(index, []*ir.Program{loopy, plain}, trips, b.Unary(ir.OpNeg, x))
+	r := b.GetResult(c, 0)
+	p, err := b.Build(b.Binary(ir.OpAdd, r, x), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newSplit(t, split.Options{Host: split.PlannedOnly})
+	for _, k := range []int32{0, 1, 7, -1} {
+		before := stats.Other.Snapshot()
+		e := same(t, d, p, i32(k), i32(3), xArg)
+		if got := wheres(e); !strings.Contains(got, "case") {
+			t.Errorf("index %d: segments %s, want a case", k, got)
+		}
+		delta := stats.Other.Snapshot().Sub(before)
+		if delta.HostSegments != 0 || delta.Waits < 1 {
+			t.Errorf("index %d: %d host parts and %d waits, want none and at least the index's", k, delta.HostSegments, delta.Waits)
+		}
+	}
+}

@@ -106,6 +106,9 @@ func TestJaxEndToEnd(t *testing.T) {
 		if !strings.Contains(out, "\nALL OK") {
 			t.Errorf("jax_model.py did not pass:\n%s", out)
 		}
+		if n := strings.Count(out, "runs on the CPU, not the GPU: float64"); n != 1 {
+			t.Errorf("jax_model.py's float64 host parts were said %d times, want once:\n%s", n, out)
+		}
 	})
 	t.Run("ordinary programs stay on the GPU (model)", func(t *testing.T) {
 		programs, err := filepath.Abs("testdata/jax_gpu_programs.py")

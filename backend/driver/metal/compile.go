@@ -51,20 +51,6 @@ func check(p *ir.Program) error {
 	if err := ir.Verify(p); err != nil {
 		return status.Invalid(fmt.Errorf("metal: compile: %w", err))
 	}
-	// Metal has no float64 at all, so neither does this driver (running a
-	// part on the host is for what MPSGraph lacks, not for a type the
-	// device lacks): the caller's program asks for what the device does
-	// not have.
-	for i, in := range p.Instrs {
-		if in.Type.DType == ir.F64 {
-			return status.Invalidf("metal: compile: %s: float64 is not supported by Metal (cast to float32 first)", describe(p, i))
-		}
-	}
-	for i, t := range p.Params {
-		if t.DType == ir.F64 {
-			return status.Invalidf("metal: compile: parameter #%d is %v: float64 is not supported by Metal", i, t)
-		}
-	}
 	return nil
 }
 
@@ -99,6 +85,39 @@ func (d *Driver) Place(p *ir.Program) ([]*driver.Unsupported, error) {
 	}
 	return place, nil
 }
+
+// float64Reason is why a part that computes in float64 runs on the host.
+const float64Reason = "float64: Apple GPUs have no float64 arithmetic, so this part runs on the CPU, in float64 (cast to float32 to keep it on the GPU)"
+
+// computesF64 says whether in reads, makes or, in a region, computes a
+// float64 value.
+func computesF64(p *ir.Program, in ir.Instr) bool {
+	if in.Type.DType == ir.F64 && in.Tuple == nil {
+		return true
+	}
+	for _, t := range in.Tuple {
+		if t.DType == ir.F64 {
+			return true
+		}
+	}
+	for _, a := range in.Args {
+		if a := p.Instrs[a]; a.Type.DType == ir.F64 && a.Tuple == nil {
+			return true
+		}
+	}
+	for _, r := range in.Regions {
+		for _, rin := range r.Instrs {
+			if computesF64(r, rin) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// free says whether in is no part of its own: a parameter or a constant
+// goes wherever its readers do.
+func free(in ir.Instr) bool { return in.Op == ir.OpParameter || in.Op == ir.OpConstant }
 
 // unsupported names instruction i of p and why it is not lowered.
 func unsupported(p *ir.Program, i int, fb *fallbackError) *driver.Unsupported {
@@ -136,6 +155,19 @@ func (d *Driver) lower(p *ir.Program, e *executable, place []*driver.Unsupported
 		}
 		var v val
 		var err error
+		if computesF64(p, in) {
+			// Apple GPUs have no float64: the part runs on the host, in
+			// float64. A parameter or constant is no part of its own: what
+			// reads it computes in float64 too, so it goes with that.
+			switch {
+			case place == nil:
+				return &driver.Unsupported{Instr: i, Op: in.Op, Reason: float64Reason, Planned: true, Tell: true}
+			case !free(in):
+				place[i] = &driver.Unsupported{Instr: i, Op: in.Op, Reason: float64Reason, Planned: true, Tell: true}
+			}
+			l.vals[i] = val{typ: in.Type, empty: true}
+			continue
+		}
 		if place != nil && in.Op == ir.OpGetResult && place[in.Args[0]] != nil {
 			// A result of an instruction placed on the host goes with it.
 			u := *place[in.Args[0]]
@@ -173,8 +205,8 @@ func (d *Driver) lower(p *ir.Program, e *executable, place []*driver.Unsupported
 	var targets []tensor
 	for r, v := range p.Results {
 		rv := l.vals[v]
-		if rv.empty {
-			continue
+		if rv.empty || (place != nil && place[v] != nil) {
+			continue // nothing to store, or stored by the host's part
 		}
 		t, err := l.store(rv.t, rv.typ.DType)
 		if err == nil && g.Err() != nil {

@@ -26,7 +26,8 @@
 // MPSGraph cannot express exactly (see NotLowered and Fallbacks) makes Compile
 // return a *driver.Unsupported, and Place says which instructions those are:
 // backend/split runs them on the host, over the same unified memory. Metal
-// has no float64, so Compile rejects float64 programs.
+// has no float64, so an instruction that computes in float64 is one of
+// those too (planned, and said once: the program's types chose it).
 //
 // The darwin adapter has not run on a Mac from this repository's machines:
 // it is type-checked for darwin/arm64 by setup/darwincheck. Everything else

@@ -21,6 +21,6 @@ func OpenModel(opts ModelOptions) (*Driver, error) {
 	return newDriver(model.New(model.Options{MacOS: opts.MacOS, WorkingSet: opts.MemoryBytes}), "metal-model", opts.Options)
 }
 
-// Declines reports the dtypes the driver refuses outright: Metal has no
-// float64 (drivertest.Decliner).
+// Declines reports the dtypes the driver alone refuses: Metal has no
+// float64, whose parts backend/split runs on the host (drivertest.Decliner).
 func (d *Driver) Declines(t ir.DType) bool { return t == ir.F64 }

@@ -41,7 +41,8 @@ func registerLowering(f lowerFunc, ops ...ir.Op) {
 var NotLowered = map[ir.Op]string{
 	ir.OpWhile: "a loop MPSGraph cannot run as one graph: its trip count is known only at run time (loops of a known count are unrolled or replayed), " +
 		"so the host drives it, one wait for the GPU per iteration",
-	ir.OpCase: "a conditional whose branches the GPU cannot all run (a branch with a host part or a data-dependent loop): it runs on the CPU",
+	ir.OpCase: "a conditional whose branches the GPU cannot run as one graph (a branch with a host part or a data-dependent loop): " +
+		"the host reads its index (one wait) and runs the branch it picks, that branch's GPU work on the GPU; with none, on the CPU",
 	ir.OpCall: "a call left after inlining: it runs on the CPU",
 	ir.OpSelectAndScatterRegion: "select_and_scatter by arbitrary bodies is not lowered: it runs on the CPU; " +
 		"max and min pooling's gradients are select_and_scatter, which is",
@@ -81,8 +82,8 @@ var hostHome = map[ir.Op]bool{
 // the program's types and attributes and from the methods the running
 // macOS offers (see features). Any op also runs on the CPU when an operand
 // has no elements but its result has some, except pad, concatenate,
-// reduce, reduce_region, reduce_window, dot_general, convolution, scatter
-// and select_and_scatter, which handle that case on the GPU.
+// reduce, reduce_region, reduce_window, dot_general, convolution, scatter,
+// select_and_scatter and gather, which handle that case on the GPU.
 var Fallbacks = map[ir.Op]string{
 	ir.OpRng: "normal and truncated-normal numbers: TensorFlow's Box-Muller uses the C library's logf, sinf and cosf, " +
 		"and the GPU's functions round differently, so the bits would differ; uniform numbers run on the GPU (macOS 13+)",

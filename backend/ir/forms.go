@@ -52,10 +52,22 @@ func (o KeyOrder) String() string {
 	return "KeyOrder(?)"
 }
 
-// SortKey is one level of a lexicographic comparator: the elements of
-// operand Operand in Order, ascending or Descending.
+// KeyPart is which part of an operand's elements a key compares: the
+// element itself, or the real or imaginary part of a complex64 one (jax
+// sorts complex numbers by their real parts, then their imaginary parts).
+type KeyPart uint8
+
+const (
+	PartWhole KeyPart = iota
+	PartReal
+	PartImag
+)
+
+// SortKey is one level of a lexicographic comparator: the elements (or
+// their Part) of operand Operand in Order, ascending or Descending.
 type SortKey struct {
 	Operand    int
+	Part       KeyPart
 	Order      KeyOrder
 	Descending bool
 }
@@ -68,7 +80,8 @@ type SortKey struct {
 // next))) and XLA writes top_k. A key is the operand itself (KeyPlain), its
 // bits with the top one flipped (KeyFlipped), or a float's total-order key
 // bits ^ ((bits >>a w-1) >>l 1), of the operand (KeyTotal) or of the
-// operand with -0 made +0 and NaN made one NaN (KeyCanonical). Operands
+// operand with -0 made +0 and NaN made one NaN (KeyCanonical); of a
+// complex64 operand, of its real or imaginary part (Part). Operands
 // that no level names are carried along. Since OpSortRegion is stable,
 // elements equal on every key keep their order.
 func SortKeysOf(cmp *Program) ([]SortKey, bool) {
@@ -101,7 +114,7 @@ func (m matcher) levels(v Value) ([]SortKey, bool) {
 		}
 		for _, eq := range []int{0, 1} {
 			e, isEq, ok := m.keyCompare(and.Args[eq])
-			if !ok || isEq || e.Operand != k.Operand || e.Order != k.Order {
+			if !ok || isEq || e.Operand != k.Operand || e.Part != k.Part || e.Order != k.Order {
 				continue
 			}
 			if rest, ok := m.levels(and.Args[1-eq]); ok {
@@ -120,12 +133,12 @@ func (m matcher) keyCompare(v Value) (k SortKey, strict, ok bool) {
 	if in.Op != OpCompare || len(in.Args) != 2 {
 		return SortKey{}, false, false
 	}
-	pa, oa, okA := m.key(in.Args[0])
-	pb, ob, okB := m.key(in.Args[1])
-	if !okA || !okB || oa != ob || pa/2 != pb/2 || pa == pb {
+	pa, parta, oa, okA := m.key(in.Args[0])
+	pb, partb, ob, okB := m.key(in.Args[1])
+	if !okA || !okB || oa != ob || parta != partb || pa/2 != pb/2 || pa == pb {
 		return SortKey{}, false, false
 	}
-	k = SortKey{Operand: pa / 2, Order: oa}
+	k = SortKey{Operand: pa / 2, Part: parta, Order: oa}
 	lhsFirst := pa%2 == 0
 	switch in.Compare {
 	case CmpLT:
@@ -140,26 +153,25 @@ func (m matcher) keyCompare(v Value) (k SortKey, strict, ok bool) {
 	return k, true, true
 }
 
-// key matches a key expression of one comparator parameter.
-func (m matcher) key(v Value) (param int, order KeyOrder, ok bool) {
+// key matches a key expression of one comparator parameter (or of a part
+// of a complex64 one).
+func (m matcher) key(v Value) (param int, part KeyPart, order KeyOrder, ok bool) {
 	in := m.in(v)
+	if p, part, ok := m.leaf(v); ok {
+		return p, part, KeyPlain, true
+	}
 	switch in.Op {
-	case OpParameter:
-		if in.Type.DType == C64 {
-			return 0, 0, false
-		}
-		return in.Param, KeyPlain, true
 	case OpSelect:
 		// IEEE compares a canonicalized float as it does the float.
-		if p, ok := m.canonical(v); ok {
-			return p, KeyPlain, true
+		if p, part, ok := m.canonical(v); ok {
+			return p, part, KeyPlain, true
 		}
 	case OpXor:
-		if p, canon, ok := m.totalKey(v); ok {
+		if p, part, canon, ok := m.totalKey(v); ok {
 			if canon {
-				return p, KeyCanonical, true
+				return p, part, KeyCanonical, true
 			}
-			return p, KeyTotal, true
+			return p, part, KeyTotal, true
 		}
 		for _, i := range []int{0, 1} {
 			x, c := m.in(in.Args[i]), in.Args[1-i]
@@ -168,9 +180,29 @@ func (m matcher) key(v Value) (param int, order KeyOrder, ok bool) {
 			}
 			top := uint64(1) << (8*x.Type.DType.Size() - 1)
 			if b, ok := m.constBits(c); ok && b == top {
-				return x.Param, KeyFlipped, true
+				return x.Param, PartWhole, KeyFlipped, true
 			}
 		}
+	}
+	return 0, 0, 0, false
+}
+
+// leaf matches what a key is made from: a parameter that is not complex,
+// or the real or imaginary part of a complex64 one.
+func (m matcher) leaf(v Value) (param int, part KeyPart, ok bool) {
+	in := m.in(v)
+	switch in.Op {
+	case OpParameter:
+		return in.Param, PartWhole, in.Type.DType != C64
+	case OpReal, OpImag:
+		x := m.in(in.Args[0])
+		if x.Op != OpParameter {
+			return 0, 0, false
+		}
+		if in.Op == OpReal {
+			return x.Param, PartReal, true
+		}
+		return x.Param, PartImag, true
 	}
 	return 0, 0, false
 }
@@ -178,11 +210,11 @@ func (m matcher) key(v Value) (param int, order KeyOrder, ok bool) {
 // totalKey matches xor(b, shr_logical(shr_arith(b, w-1), 1)) (xor's
 // operands either way round), b the bits of a float parameter (or of its
 // canonical form) as the signed integer of its width.
-func (m matcher) totalKey(v Value) (param int, canon, ok bool) {
+func (m matcher) totalKey(v Value) (param int, part KeyPart, canon, ok bool) {
 	in := m.in(v)
 	for _, i := range []int{0, 1} {
 		bits, mask := in.Args[i], m.in(in.Args[1-i])
-		p, canon, w, ok := m.floatBits(bits)
+		p, part, canon, w, ok := m.floatBits(bits)
 		if !ok || mask.Op != OpShiftRightLogical {
 			continue
 		}
@@ -193,51 +225,53 @@ func (m matcher) totalKey(v Value) (param int, canon, ok bool) {
 		if s, ok := m.constBits(sign.Args[1]); !ok || s != uint64(w-1) {
 			continue
 		}
-		if p2, canon2, _, ok := m.floatBits(sign.Args[0]); ok && p2 == p && canon2 == canon {
-			return p, canon, true
+		if p2, part2, canon2, _, ok := m.floatBits(sign.Args[0]); ok && p2 == p && part2 == part && canon2 == canon {
+			return p, part, canon, true
 		}
 	}
-	return 0, false, false
+	return 0, 0, false, false
 }
 
 // floatBits matches bitcast_convert of a float parameter (or of its
 // canonical form) to the signed integer of its width w.
-func (m matcher) floatBits(v Value) (param int, canon bool, w int, ok bool) {
+func (m matcher) floatBits(v Value) (param int, part KeyPart, canon bool, w int, ok bool) {
 	in := m.in(v)
 	if in.Op != OpBitcastConvert {
-		return 0, false, 0, false
+		return 0, 0, false, 0, false
 	}
 	want := map[DType]DType{F32: I32, F16: I16, BF16: I16}
 	x := m.in(in.Args[0])
 	if want[x.Type.DType] != in.Type.DType || x.Type.DType == 0 {
-		return 0, false, 0, false
+		return 0, 0, false, 0, false
 	}
 	w = 8 * in.Type.DType.Size()
-	if x.Op == OpParameter {
-		return x.Param, false, w, true
+	if p, part, ok := m.leaf(in.Args[0]); ok {
+		return p, part, false, w, true
 	}
-	if p, ok := m.canonical(in.Args[0]); ok {
-		return p, true, w, true
+	if p, part, ok := m.canonical(in.Args[0]); ok {
+		return p, part, true, w, true
 	}
-	return 0, false, 0, false
+	return 0, 0, false, 0, false
 }
 
 // canonical matches jax's canonical float for sorting,
 // select(ne(x, x), NaN, select(eq(x, +0), +0, x)), or the two selects
-// nested the other way round, x a float parameter.
-func (m matcher) canonical(v Value) (int, bool) {
+// nested the other way round, x a float parameter or a part of a complex64
+// one.
+func (m matcher) canonical(v Value) (int, KeyPart, bool) {
 	outer := m.in(v)
 	if outer.Op != OpSelect || !outer.Type.DType.IsFloat() {
-		return 0, false
+		return 0, 0, false
 	}
 	inner := m.in(outer.Args[2])
 	if inner.Op != OpSelect {
-		return 0, false
+		return 0, 0, false
+	}
+	param, part, ok := m.leaf(inner.Args[2])
+	if !ok {
+		return 0, 0, false
 	}
 	x := m.in(inner.Args[2])
-	if x.Op != OpParameter {
-		return 0, false
-	}
 	p := inner.Args[2]
 	isNaN := func(s Instr) bool { // select(ne(x, x), NaN, ...)
 		c := m.in(s.Args[0])
@@ -260,9 +294,9 @@ func (m matcher) canonical(v Value) (int, bool) {
 		return ok1 && ok2 && b1 == 0 && b2 == 0
 	}
 	if (isNaN(outer) && isZero(inner)) || (isZero(outer) && isNaN(inner)) {
-		return x.Param, true
+		return param, part, true
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // isNaNBits reports whether b are the bits of a NaN of float dtype d.

@@ -64,34 +64,41 @@ func TestSortKeysOf(t *testing.T) {
 	}{
 		{"jnp.sort of floats", []DType{f}, func(b *Builder, l, r []Value) Value {
 			return b.Compare(CmpLT, totalKeyOf(b, canonicalOf(b, l[0])), totalKeyOf(b, canonicalOf(b, r[0])))
-		}, []SortKey{{0, KeyCanonical, false}}},
+		}, []SortKey{{0, PartWhole, KeyCanonical, false}}},
 		{"top_k: total order, descending, with indices", []DType{f, i}, func(b *Builder, l, r []Value) Value {
 			return b.Compare(CmpGT, totalKeyOf(b, l[0]), totalKeyOf(b, r[0]))
-		}, []SortKey{{0, KeyTotal, true}}},
+		}, []SortKey{{0, PartWhole, KeyTotal, true}}},
 		{"half total order, rhs first", []DType{F16}, func(b *Builder, l, r []Value) Value {
 			return b.Compare(CmpLT, totalKeyOf(b, r[0]), totalKeyOf(b, l[0]))
-		}, []SortKey{{0, KeyTotal, true}}},
+		}, []SortKey{{0, PartWhole, KeyTotal, true}}},
 		{"approx_max_k: plain GT", []DType{f, i}, func(b *Builder, l, r []Value) Value {
 			return b.Compare(CmpGT, l[0], r[0])
-		}, []SortKey{{0, KeyPlain, true}}},
+		}, []SortKey{{0, PartWhole, KeyPlain, true}}},
 		{"values sorted by the second operand", []DType{f, i}, func(b *Builder, l, r []Value) Value {
 			return b.Compare(CmpLT, l[1], r[1])
-		}, []SortKey{{1, KeyPlain, false}}},
+		}, []SortKey{{1, PartWhole, KeyPlain, false}}},
 		{"num_keys=2, ints then canonical floats, a value carried", []DType{i, f, BF16}, func(b *Builder, l, r []Value) Value {
 			return lexLess(b, []Value{l[0], totalKeyOf(b, canonicalOf(b, l[1]))}, []Value{r[0], totalKeyOf(b, canonicalOf(b, r[1]))})
-		}, []SortKey{{0, KeyPlain, false}, {1, KeyCanonical, false}}},
+		}, []SortKey{{0, PartWhole, KeyPlain, false}, {1, PartWhole, KeyCanonical, false}}},
 		{"three keys, or and and written the other way round", []DType{i, I64, U8}, func(b *Builder, l, r []Value) Value {
 			inner := b.Binary(OpOr, b.Binary(OpAnd, b.Compare(CmpEQ, r[1], l[1]), b.Compare(CmpGT, r[2], l[2])), b.Compare(CmpLT, l[1], r[1]))
 			return b.Binary(OpOr, b.Binary(OpAnd, inner, b.Compare(CmpEQ, l[0], r[0])), b.Compare(CmpGT, l[0], r[0]))
-		}, []SortKey{{0, KeyPlain, true}, {1, KeyPlain, false}, {2, KeyPlain, false}}},
+		}, []SortKey{{0, PartWhole, KeyPlain, true}, {1, PartWhole, KeyPlain, false}, {2, PartWhole, KeyPlain, false}}},
 		{"ui16 held as int16: the top bit flipped", []DType{I16}, func(b *Builder, l, r []Value) Value {
 			top := b.Scalar(I16, math.MinInt16)
 			return b.Compare(CmpLT, b.Binary(OpXor, l[0], top), b.Binary(OpXor, r[0], top))
-		}, []SortKey{{0, KeyFlipped, false}}},
+		}, []SortKey{{0, PartWhole, KeyFlipped, false}}},
 		{"canonical floats compared plainly", []DType{f}, func(b *Builder, l, r []Value) Value {
 			return b.Compare(CmpLT, canonicalOf(b, l[0]), canonicalOf(b, r[0]))
-		}, []SortKey{{0, KeyPlain, false}}},
+		}, []SortKey{{0, PartWhole, KeyPlain, false}}},
+		{"jnp.sort of complex64: canonical real parts, then imaginary parts, a value carried", []DType{C64, i}, func(b *Builder, l, r []Value) Value {
+			k := func(x Value, part func(Value) Value) Value { return totalKeyOf(b, canonicalOf(b, part(x))) }
+			return lexLess(b, []Value{k(l[0], b.Real), k(l[0], b.Imag)}, []Value{k(r[0], b.Real), k(r[0], b.Imag)})
+		}, []SortKey{{0, PartReal, KeyCanonical, false}, {0, PartImag, KeyCanonical, false}}},
 
+		{"real parts of one side, imaginary of the other", []DType{C64}, func(b *Builder, l, r []Value) Value {
+			return b.Compare(CmpLT, b.Real(l[0]), b.Imag(r[0]))
+		}, nil},
 		{"LE is not strict", []DType{i}, func(b *Builder, l, r []Value) Value { return b.Compare(CmpLE, l[0], r[0]) }, nil},
 		{"two operands compared with each other", []DType{i, i}, func(b *Builder, l, r []Value) Value { return b.Compare(CmpLT, l[0], r[1]) }, nil},
 		{"a key against itself", []DType{i}, func(b *Builder, l, r []Value) Value { return b.Compare(CmpLT, l[0], l[0]) }, nil},

@@ -22,11 +22,13 @@ import (
 // --- keys --------------------------------------------------------------------
 
 // sortKey is one level of a comparator: operand op, compared as order says
-// (ir.KeyOrder's meanings), descending or not.
+// (ir.KeyOrder's meanings), descending or not; of a complex64 operand, its
+// part (real or imaginary).
 type sortKey struct {
 	op    int
 	order ir.KeyOrder
 	desc  bool
+	part  ir.KeyPart
 }
 
 // totalKeyIR is the StableHLO reader's total-order key of a float:
@@ -70,7 +72,14 @@ func comparatorIR(t *testing.T, ds []ir.DType, keys []sortKey) *ir.Program {
 		var p ir.Value
 		for i := len(keys) - 1; i >= 0; i-- {
 			k := keys[i]
-			l, r := keyIR(b, xs[2*k.op], k.order), keyIR(b, xs[2*k.op+1], k.order)
+			l, r := xs[2*k.op], xs[2*k.op+1]
+			switch k.part {
+			case ir.PartReal:
+				l, r = b.Real(l), b.Real(r)
+			case ir.PartImag:
+				l, r = b.Imag(l), b.Imag(r)
+			}
+			l, r = keyIR(b, l, k.order), keyIR(b, r, k.order)
 			dir := ir.CmpLT
 			if k.desc {
 				dir = ir.CmpGT
@@ -161,9 +170,23 @@ func keyCmp(x tensor, raw []byte, order ir.KeyOrder, a, b int) (c int, ordered b
 // lexLess is the comparator of keys on elements a and b: the first key
 // that differs decides. Unordered plain floats are neither less.
 func lexLess(xs []tensor, raws [][]byte, keys []sortKey) func(a, b int) bool {
+	kx, kraw := make([]tensor, len(keys)), make([][]byte, len(keys))
+	for i, k := range keys {
+		kx[i], kraw[i] = xs[k.op], raws[k.op]
+		if k.part != ir.PartWhole { // a complex64's parts: float32 pairs
+			kx[i], kraw[i] = tensor{T: tt(ir.F32, xs[k.op].T.Shape...)}, nil
+			for e := 0; e < len(raws[k.op]); e += 8 {
+				off := e
+				if k.part == ir.PartImag {
+					off += 4
+				}
+				kraw[i] = append(kraw[i], raws[k.op][off:off+4]...)
+			}
+		}
+	}
 	return func(a, b int) bool {
-		for _, k := range keys {
-			c, ordered := keyCmp(xs[k.op], raws[k.op], k.order, a, b)
+		for i, k := range keys {
+			c, ordered := keyCmp(kx[i], kraw[i], k.order, a, b)
 			if !ordered {
 				return false
 			}
@@ -198,6 +221,18 @@ func floatSpecials(h *harness, d ir.DType, shape ...int) tensor {
 		}
 	}
 	return x
+}
+
+// complexSpecials is a complex64 tensor whose real and imaginary parts
+// cycle through floatSpecials' values, so that real parts tie often and
+// the imaginary parts decide.
+func complexSpecials(h *harness, shape ...int) tensor {
+	re, im := floatSpecials(h, ir.F32, shape...), floatSpecials(h, ir.F32, shape...)
+	for i := range re.V {
+		re.V[i] = re.V[(i/5)*5] // runs of five equal real parts
+		im.V[i] = im.V[(i*7)%len(im.V)]
+	}
+	return tensor{T: tt(ir.C64, shape...), V: re.V, Im: im.V}
 }
 
 // wideOf is a tensor of integers at their dtype's extremes and around 2^24
@@ -252,34 +287,36 @@ func testSortRegion(t *testing.T, h *harness) {
 	halves := h.keep([]ir.DType{ir.F32, ir.F16, ir.BF16})
 	for _, d := range halves {
 		cases = append(cases,
-			sortFormCase{fmt.Sprintf("jnp.sort %v", d), []tensor{floatSpecials(h, d, 3, 23)}, 1, []sortKey{{0, ir.KeyCanonical, false}}, false},
-			sortFormCase{fmt.Sprintf("jnp.argsort %v along 0", d), []tensor{floatSpecials(h, d, 13, 2)}, 0, []sortKey{{0, ir.KeyCanonical, false}}, true},
-			sortFormCase{fmt.Sprintf("top_k %v (total order, descending)", d), []tensor{floatSpecials(h, d, 2, 24)}, 1, []sortKey{{0, ir.KeyTotal, true}}, true},
+			sortFormCase{fmt.Sprintf("jnp.sort %v", d), []tensor{floatSpecials(h, d, 3, 23)}, 1, []sortKey{{0, ir.KeyCanonical, false, ir.PartWhole}}, false},
+			sortFormCase{fmt.Sprintf("jnp.argsort %v along 0", d), []tensor{floatSpecials(h, d, 13, 2)}, 0, []sortKey{{0, ir.KeyCanonical, false, ir.PartWhole}}, true},
+			sortFormCase{fmt.Sprintf("top_k %v (total order, descending)", d), []tensor{floatSpecials(h, d, 2, 24)}, 1, []sortKey{{0, ir.KeyTotal, true, ir.PartWhole}}, true},
 			// Plain compares with NaN: rows up to 20, where every stable
 			// sort agrees with the reference's insertion sort.
-			sortFormCase{fmt.Sprintf("approx_max_k %v (plain GT)", d), []tensor{floatSpecials(h, d, 3, 17)}, 1, []sortKey{{0, ir.KeyPlain, true}}, true},
-			sortFormCase{fmt.Sprintf("plain LT %v along 0", d), []tensor{floatSpecials(h, d, 20, 2)}, 0, []sortKey{{0, ir.KeyPlain, false}}, true},
+			sortFormCase{fmt.Sprintf("approx_max_k %v (plain GT)", d), []tensor{floatSpecials(h, d, 3, 17)}, 1, []sortKey{{0, ir.KeyPlain, true, ir.PartWhole}}, true},
+			sortFormCase{fmt.Sprintf("plain LT %v along 0", d), []tensor{floatSpecials(h, d, 20, 2)}, 0, []sortKey{{0, ir.KeyPlain, false, ir.PartWhole}}, true},
 		)
 	}
 	cases = append(cases,
 		sortFormCase{"total order of float32, wide int32 and int64 values carried", []tensor{floatSpecials(h, ir.F32, 2, 18), wideOf(h, ir.I32, 2, 18), wideOf(h, ir.I64, 2, 18)},
-			1, []sortKey{{0, ir.KeyTotal, false}}, false},
-		sortFormCase{"int32 keys at the extremes, float32 values", []tensor{wideOf(h, ir.I32, 3, 11), floatSpecials(h, ir.F32, 3, 11)}, 1, []sortKey{{0, ir.KeyPlain, false}}, false},
-		sortFormCase{"uint32 keys descending", []tensor{wideOf(h, ir.U32, 2, 16)}, 1, []sortKey{{0, ir.KeyPlain, true}}, true},
-		sortFormCase{"int64 keys, a second operand's values", []tensor{wideOf(h, ir.I64, 9, 2), floatSpecials(h, ir.F16, 9, 2)}, 0, []sortKey{{0, ir.KeyPlain, false}}, true},
-		sortFormCase{"values by the second operand, int8", []tensor{floatSpecials(h, ir.F32, 2, 10), wideOf(h, ir.I8, 2, 10)}, 1, []sortKey{{1, ir.KeyPlain, true}}, false},
-		sortFormCase{"bool keys", []tensor{wideOf(h, ir.Bool, 2, 9)}, 1, []sortKey{{0, ir.KeyPlain, false}}, true},
-		sortFormCase{"complex64 values carried", []tensor{h.gen(ir.I32, small, 7, 3), h.gen(ir.C64, anyValue, 7, 3)}, 0, []sortKey{{0, ir.KeyPlain, true}}, false},
-		sortFormCase{"ui16 held as int16 (top bit flipped)", []tensor{wideOf(h, ir.I16, 2, 12)}, 1, []sortKey{{0, ir.KeyFlipped, false}}, true},
-		sortFormCase{"ui64 held as int64, descending", []tensor{wideOf(h, ir.I64, 2, 12)}, 1, []sortKey{{0, ir.KeyFlipped, true}}, true},
-		sortFormCase{"uint8 in signed order", []tensor{wideOf(h, ir.U8, 1, 10)}, 1, []sortKey{{0, ir.KeyFlipped, false}}, true},
+			1, []sortKey{{0, ir.KeyTotal, false, ir.PartWhole}}, false},
+		sortFormCase{"int32 keys at the extremes, float32 values", []tensor{wideOf(h, ir.I32, 3, 11), floatSpecials(h, ir.F32, 3, 11)}, 1, []sortKey{{0, ir.KeyPlain, false, ir.PartWhole}}, false},
+		sortFormCase{"uint32 keys descending", []tensor{wideOf(h, ir.U32, 2, 16)}, 1, []sortKey{{0, ir.KeyPlain, true, ir.PartWhole}}, true},
+		sortFormCase{"int64 keys, a second operand's values", []tensor{wideOf(h, ir.I64, 9, 2), floatSpecials(h, ir.F16, 9, 2)}, 0, []sortKey{{0, ir.KeyPlain, false, ir.PartWhole}}, true},
+		sortFormCase{"values by the second operand, int8", []tensor{floatSpecials(h, ir.F32, 2, 10), wideOf(h, ir.I8, 2, 10)}, 1, []sortKey{{1, ir.KeyPlain, true, ir.PartWhole}}, false},
+		sortFormCase{"bool keys", []tensor{wideOf(h, ir.Bool, 2, 9)}, 1, []sortKey{{0, ir.KeyPlain, false, ir.PartWhole}}, true},
+		sortFormCase{"complex64 values carried", []tensor{h.gen(ir.I32, small, 7, 3), h.gen(ir.C64, anyValue, 7, 3)}, 0, []sortKey{{0, ir.KeyPlain, true, ir.PartWhole}}, false},
+		sortFormCase{"ui16 held as int16 (top bit flipped)", []tensor{wideOf(h, ir.I16, 2, 12)}, 1, []sortKey{{0, ir.KeyFlipped, false, ir.PartWhole}}, true},
+		sortFormCase{"ui64 held as int64, descending", []tensor{wideOf(h, ir.I64, 2, 12)}, 1, []sortKey{{0, ir.KeyFlipped, true, ir.PartWhole}}, true},
+		sortFormCase{"uint8 in signed order", []tensor{wideOf(h, ir.U8, 1, 10)}, 1, []sortKey{{0, ir.KeyFlipped, false, ir.PartWhole}}, true},
 		sortFormCase{"num_keys=2: int32 ties then canonical floats descending, int64 carried",
 			[]tensor{h.gen(ir.I32, small, 3, 19), floatSpecials(h, ir.F32, 3, 19), wideOf(h, ir.I64, 3, 19)}, 1,
-			[]sortKey{{0, ir.KeyPlain, false}, {1, ir.KeyCanonical, true}}, false},
+			[]sortKey{{0, ir.KeyPlain, false, ir.PartWhole}, {1, ir.KeyCanonical, true, ir.PartWhole}}, false},
 		sortFormCase{"three keys: uint8, int64 descending, float16 total order",
 			[]tensor{h.gen(ir.U8, small, 2, 30), wideOf(h, ir.I64, 2, 30), floatSpecials(h, ir.F16, 2, 30)}, 1,
-			[]sortKey{{0, ir.KeyPlain, false}, {1, ir.KeyPlain, true}, {2, ir.KeyTotal, false}}, true},
-		sortFormCase{"rows of one", []tensor{floatSpecials(h, ir.F32, 4, 1)}, 1, []sortKey{{0, ir.KeyCanonical, false}}, true},
+			[]sortKey{{0, ir.KeyPlain, false, ir.PartWhole}, {1, ir.KeyPlain, true, ir.PartWhole}, {2, ir.KeyTotal, false, ir.PartWhole}}, true},
+		sortFormCase{"rows of one", []tensor{floatSpecials(h, ir.F32, 4, 1)}, 1, []sortKey{{0, ir.KeyCanonical, false, ir.PartWhole}}, true},
+		sortFormCase{"jnp.sort of complex64: canonical real parts, then imaginary parts", []tensor{complexSpecials(h, 3, 21)}, 1,
+			[]sortKey{{0, ir.KeyCanonical, false, ir.PartReal}, {0, ir.KeyCanonical, false, ir.PartImag}}, true},
 	)
 	for _, c := range cases {
 		if len(h.keep(dtypesOf(c.xs))) != len(c.xs) {

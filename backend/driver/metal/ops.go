@@ -95,7 +95,7 @@ var Fallbacks = map[ir.Op]string{
 		"13.2 and its max and min before 13.3); argmax and argmin of int64 or uint32 values, or into int64 or uint32 indices, before 13.3 (their extremes " +
 		"reduce in int64); and, or and xor of integers, and the flipped-order max, min, argmax and argmin of unsigned types held as signed, before 13 (bitwise ops)",
 	ir.OpSortRegion: "comparators of other forms than ir.SortKeysOf's (jax's sort, argsort, lax.sort with num_keys, top_k and approx_max_k are of them); " +
-		"complex64 keys; a float compared plainly (not in a total order) as one key of several (no strict weak order once a NaN occurs); " +
+		"complex64 compared whole (jax compares its real, then its imaginary parts, which run on the GPU); a float compared plainly (not in a total order) as one key of several (no strict weak order once a NaN occurs); " +
 		"otherwise as sort: rows longer than 46340, before macOS 13 (argSort, cumulativeSum, bitwise ops), float keys before 13.2 (reinterpretCast)",
 	ir.OpFFT:                  "transform lengths above 2048: the DFT-matrix lowering would need matrices of more than 2^22 elements",
 	ir.OpDotGeneral:           "integer operands whose broadcast product exceeds 2^27 elements (integers multiply-and-sum exactly rather than through the float matmul); int64 before macOS 13.3 and uint32 before 13.2 (MPSGraph's reductions lack them)",

@@ -68,7 +68,8 @@ func lowerSort(l *lowering, in ir.Instr, args []val) (tensor, error) {
 }
 
 // lowerSortRegion sorts by a comparator of the forms ir.SortKeysOf knows
-// (jax's sort, argsort, lax.sort with num_keys, top_k, approx_max_k):
+// (jax's sort, argsort, lax.sort with num_keys, top_k, approx_max_k; of
+// complex64, by the real parts, then the imaginary parts, each a float key):
 // stably, lexicographically by the keys it names, every operand following
 // the permutation. A float compared plainly (as approx_max_k does) is no
 // strict weak order once a NaN occurs; the IR's stable insertion sort then
@@ -91,6 +92,14 @@ func lowerSortRegion(l *lowering, in ir.Instr, args []val) ([]tensor, error) {
 	var levels []keyLevel
 	for _, k := range keys {
 		x := args[k.Operand]
+		if k.Part != ir.PartWhole { // a complex64's real or imaginary parts
+			re, im := l.complexParts(x.t, x.typ.Shape)
+			part := re
+			if k.Part == ir.PartImag {
+				part = im
+			}
+			x = val{t: part, typ: ir.TensorType{DType: ir.F32, Shape: x.typ.Shape}}
+		}
 		plainFloat := k.Order == ir.KeyPlain && x.typ.DType.IsFloat()
 		if plainFloat && len(keys) > 1 {
 			return nil, fallback(in.Op, "a float compared plainly (not in a total order) as one key of %d: with a NaN the comparator is no strict weak order "+

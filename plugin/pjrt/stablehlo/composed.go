@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/compose"
 	"github.com/metalplug/metalplug/plugin/pjrt/mlir"
 )
 
@@ -212,18 +213,7 @@ func countLeadingZeros(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	return one(b.Binary(ir.OpSub, n, x)), nil
 }
 
-// atanCoeffs are Q in atan(t) ~ t + t^3 Q(t^2) on [0, 1], a minimax fit of
-// the relative error (Lawson's iterations on Chebyshev nodes, in float64,
-// rounded to float32): evaluated by Horner in float32 it is within 1.1 ulp
-// of atan over [0, 1].
-var atanCoeffs = []float64{
-	-0.33333152532577515, 0.19993773102760315, -0.14211054146289825, 0.10666002333164215,
-	-0.07552209496498108, 0.04321179911494255, -0.01636788621544838, 0.0029206809122115374,
-}
-
-// atan2 is composed (the IR has no arc tangent): the polynomial on
-// min(|x|,|y|)/max(|x|,|y|), reflected to the octant and quadrant, with
-// the sign of y; atan2(±0, ±0) and atan2(±inf, ±inf) are IEEE's. In
+// atan2 is composed (the IR has no arc tangent) by compose.Atan2, in
 // float32 (half types computed in it); float64 is an error, since the
 // polynomial is float32's.
 func atan2(e *env, op *mlir.Operation) ([]ir.Value, error) {
@@ -242,25 +232,5 @@ func atan2(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	return one(b.Convert(atan2Of(b, y, x), d)), nil
 }
 
-// atan2Of is atan2's composition on float32 values.
-func atan2Of(b *ir.Builder, y, x ir.Value) ir.Value {
-	s := b.Type(x).Shape
-	c := func(v float64) ir.Value { return floatConst(b, ir.F32, s, v) }
-	signbit := func(v ir.Value) ir.Value {
-		return b.Compare(ir.CmpLT, b.BitcastConvert(v, ir.I32), intConst(b, ir.I32, s, 0))
-	}
-	ax, ay := b.Unary(ir.OpAbs, x), b.Unary(ir.OpAbs, y)
-	mx, mn := b.Binary(ir.OpMax, ax, ay), b.Binary(ir.OpMin, ax, ay)
-	t := b.Binary(ir.OpDiv, mn, mx)
-	t = b.Select(b.Compare(ir.CmpEQ, mx, c(0)), c(0), t)           // both zero
-	t = b.Select(b.Compare(ir.CmpEQ, mn, c(math.Inf(1))), c(1), t) // both infinite
-	t2 := b.Binary(ir.OpMul, t, t)
-	q := c(atanCoeffs[len(atanCoeffs)-1])
-	for k := len(atanCoeffs) - 2; k >= 0; k-- {
-		q = b.Binary(ir.OpAdd, b.Binary(ir.OpMul, q, t2), c(atanCoeffs[k]))
-	}
-	r := b.Binary(ir.OpAdd, t, b.Binary(ir.OpMul, b.Binary(ir.OpMul, t, t2), q))
-	r = b.Select(b.Compare(ir.CmpGT, ay, ax), b.Binary(ir.OpSub, c(math.Pi/2), r), r)
-	r = b.Select(signbit(x), b.Binary(ir.OpSub, c(math.Pi), r), r)
-	return b.Select(signbit(y), b.Unary(ir.OpNeg, r), r)
-}
+// atan2Of is compose.Atan2, the one both frontends use.
+func atan2Of(b *ir.Builder, y, x ir.Value) ir.Value { return compose.Atan2(b, y, x) }

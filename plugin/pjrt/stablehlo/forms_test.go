@@ -12,7 +12,6 @@ import (
 // recognises, and why: a driver that runs only those forms (the Metal
 // driver) hands these to the CPU.
 var otherForms = map[string]string{
-	"complex_math":    "jnp.sort of complex64 compares the real parts, then the imaginary ones, each canonicalized",
 	"narrow_arith":    "a sum of float8 rounds to the format after every add; a sort of float8 canonicalizes with +0 and NaN looked up in the format's decoding table",
 	"window_dilation": "a dilated window's int32 sum by or(add(a, b), and(a, 0))",
 }

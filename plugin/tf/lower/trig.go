@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/compose"
 )
 
 // Inverse trigonometric and hyperbolic functions and Erfc, composed from the
@@ -39,61 +40,13 @@ func init() {
 // negWhere is -v where neg holds, else v.
 func negWhere(c *Call, neg, v ir.Value) ir.Value { return c.B.Select(neg, c.B.Unary(ir.OpNeg, v), v) }
 
-// signBit is true where x is negative or -0 (1/x is -inf there), false for
-// NaN.
-func signBit(c *Call, x ir.Value) ir.Value {
-	b := c.B
-	zeroNeg := b.Binary(ir.OpAnd, b.Compare(ir.CmpEQ, x, like(b, x, 0)), lessThan(c, b.Binary(ir.OpDiv, like(b, x, 1), x), 0))
-	return b.Binary(ir.OpOr, lessThan(c, x, 0), zeroNeg)
-}
+// signBit is compose.SignBit.
+func signBit(c *Call, x ir.Value) ir.Value { return compose.SignBit(c.B, x) }
 
-// atanAbs is atan(a) for a >= 0 (or NaN) by Cephes' atanf: the argument is
-// reduced to [0, tan(pi/8)] around 0, pi/4 or pi/2 and a degree-9 odd
-// polynomial does the rest (relative error about 2e-7 in float32).
-func atanAbs(c *Call, a ir.Value) ir.Value {
-	b := c.B
-	big := b.Compare(ir.CmpGT, a, like(b, a, 2.414213562373095))  // tan(3pi/8)
-	mid := b.Compare(ir.CmpGT, a, like(b, a, 0.4142135623730950)) // tan(pi/8)
-	one := like(b, a, 1)
-	xBig := b.Unary(ir.OpNeg, b.Binary(ir.OpDiv, one, a))
-	xMid := b.Binary(ir.OpDiv, b.Binary(ir.OpSub, a, one), b.Binary(ir.OpAdd, a, one))
-	x := b.Select(big, xBig, b.Select(mid, xMid, a))
-	y0 := b.Select(big, like(b, a, math.Pi/2), b.Select(mid, like(b, a, math.Pi/4), like(b, a, 0)))
-	z := b.Binary(ir.OpMul, x, x)
-	p := like(b, a, 8.05374449538e-2)
-	for _, k := range []float64{-1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1} {
-		p = b.Binary(ir.OpAdd, b.Binary(ir.OpMul, p, z), like(b, a, k))
-	}
-	y := b.Binary(ir.OpAdd, b.Binary(ir.OpMul, b.Binary(ir.OpMul, p, z), x), x)
-	return b.Binary(ir.OpAdd, y0, y)
-}
+func atan(c *Call, x ir.Value) ir.Value { return compose.Atan(c.B, x) }
 
-func atan(c *Call, x ir.Value) ir.Value {
-	return negWhere(c, signBit(c, x), atanAbs(c, c.B.Unary(ir.OpAbs, x)))
-}
-
-// atan2 is the angle of (x, y) as C's atan2: atan of min/max of |x| and |y|
-// (so the argument stays in [0, 1]; 1 where both are infinite), reflected
-// into the octant, then the quadrant, of (x, y), with y's sign, -0's
-// included: atan2(±0, -0) is ±pi, atan2(±0, +0) is ±0.
-func atan2(c *Call, y, x ir.Value) ir.Value {
-	b := c.B
-	ax, ay := b.Unary(ir.OpAbs, x), b.Unary(ir.OpAbs, y)
-	hi, lo := b.Binary(ir.OpMax, ax, ay), b.Binary(ir.OpMin, ax, ay)
-	inf := like(b, x, math.Inf(1))
-	bothInf := b.Binary(ir.OpAnd, b.Compare(ir.CmpEQ, ax, inf), b.Compare(ir.CmpEQ, ay, inf))
-	bothZero := b.Compare(ir.CmpEQ, hi, like(b, x, 0))
-	q := b.Binary(ir.OpDiv, lo, hi)
-	q = b.Select(bothInf, like(b, x, 1), b.Select(bothZero, like(b, x, 0), q))
-	r := atanAbs(c, q)
-	r = b.Select(b.Compare(ir.CmpGT, ay, ax), b.Binary(ir.OpSub, like(b, x, math.Pi/2), r), r)
-	r = b.Select(signBit(c, x), b.Binary(ir.OpSub, like(b, x, math.Pi), r), r)
-	// NaN in either operand: the comparisons above are false, and q is NaN
-	// unless the other operand is infinite or zero; say NaN outright.
-	nan := b.Binary(ir.OpOr, b.Compare(ir.CmpNE, x, x), b.Compare(ir.CmpNE, y, y))
-	r = b.Select(nan, like(b, x, math.NaN()), r)
-	return negWhere(c, signBit(c, y), r)
-}
+// atan2 is compose.Atan2, the one both frontends use.
+func atan2(c *Call, y, x ir.Value) ir.Value { return compose.Atan2(c.B, y, x) }
 
 // oneMinusSquare is 1 - x*x as (1-x)(1+x), exact near |x| = 1.
 func oneMinusSquare(c *Call, x ir.Value) ir.Value {

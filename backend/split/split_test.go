@@ -546,6 +546,9 @@ func TestFloat64RunsOnTheHost(t *testing.T) {
 		sum := b.Binary(ir.OpAdd, x, tiny) // float64: on the host
 		back := b.Binary(ir.OpSub, sum, x) // 2^-40 exactly, in float64
 		sq := b.Binary(ir.OpMul, y, y)     // float32: on the device
+		// A comparison of float64s, on the host, read by float32 work.
+		pos := b.Compare(ir.CmpGT, x, b.Constant(v64, f64(1.5, 1.5, 1.5)))
+		sq = b.Select(pos, sq, b.Unary(ir.OpNeg, sq))
 		p, err := b.Build(back, b.Unary(ir.OpTanh, sq), sum)
 		if err != nil {
 			t.Fatal(err)

@@ -159,13 +159,18 @@ func (d *Driver) lower(p *ir.Program, e *executable, place []*driver.Unsupported
 			// Apple GPUs have no float64: the part runs on the host, in
 			// float64. A parameter or constant is no part of its own: what
 			// reads it computes in float64 too, so it goes with that.
-			switch {
-			case place == nil:
+			if place == nil {
 				return &driver.Unsupported{Instr: i, Op: in.Op, Reason: float64Reason, Planned: true, Tell: true}
-			case !free(in):
-				place[i] = &driver.Unsupported{Instr: i, Op: in.Op, Reason: float64Reason, Planned: true, Tell: true}
 			}
-			l.vals[i] = val{typ: in.Type, empty: true}
+			l.vals[i] = val{typ: in.Type, empty: true} // read only by float64 work, on the host too
+			if !free(in) {
+				place[i] = &driver.Unsupported{Instr: i, Op: in.Op, Reason: float64Reason, Planned: true, Tell: true}
+				if in.Type.DType != ir.F64 {
+					// A comparison of float64s, a conversion from float64:
+					// the rest may read it on the device.
+					l.vals[i] = l.standIn(in)
+				}
+			}
 			continue
 		}
 		if place != nil && in.Op == ir.OpGetResult && place[in.Args[0]] != nil {

@@ -95,6 +95,12 @@ func testScatterRegionBodies(t *testing.T, h *harness) {
 			d := b.Type(x).DType
 			return b.Binary(ir.OpAdd, b.Binary(ir.OpMul, x, b.Scalar(d, 2)), b.Scalar(d, 1))
 		}, []ir.DType{ir.F32, ir.I32}, true},
+		// jax's x.at[i].divide(u) and .power(u) with repeated indices:
+		// bodies no fixed form has, applied update by update in order.
+		{"divide", binary(ir.OpDiv, false), []ir.DType{ir.F32, ir.BF16}, true},
+		{"x*u + 1", func(b *ir.Builder, x, u ir.Value) ir.Value {
+			return b.Binary(ir.OpAdd, b.Binary(ir.OpMul, x, u), b.Scalar(b.Type(x).DType, 1))
+		}, []ir.DType{ir.F32}, true},
 	}
 	for _, c := range scatterCases {
 		for _, bd := range bodies {

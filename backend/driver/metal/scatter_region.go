@@ -18,7 +18,11 @@ func init() { registerTupleLowering(lowerScatterRegion, ir.OpScatterRegion) }
 // apply in the IR's order; a replace keeps the last, a monoid's order does
 // not matter (but for float rounding), and a choice's winner is found
 // exactly (scatterChoice). Integer data pass through scatterND as float32
-// (see scatterKind): only what is exact there runs on the GPU.
+// (see scatterKind): only what is exact there runs on the GPU. Any other
+// elementwise body runs on the GPU too: over whole tensors where the
+// indices are unique (scatterUnique), applied once per hit where it reads
+// the operand alone (scatterRepeated), and for float data in rounds of
+// distinct positions (scatterRounds), up to maxRepeats update elements.
 func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 	n := (len(args) - 1) / 2
 	ops, idx, upds := args[:n], args[n], args[n+1:]
@@ -50,6 +54,11 @@ func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 		}
 		if applied(body, n) && upds[0].typ.Shape.Size() <= maxRepeats {
 			return l.scatterRepeated(in, ops, idx, upds, parts)
+		}
+		if allFloat(ops) && upds[0].typ.Shape.Size() <= maxRepeats {
+			if _, ok := inlinable(body, allOf(n)); ok {
+				return l.scatterRounds(in, ops, idx, upds, parts)
+			}
 		}
 		return nil, err
 	}
@@ -185,6 +194,71 @@ func (l *lowering) scatterRepeated(in ir.Instr, ops []val, idx val, upds []val, 
 		}
 		params[i] = x
 		parts[i].t = cur.t
+	}
+	return parts, nil
+}
+
+// allOf is 0, 1, ..., n-1.
+func allOf(n int) []int {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// scatterRounds applies any elementwise body to float data where indices
+// may repeat, in the IR's order, in rounds: each update element's rank
+// among the earlier ones to its position is counted (a T x T comparison of
+// the T update elements' positions), and round r applies the body to the
+// updates of rank r, which meet distinct positions, over the operands as
+// the earlier rounds left them: gathered, the body over whole tensors, set
+// in place. T rounds at most (maxRepeats); gather and scatterND carry float
+// data exactly.
+func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, parts []val) ([]val, error) {
+	n := len(ops)
+	body := in.Regions[0]
+	st, err := l.scatterSites(in.Op, ops[0].typ, idx.typ, upds[0].typ, idx.t, in.Scatter)
+	if err != nil {
+		return nil, err
+	}
+	total := st.total
+	sites := l.reshape(st.lin, []int{total})
+	same := l.eq(l.reshape(sites, []int{total, 1}), l.reshape(sites, []int{1, total}))
+	sq := ir.Shape{total, total}
+	earlier := l.lt(l.iotaAlong(sq, 1, i32, total), l.iotaAlong(sq, 0, i32, total))
+	f32 := gpu.Float32
+	rank := l.reshape(l.reduceSum(l.cast(l.land(same, earlier), f32), []int{1}), []int{total}) // exact: at most maxRepeats
+	shape := ir.Shape{total}
+	cur := make([]val, n)
+	copy(cur, ops)
+	params := make([]val, 2*n)
+	for i := range n {
+		params[n+i] = val{t: l.flatUpdates(st, upds[i]), typ: ir.TensorType{DType: upds[i].typ.DType, Shape: shape}}
+	}
+	for r := range total {
+		for i, x := range cur {
+			data := l.concat([]tensor{l.flat(x.t, x.typ), l.zeros(ir.TensorType{DType: x.typ.DType, Shape: ir.Shape{1}})}, 0)
+			params[i] = val{t: l.g.Gather(data, sites, 0), typ: ir.TensorType{DType: x.typ.DType, Shape: shape}}
+		}
+		vals, err := l.inlineBody(body, params, shape, allOf(n))
+		if err != nil {
+			return nil, err
+		}
+		// This round's updates go to their positions; the rest to the
+		// dummy past the operand's end, which is dropped.
+		mine := l.eq(rank, l.scalar(float64(r), f32))
+		lin := l.reshape(l.sel(mine, sites, l.scalar(float64(st.n), i32)), []int{total, 1})
+		for i := range cur {
+			t, err := l.scatterKind(in.Op, st, lin, cur[i], vals[i].t, ir.ScatterReplace)
+			if err != nil {
+				return nil, err
+			}
+			cur[i] = val{t: t, typ: ops[i].typ}
+		}
+	}
+	for i := range parts {
+		parts[i].t = cur[i].t
 	}
 	return parts, nil
 }

@@ -67,7 +67,7 @@ var GapPattern = regexp.MustCompile(`metal(?:-model)?: compile: METALPLUG_NO_CPU
 var GapRule = Rule{
 	Name: "not on the GPU yet", Class: ClassOurs,
 	Why: "on the Metal driver (the model run), the program needs the host for an op whose home is not the host, which METALPLUG_NO_CPU_FALLBACK=unplanned forbids, " +
-		"so it fails to compile naming the op and the reason: a lowering to MPSGraph that is missing, ours (the ops whose home is the host, matrix decompositions and host callbacks, run there and pass)",
+		"so it fails to compile naming the op and the reason: a lowering to MPSGraph that is missing, ours (what is the host's by design runs there and passes: matrix decompositions, host callbacks, and float64, which Apple GPUs lack)",
 	Message: GapPattern,
 	Example: "jaxlib._jax.XlaRuntimeError: INTERNAL: metal-model: compile: METALPLUG_NO_CPU_FALLBACK=unplanned forbids the host these parts of the program: " +
 		"select_and_scatter_region: select_and_scatter by arbitrary bodies is not lowered: it runs on the CPU; max and min pooling's gradients are select_and_scatter, which is",

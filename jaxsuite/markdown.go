@@ -39,7 +39,7 @@ func (r *Report) Markdown() string {
 	w("Both platforms offer one device, so multi-device tests skip on both.\n\n")
 	w("The second run, **the model**: the same modules the same way, with the device on the Metal driver's lowering over the model of MPSGraph (`METALPLUG_HOST_DEVICE=1 METALPLUG_DRIVER=metal-model`, macOS 15, the model's default). ")
 	w("Each program is lowered to MPSGraph's primitives as on a Mac, and the model runs them with their documented semantics, on the CPU: its figures are those of the lowering against a model of MPSGraph, not of a GPU. ")
-	w("With `METALPLUG_NO_CPU_FALLBACK=unplanned` a part of a program may run on the host only where its op's home is the host (matrix decompositions, host callbacks); a program that needs the host for anything else fails to compile, naming the op and the reason, and counts as ours (rule *%s*; the table [Not on the GPU yet](#not-on-the-gpu-yet-the-model) says which missing lowerings cost how many tests). ", GapRule.Name)
+	w("With `METALPLUG_NO_CPU_FALLBACK=unplanned` a part of a program may run on the host only where it is the host's by design (matrix decompositions, host callbacks, and float64, which Apple GPUs lack); a program that needs the host for anything else fails to compile, naming the op and the reason, and counts as ours (rule *%s*; the table [Not on the GPU yet](#not-on-the-gpu-yet-the-model) says which missing lowerings cost how many tests). ", GapRule.Name)
 	w("Its failures are classified by the same rules; the CPU reference of a test that failed on the host driver too (with the same jax) is that run's, and the model's other failures run again on jax's CPU.\n\n")
 
 	tot, ran := r.Totals()

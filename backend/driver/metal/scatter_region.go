@@ -2,6 +2,7 @@ package metal
 
 import (
 	"math"
+	"slices"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
@@ -22,7 +23,8 @@ func init() { registerTupleLowering(lowerScatterRegion, ir.OpScatterRegion) }
 // elementwise body runs on the GPU too: over whole tensors where the
 // indices are unique (scatterUnique), applied once per hit where it reads
 // the operand alone (scatterRepeated), and for float data in rounds of
-// distinct positions (scatterRounds), up to maxRepeats update elements.
+// distinct positions (scatterRounds): a position is hit at most once per
+// index vector, so these unroll once per index vector, up to maxRepeats.
 func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 	n := (len(args) - 1) / 2
 	ops, idx, upds := args[:n], args[n], args[n+1:]
@@ -52,10 +54,11 @@ func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 		if in.Scatter.Unique && allFloat(ops) {
 			return l.scatterUnique(in, ops, idx, upds, parts)
 		}
-		if applied(body, n) && upds[0].typ.Shape.Size() <= maxRepeats {
-			return l.scatterRepeated(in, ops, idx, upds, parts)
+		vectors := indexVectors(upds[0].typ, in.Scatter)
+		if applied(body, n) && vectors <= maxRepeats {
+			return l.scatterRepeated(in, ops, idx, upds, parts, vectors)
 		}
-		if allFloat(ops) && upds[0].typ.Shape.Size() <= maxRepeats {
+		if allFloatOrComplex(ops) && vectors <= maxRepeats && upds[0].typ.Shape.Size() <= maxRankedUpdates {
 			if _, ok := inlinable(body, allOf(n)); ok {
 				return l.scatterRounds(in, ops, idx, upds, parts)
 			}
@@ -134,10 +137,26 @@ func (l *lowering) scatterUnique(in ir.Instr, ops []val, idx val, upds []val, pa
 	return parts, nil
 }
 
-// maxRepeats bounds the update elements of a scatter whose body applies a
-// function to the operand (scatterRepeated), which is unrolled once per
-// update element, the most times one position can be hit.
-const maxRepeats = 64
+// maxRepeats bounds the index vectors of a scatter whose body is applied
+// once per hit (scatterRepeated, scatterRounds), which unroll once per
+// index vector: a position is hit at most once by each.
+const maxRepeats = 256
+
+// maxRankedUpdates bounds the update elements scatterRounds ranks, by a
+// square comparison of their positions.
+const maxRankedUpdates = 2048
+
+// indexVectors is the number of index vectors of a scatter whose updates
+// have type u: the elements of the updates' scatter (not window) dims.
+func indexVectors(u ir.TensorType, s *ir.ScatterDims) int {
+	n := 1
+	for d, size := range u.Shape {
+		if !slices.Contains(s.UpdateWindowDims, d) {
+			n *= size
+		}
+	}
+	return n
+}
 
 // applied says whether each result of a scatter body of 2n parameters is
 // an elementwise function of its own operand alone, the update unread
@@ -160,10 +179,11 @@ func applied(body *ir.Program, n int) bool {
 // scatterRepeated applies a body that is a function f of the operand
 // alone (applied) where indices may repeat: a position hit k times is
 // f applied k times, as the IR's updates in order make it. The hits are
-// counted by a scatter-add of ones (exact in float32: at most maxRepeats),
-// then f is applied to the whole operand once per possible hit, each time
-// kept only where the position was hit that often.
-func (l *lowering) scatterRepeated(in ir.Instr, ops []val, idx val, upds []val, parts []val) ([]val, error) {
+// counted by a scatter-add of ones (exact in float32: at most one per
+// index vector), then f is applied to the whole operand once per possible
+// hit (vectors times), each time kept only where the position was hit that
+// often.
+func (l *lowering) scatterRepeated(in ir.Instr, ops []val, idx val, upds []val, parts []val, vectors int) ([]val, error) {
 	n := len(ops)
 	body := in.Regions[0]
 	st, err := l.scatterSites(in.Op, ops[0].typ, idx.typ, upds[0].typ, idx.t, in.Scatter)
@@ -183,7 +203,7 @@ func (l *lowering) scatterRepeated(in ir.Instr, ops []val, idx val, upds []val, 
 			return nil, fallback(in.Op, "a body applied to complex64 operands with repeated indices")
 		}
 		cur := x
-		for k := 1; k <= st.total; k++ {
+		for k := 1; k <= vectors; k++ {
 			params[i] = cur
 			r, err := l.inlineBody(body, params, shape, []int{i})
 			if err != nil {
@@ -213,8 +233,9 @@ func allOf(n int) []int {
 // the T update elements' positions), and round r applies the body to the
 // updates of rank r, which meet distinct positions, over the operands as
 // the earlier rounds left them: gathered, the body over whole tensors, set
-// in place. T rounds at most (maxRepeats); gather and scatterND carry float
-// data exactly.
+// in place. One round per index vector (a position is hit at most once by
+// each; at most maxRepeats), the ranking at most maxRankedUpdates elements
+// square; gather and scatterND carry float data exactly.
 func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, parts []val) ([]val, error) {
 	n := len(ops)
 	body := in.Regions[0]
@@ -228,7 +249,7 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 	sq := ir.Shape{total, total}
 	earlier := l.lt(l.iotaAlong(sq, 1, i32, total), l.iotaAlong(sq, 0, i32, total))
 	f32 := gpu.Float32
-	rank := l.reshape(l.reduceSum(l.cast(l.land(same, earlier), f32), []int{1}), []int{total}) // exact: at most maxRepeats
+	rank := l.reshape(l.reduceSum(l.cast(l.land(same, earlier), f32), []int{1}), []int{total}) // exact: below maxRepeats
 	shape := ir.Shape{total}
 	cur := make([]val, n)
 	copy(cur, ops)
@@ -236,7 +257,7 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 	for i := range n {
 		params[n+i] = val{t: l.flatUpdates(st, upds[i]), typ: ir.TensorType{DType: upds[i].typ.DType, Shape: shape}}
 	}
-	for r := range total {
+	for r := range indexVectors(upds[0].typ, in.Scatter) {
 		for i, x := range cur {
 			data := l.concat([]tensor{l.flat(x.t, x.typ), l.zeros(ir.TensorType{DType: x.typ.DType, Shape: ir.Shape{1}})}, 0)
 			params[i] = val{t: l.g.Gather(data, sites, 0), typ: ir.TensorType{DType: x.typ.DType, Shape: shape}}
@@ -261,6 +282,18 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 		parts[i].t = cur[i].t
 	}
 	return parts, nil
+}
+
+// allFloatOrComplex reports whether every value is of a float type,
+// complex64 (float32 pairs) included: data gather and scatterND carry
+// exactly.
+func allFloatOrComplex(vs []val) bool {
+	for _, v := range vs {
+		if !v.typ.DType.IsFloat() && v.typ.DType != ir.C64 {
+			return false
+		}
+	}
+	return true
 }
 
 // allFloat reports whether every value is of a real float type.

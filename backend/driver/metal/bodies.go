@@ -111,7 +111,8 @@ func elementwiseInBody(in ir.Instr) bool {
 		return true
 	}
 	switch in.Op {
-	case ir.OpParameter, ir.OpConstant, ir.OpCompare, ir.OpSelect, ir.OpConvert, ir.OpBitcastConvert:
+	case ir.OpParameter, ir.OpConstant, ir.OpCompare, ir.OpSelect, ir.OpConvert, ir.OpBitcastConvert,
+		ir.OpReal, ir.OpImag, ir.OpComplex: // complex64 taken apart and put together, as the frontends compose its arithmetic
 		return true
 	case ir.OpBroadcastInDim, ir.OpReshape:
 		return in.Type.Shape.Rank() == 0

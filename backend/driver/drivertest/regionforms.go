@@ -630,6 +630,7 @@ func testReduceRegion(t *testing.T, h *harness) {
 		}
 	}
 	testReduceRegionMonoids(t, h)
+	testReduceRegionFolds(t, h)
 }
 
 // monoidStep applies op to an accumulator's and an element's bits of d,
@@ -693,6 +694,33 @@ func monoidsBody(t *testing.T, ds []ir.DType, ops []ir.Op) *ir.Program {
 			}
 		}
 		return rs
+	})
+}
+
+// testReduceRegionFolds: bodies of no fixed form, folded element by
+// element in the IR's order (lax.reduce with a custom computation): acc/2 +
+// x over one axis and over both, and two operands whose results read each
+// other's, against the interpreter bit for bit.
+func testReduceRegionFolds(t *testing.T, h *harness) {
+	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16}) {
+		s := tt(d)
+		half := region(t, []ir.TensorType{s, s}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+			return []ir.Value{b.Binary(ir.OpAdd, b.Binary(ir.OpMul, xs[0], b.Scalar(d, 0.5)), xs[1])}
+		})
+		x := h.gen(d, anyValue, 3, 5)
+		for _, axes := range [][]int{{1}, {0}, {0, 1}} {
+			h.checkEvalBits(t, fmt.Sprintf("acc/2 + x, %v over %v", d, axes), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				return b.Results(b.ReduceRegion(half, xs, []ir.Value{b.Scalar(d, 0.25)}, axes))
+			})
+		}
+	}
+	f := tt(ir.F32)
+	mixed := region(t, []ir.TensorType{f, f, f, f}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return []ir.Value{b.Binary(ir.OpAdd, xs[0], b.Binary(ir.OpMul, xs[1], xs[2])), b.Binary(ir.OpMax, xs[1], xs[3])}
+	})
+	a, c := h.gen(ir.F32, small, 4, 6), h.gen(ir.F32, small, 4, 6)
+	h.checkEvalBits(t, "two operands reading each other's", []tensor{a, c}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return b.Results(b.ReduceRegion(mixed, xs, []ir.Value{b.Scalar(ir.F32, 0), b.Scalar(ir.F32, -1)}, []int{1}))
 	})
 }
 

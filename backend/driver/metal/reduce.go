@@ -192,8 +192,63 @@ func lowerReduceRegion(l *lowering, in ir.Instr, args []val) ([]tensor, error) {
 		r, err := l.complexSum(in, xs[0], inits[0])
 		return []tensor{r}, err
 	}
+	if _, ok := inlinable(body, allOf(n)); ok {
+		return l.foldRegion(in, xs, inits)
+	}
 	return nil, fallback(in.Op, "a body of no form the lowering knows (jax's argmax and argmin over (value, index); "+
-		"results that each fold one operand by add, mul, max, min, and, or or xor; a complex64 sum)")
+		"results that each fold one operand by add, mul, max, min, and, or or xor; a complex64 sum), nor elementwise")
+}
+
+// foldRegion folds the operands along the reduced axes one element at a
+// time by any elementwise body, inlined once per step, in the IR's order:
+// the kept dims moved first and the reduced ones flattened last, each
+// output folds its elements in row-major order, from the inits. Exact,
+// whatever the body; up to maxWindowElements steps.
+func (l *lowering) foldRegion(in ir.Instr, xs, inits []val) ([]tensor, error) {
+	n := len(xs)
+	t := xs[0].typ
+	var kept, red []int
+	steps := 1
+	for d := range t.Shape.Rank() {
+		if slices.Contains(in.Axes, d) {
+			red = append(red, d)
+			steps *= t.Shape[d]
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	if steps > maxWindowElements {
+		return nil, fallback(in.Op, "an elementwise body of no fixed form over %d elements per result (folded one element at a time, up to %d)", steps, maxWindowElements)
+	}
+	out := in.Tuple[0].Shape
+	lined := make([]tensor, n)
+	params := make([]val, 2*n)
+	for i, x := range xs {
+		if x.typ.DType == ir.C64 {
+			return nil, fallback(in.Op, "an elementwise body of no fixed form over complex64")
+		}
+		lined[i] = l.reshape(l.transpose(x.t, append(slices.Clone(kept), red...)), append(slices.Clone([]int(out)), steps))
+		params[i] = val{t: l.broadcastTo(inits[i].t, physShape(in.Tuple[i])), typ: in.Tuple[i]}
+	}
+	r := len(out)
+	for k := range steps {
+		for i := range xs {
+			starts, ends := make([]int, r+1), append(slices.Clone([]int(out)), k+1)
+			starts[r] = k
+			step := l.reshape(l.slice(lined[i], starts, ends, ones(r+1)), physShape(in.Tuple[i]))
+			params[n+i] = val{t: step, typ: ir.TensorType{DType: xs[i].typ.DType, Shape: out}}
+		}
+		acc, err := l.inlineBody(in.Regions[0], params, out, allOf(n))
+		if err != nil {
+			return nil, err
+		}
+		copy(params, acc)
+	}
+	outs := make([]tensor, n)
+	for i := range outs {
+		outs[i] = params[i].t
+	}
+	return outs, nil
 }
 
 // complexSum is a sum of complex64 values from init: complex64 is held as

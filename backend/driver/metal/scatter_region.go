@@ -21,10 +21,11 @@ func init() { registerTupleLowering(lowerScatterRegion, ir.OpScatterRegion) }
 // exactly (scatterChoice). Integer data pass through scatterND as float32
 // (see scatterKind): only what is exact there runs on the GPU. Any other
 // elementwise body runs on the GPU too: over whole tensors where the
-// indices are unique (scatterUnique), applied once per hit where it reads
-// the operand alone (scatterRepeated), and for float data in rounds of
-// distinct positions (scatterRounds): a position is hit at most once per
-// index vector, so these unroll once per index vector, up to maxRepeats.
+// indices are unique (scatterRounds, one round), applied once per hit
+// where it reads the operand alone (scatterRepeated), and for float data
+// in rounds of distinct positions (scatterRounds): a position is hit at
+// most once per index vector, so these unroll once per index vector, up to
+// maxRepeats.
 func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 	n := (len(args) - 1) / 2
 	ops, idx, upds := args[:n], args[n], args[n+1:]
@@ -51,17 +52,15 @@ func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 		forms[i], err = scatterBodyOf(body, i, n, ops[i].typ.DType, upds[0].typ.Shape.Size())
 	}
 	if err != nil {
-		if in.Scatter.Unique && allFloat(ops) {
-			return l.scatterUnique(in, ops, idx, upds, parts)
-		}
 		vectors := indexVectors(upds[0].typ, in.Scatter)
-		if applied(body, n) && vectors <= maxRepeats {
+		_, elementwise := inlinable(body, allOf(n))
+		switch {
+		case elementwise && in.Scatter.Unique && allFloatOrComplex(ops):
+			return l.scatterRounds(in, ops, idx, upds, parts, 1) // each update meets its element once
+		case applied(body, n) && vectors <= maxRepeats:
 			return l.scatterRepeated(in, ops, idx, upds, parts, vectors)
-		}
-		if allFloatOrComplex(ops) && vectors <= maxRepeats && upds[0].typ.Shape.Size() <= maxRankedUpdates {
-			if _, ok := inlinable(body, allOf(n)); ok {
-				return l.scatterRounds(in, ops, idx, upds, parts)
-			}
+		case elementwise && allFloatOrComplex(ops) && vectors <= maxRepeats && upds[0].typ.Shape.Size() <= maxRankedUpdates:
+			return l.scatterRounds(in, ops, idx, upds, parts, vectors)
 		}
 		return nil, err
 	}
@@ -96,43 +95,6 @@ func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 			return nil, err
 		}
 		parts[i].t = r
-	}
-	return parts, nil
-}
-
-// scatterUnique applies any elementwise body where the indices never
-// repeat (unique_indices, which jax sets for .at[] updates with unique or
-// static indices): each update meets the operand's element once, so the
-// body runs over whole tensors of the gathered operands and the updates,
-// and its results are set in place. Float data only: gather and scatterND
-// carry them exactly.
-func (l *lowering) scatterUnique(in ir.Instr, ops []val, idx val, upds []val, parts []val) ([]val, error) {
-	n := len(ops)
-	body := in.Regions[0]
-	st, err := l.scatterSites(in.Op, ops[0].typ, idx.typ, upds[0].typ, idx.t, in.Scatter)
-	if err != nil {
-		return nil, err
-	}
-	sites := l.reshape(st.lin, []int{st.total})
-	shape := ir.Shape{st.total}
-	params := make([]val, 2*n)
-	for i, x := range ops {
-		data := l.concat([]tensor{l.flat(x.t, x.typ), l.zeros(ir.TensorType{DType: x.typ.DType, Shape: ir.Shape{1}})}, 0)
-		params[i] = val{t: l.g.Gather(data, sites, 0), typ: ir.TensorType{DType: x.typ.DType, Shape: shape}}
-		params[n+i] = val{t: l.flatUpdates(st, upds[i]), typ: ir.TensorType{DType: upds[i].typ.DType, Shape: shape}}
-	}
-	want := make([]int, n)
-	for i := range want {
-		want[i] = i
-	}
-	vals, err := l.inlineBody(body, params, shape, want)
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range vals {
-		if parts[i].t, err = l.scatterKind(in.Op, st, st.lin, ops[i], v.t, ir.ScatterReplace); err != nil {
-			return nil, err
-		}
 	}
 	return parts, nil
 }
@@ -227,16 +189,18 @@ func allOf(n int) []int {
 	return all
 }
 
-// scatterRounds applies any elementwise body to float data where indices
-// may repeat, in the IR's order, in rounds: each update element's rank
-// among the earlier ones to its position is counted (a T x T comparison of
-// the T update elements' positions), and round r applies the body to the
-// updates of rank r, which meet distinct positions, over the operands as
-// the earlier rounds left them: gathered, the body over whole tensors, set
-// in place. One round per index vector (a position is hit at most once by
-// each; at most maxRepeats), the ranking at most maxRankedUpdates elements
-// square; gather and scatterND carry float data exactly.
-func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, parts []val) ([]val, error) {
+// scatterRounds applies any elementwise body to float data in the IR's
+// order, in rounds of updates that meet distinct positions, each over the
+// operands as the earlier rounds left them: gathered, the body over whole
+// tensors, set in place. Where the indices are unique (unique_indices,
+// which jax sets for .at[] updates with unique or static indices) that is
+// one round; otherwise each update element's rank among the earlier ones
+// to its position is counted (a T x T comparison of the T update elements'
+// positions, T at most maxRankedUpdates) and round r takes the updates of
+// rank r, one round per index vector (a position is hit at most once by
+// each). Gather and scatterND carry float data (complex64's float32 pairs
+// too) exactly.
+func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, parts []val, rounds int) ([]val, error) {
 	n := len(ops)
 	body := in.Regions[0]
 	st, err := l.scatterSites(in.Op, ops[0].typ, idx.typ, upds[0].typ, idx.t, in.Scatter)
@@ -245,11 +209,14 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 	}
 	total := st.total
 	sites := l.reshape(st.lin, []int{total})
-	same := l.eq(l.reshape(sites, []int{total, 1}), l.reshape(sites, []int{1, total}))
-	sq := ir.Shape{total, total}
-	earlier := l.lt(l.iotaAlong(sq, 1, i32, total), l.iotaAlong(sq, 0, i32, total))
 	f32 := gpu.Float32
-	rank := l.reshape(l.reduceSum(l.cast(l.land(same, earlier), f32), []int{1}), []int{total}) // exact: below maxRepeats
+	var rank tensor
+	if rounds > 1 {
+		same := l.eq(l.reshape(sites, []int{total, 1}), l.reshape(sites, []int{1, total}))
+		sq := ir.Shape{total, total}
+		earlier := l.lt(l.iotaAlong(sq, 1, i32, total), l.iotaAlong(sq, 0, i32, total))
+		rank = l.reshape(l.reduceSum(l.cast(l.land(same, earlier), f32), []int{1}), []int{total}) // exact: below maxRepeats
+	}
 	shape := ir.Shape{total}
 	cur := make([]val, n)
 	copy(cur, ops)
@@ -257,7 +224,7 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 	for i := range n {
 		params[n+i] = val{t: l.flatUpdates(st, upds[i]), typ: ir.TensorType{DType: upds[i].typ.DType, Shape: shape}}
 	}
-	for r := range indexVectors(upds[0].typ, in.Scatter) {
+	for r := range rounds {
 		for i, x := range cur {
 			data := l.concat([]tensor{l.flat(x.t, x.typ), l.zeros(ir.TensorType{DType: x.typ.DType, Shape: ir.Shape{1}})}, 0)
 			params[i] = val{t: l.g.Gather(data, sites, 0), typ: ir.TensorType{DType: x.typ.DType, Shape: shape}}
@@ -268,8 +235,11 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 		}
 		// This round's updates go to their positions; the rest to the
 		// dummy past the operand's end, which is dropped.
-		mine := l.eq(rank, l.scalar(float64(r), f32))
-		lin := l.reshape(l.sel(mine, sites, l.scalar(float64(st.n), i32)), []int{total, 1})
+		lin := st.lin
+		if rounds > 1 {
+			mine := l.eq(rank, l.scalar(float64(r), f32))
+			lin = l.reshape(l.sel(mine, sites, l.scalar(float64(st.n), i32)), []int{total, 1})
+		}
 		for i := range cur {
 			t, err := l.scatterKind(in.Op, st, lin, cur[i], vals[i].t, ir.ScatterReplace)
 			if err != nil {
@@ -290,16 +260,6 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 func allFloatOrComplex(vs []val) bool {
 	for _, v := range vs {
 		if !v.typ.DType.IsFloat() && v.typ.DType != ir.C64 {
-			return false
-		}
-	}
-	return true
-}
-
-// allFloat reports whether every value is of a real float type.
-func allFloat(vs []val) bool {
-	for _, v := range vs {
-		if !v.typ.DType.IsFloat() || v.typ.DType == ir.C64 {
 			return false
 		}
 	}

@@ -87,7 +87,7 @@ var hostHome = map[ir.Op]bool{
 var Fallbacks = map[ir.Op]string{
 	ir.OpRng: "normal and truncated-normal numbers: TensorFlow's Box-Muller uses the C library's logf, sinf and cosf, " +
 		"and the GPU's functions round differently, so the bits would differ; uniform numbers run on the GPU (macOS 13+)",
-	ir.OpConvolution: "three or more spatial dimensions: darwinkit v0.5.0 binds no 3-D convolution descriptor",
+	ir.OpConvolution: "four or more spatial dimensions (three are a sum of 2-D convolutions: darwinkit v0.5.0 binds no 3-D convolution descriptor)",
 	ir.OpSort:        "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum, and bitwise ops: keys and integers gather as 16-bit pieces, since gathers move integers through float32) / 13.2 for floats (reinterpretCast)",
 	ir.OpArgSort:     "as sort",
 	ir.OpReduceRegion: "bodies of other forms than jax's argmax and argmin over (value, index) (ir.ArgReduceOf) and results that each fold one operand by " +

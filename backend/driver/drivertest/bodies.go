@@ -98,7 +98,7 @@ func testScatterRegionBodies(t *testing.T, h *harness) {
 		// jax's x.at[i].divide(u) and .power(u) with repeated indices:
 		// bodies no fixed form has, applied update by update in order.
 		{"divide", binary(ir.OpDiv, false), []ir.DType{ir.F32, ir.BF16}, true},
-		{"subtract", binary(ir.OpSub, false), []ir.DType{ir.F32}, true},
+		{"subtract", binary(ir.OpSub, false), []ir.DType{ir.F32, ir.I32, ir.I64, ir.U8}, true},
 		// complex64 subtraction as the frontends compose it, by parts.
 		{"subtract by parts", func(b *ir.Builder, x, u ir.Value) ir.Value {
 			return b.Complex(b.Binary(ir.OpSub, b.Real(x), b.Real(u)), b.Binary(ir.OpSub, b.Imag(x), b.Imag(u)))

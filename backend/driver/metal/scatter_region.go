@@ -23,7 +23,7 @@ func init() { registerTupleLowering(lowerScatterRegion, ir.OpScatterRegion) }
 // elementwise body runs on the GPU too: over whole tensors where the
 // indices are unique (scatterRounds, one round), applied once per hit
 // where it reads the operand alone (scatterRepeated), and for float data
-// in rounds of distinct positions (scatterRounds): a position is hit at
+// in rounds of distinct positions, for any data (scatterRounds): a position is hit at
 // most once per index vector, so these unroll once per index vector, up to
 // maxRepeats.
 func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
@@ -55,11 +55,11 @@ func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 		vectors := indexVectors(upds[0].typ, in.Scatter)
 		_, elementwise := inlinable(body, allOf(n))
 		switch {
-		case elementwise && in.Scatter.Unique && allFloatOrComplex(ops):
+		case elementwise && in.Scatter.Unique && l.gathersExactly(ops):
 			return l.scatterRounds(in, ops, idx, upds, parts, 1) // each update meets its element once
 		case applied(body, n) && vectors <= maxRepeats:
 			return l.scatterRepeated(in, ops, idx, upds, parts, vectors)
-		case elementwise && allFloatOrComplex(ops) && vectors <= maxRepeats && upds[0].typ.Shape.Size() <= maxRankedUpdates:
+		case elementwise && l.gathersExactly(ops) && vectors <= maxRepeats && upds[0].typ.Shape.Size() <= maxRankedUpdates:
 			return l.scatterRounds(in, ops, idx, upds, parts, vectors)
 		}
 		return nil, err
@@ -192,14 +192,14 @@ func allOf(n int) []int {
 // scatterRounds applies any elementwise body to float data in the IR's
 // order, in rounds of updates that meet distinct positions, each over the
 // operands as the earlier rounds left them: gathered, the body over whole
-// tensors, set in place. Where the indices are unique (unique_indices,
+// tensors, set in place (integers cut into exact pieces to go through
+// gather and scatterND, which carry data as float32). Where the indices are unique (unique_indices,
 // which jax sets for .at[] updates with unique or static indices) that is
 // one round; otherwise each update element's rank among the earlier ones
 // to its position is counted (a T x T comparison of the T update elements'
 // positions, T at most maxRankedUpdates) and round r takes the updates of
 // rank r, one round per index vector (a position is hit at most once by
-// each). Gather and scatterND carry float data (complex64's float32 pairs
-// too) exactly.
+// each).
 func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, parts []val, rounds int) ([]val, error) {
 	n := len(ops)
 	body := in.Regions[0]
@@ -227,7 +227,7 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 	for r := range rounds {
 		for i, x := range cur {
 			data := l.concat([]tensor{l.flat(x.t, x.typ), l.zeros(ir.TensorType{DType: x.typ.DType, Shape: ir.Shape{1}})}, 0)
-			params[i] = val{t: l.g.Gather(data, sites, 0), typ: ir.TensorType{DType: x.typ.DType, Shape: shape}}
+			params[i] = val{t: l.gatherSites(data, sites, x.typ.DType), typ: ir.TensorType{DType: x.typ.DType, Shape: shape}}
 		}
 		vals, err := l.inlineBody(body, params, shape, allOf(n))
 		if err != nil {
@@ -254,16 +254,31 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 	return parts, nil
 }
 
-// allFloatOrComplex reports whether every value is of a float type,
-// complex64 (float32 pairs) included: data gather and scatterND carry
-// exactly.
-func allFloatOrComplex(vs []val) bool {
+// gathersExactly says whether scatterRounds can gather every operand's
+// data exactly: floats and narrow integers as they are (exact in float32,
+// which MPSGraph's gather carries data in), 32- and 64-bit integers in
+// 16-bit pieces (bitwise ops, macOS 13).
+func (l *lowering) gathersExactly(vs []val) bool {
 	for _, v := range vs {
-		if !v.typ.DType.IsFloat() && v.typ.DType != ir.C64 {
-			return false
+		switch v.typ.DType {
+		case ir.I32, ir.U32, ir.I64:
+			if !l.wideGatherOK() {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// gatherSites is flat data (its dummy element last) at the int32
+// positions sites, bit for bit.
+func (l *lowering) gatherSites(data, sites tensor, d ir.DType) tensor {
+	gather := func(t tensor) tensor { return l.g.Gather(t, sites, 0) }
+	switch d {
+	case ir.I32, ir.U32, ir.I64:
+		return l.wideGather(data, gather)
+	}
+	return gather(data)
 }
 
 // scatterBody is the fixed form of one operand's update body.

@@ -91,7 +91,8 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpSort:        "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum, and bitwise ops: keys and integers gather as 16-bit pieces, since gathers move integers through float32) / 13.2 for floats (reinterpretCast)",
 	ir.OpArgSort:     "as sort",
 	ir.OpReduceRegion: "bodies of other forms than jax's argmax and argmin over (value, index) (ir.ArgReduceOf) and results that each fold one operand by " +
-		"add, mul, max, min, and, or or xor (ir.MonoidsOf); as reduce for each such fold (complex64; int64 before macOS 13.3, uint32 sums and products before " +
+		"add, mul, max, min, and, or or xor (ir.MonoidsOf) that are not elementwise, or are over complex64 or more than 1024 elements per result " +
+		"(folded one element at a time); as reduce for each such fold (complex64; int64 before macOS 13.3, uint32 sums and products before " +
 		"13.2 and its max and min before 13.3); argmax and argmin of int64 or uint32 values, or into int64 or uint32 indices, before 13.3 (their extremes " +
 		"reduce in int64); and, or and xor of integers, and the flipped-order max, min, argmax and argmin of unsigned types held as signed, before 13 (bitwise ops)",
 	ir.OpSortRegion: "comparators of other forms than ir.SortKeysOf's (jax's sort, argsort, lax.sort with num_keys, top_k and approx_max_k are of them); " +
@@ -118,13 +119,12 @@ var Fallbacks = map[ir.Op]string{
 	ir.OpArgReduce:            "int64 and uint32 operands before macOS 13.3 (as reduce)",
 	ir.OpCompare:              "LT, LE, GT, GE on complex64",
 	ir.OpParameter:            "bfloat16 values anywhere in the program before macOS 13.2 (reinterpretCast and bitwise ops)",
-	ir.OpReduceWindowRegion: "a body that mixes its operands' results (a variadic fold such as a windowed argmax), a body with other than elementwise ops, " +
+	ir.OpReduceWindowRegion: "a body with other than elementwise ops, " +
 		"complex64 operands, and windows of more than 1024 elements (window positions are unrolled) unless the fold is cumulative " +
 		"(jax's cumsum, cumprod, cummax, cummin: the whole axis, padded at one end) by a monoid from its identity, which is a scan of any length",
-	ir.OpScatterRegion: "a body that mixes its operands' results, or is not replace, keep, a monoid (add, multiply, max, min; or and and of bools) " +
-		"or a choice of the operand or the update by a comparison (max or min with its NaN and tie rules), unless the indices are unique " +
-		"(unique_indices) and the data float, when any elementwise body runs; of int32, uint32 and int64 data " +
-		"anything but replace and keep, of narrow integers products and sums of more than 2^24 / 2^bits updates (MPSGraph's scatterND " +
-		"carries integer data as float32, exact only below 2^24); complex64 other than replace, keep and add; and scatter's own cases",
+	ir.OpScatterRegion: "a body with other than elementwise ops that is not replace, keep, a monoid or a choice of the operand or the update by a comparison; " +
+		"any other elementwise body (applied in rounds of distinct positions, or once per hit where it reads the operand alone) with more than 256 " +
+		"index vectors, or, with repeated indices, more than 2048 update elements, and with 32- or 64-bit integer data before macOS 13 (exact 16-bit pieces); " +
+		"and scatter's own cases",
 	ir.OpBitcastConvert: "a float or complex64 type on either side before macOS 13.2 (reinterpretCastTensor and bitwise ops); between integers it runs on every release",
 }

@@ -117,12 +117,6 @@ var Rules = []Rule{
 		Example: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: metalplug: PJRT_Client_Compile: reading the "mlir" program: vhlo.tanh_v2 at jit(tanh)/tanh at tests/lax_vmap_op_test.py:43:10: complex operands`,
 	},
 	{
-		Name: "float64 on Metal", Class: ClassPolicy,
-		Why:     "on the Metal driver (the model run) a program that computes in float64 is refused, naming the instruction: Apple GPUs have no float64, so the driver declines it rather than compute in float32 behind the caller's back; jax's test asks for float64 explicitly (a preferred element type, x64 values)",
-		Message: regexp.MustCompile(`float64 is not supported by Metal`),
-		Example: `jax.errors.JaxRuntimeError: INVALID_ARGUMENT: metalplug: PJRT_Client_Compile: compiling for the metal-model driver: metal: compile: instruction %6: convert(int16[2,9,10,3]) -> float64[2,9,10,3]: float64 is not supported by Metal (cast to float32 first)`,
-	},
-	{
 		Name: "float64 compute (complex128)", Class: ClassPolicy,
 		Why:     "complex128 is float64 compute, which the device does not offer (Apple GPUs have no float64; the IR's one complex type is complex64): jax hands a complex128 array to the program only where a test asks for it explicitly",
 		Message: regexp.MustCompile(`has element type complex<f64>, which metalplug has no dtype`),

@@ -304,7 +304,9 @@ func (b *graph) send(n *gpu.Node) mpsgraph.Tensor {
 	case gpu.OpFill:
 		return msg[mpsgraph.Tensor](g, "constantWithScalar:shape:dataType:", n.Value, nsInts(n.Shape), dt)
 	case gpu.OpScalar:
-		return g.ConstantWithScalarDataType(n.Value, dt)
+		// constantWithScalar:dataType: is likely rank 0, where the Go side
+		// records [1]: asking for shape [1] leaves no doubt.
+		return msg[mpsgraph.Tensor](g, "constantWithScalar:shape:dataType:", n.Value, nsInts([]int{1}), dt)
 	case gpu.OpCast:
 		// The 12.3 header declares the name nonnull, unlike the other ops'.
 		return msg[mpsgraph.Tensor](g, n.Op.Method(), x, dataType(n.To), foundation.String_StringWithString("cast"))

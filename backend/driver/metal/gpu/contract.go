@@ -30,7 +30,7 @@ const (
 	OpPlaceholder Op = iota + 1
 	OpConstant       // constantWithData:shape:dataType:
 	OpFill           // constantWithScalar:shape:dataType:
-	OpScalar         // constantWithScalar:dataType:
+	OpScalar         // constantWithScalar:shape:dataType: with shape [1]
 
 	// Elementwise, one operand.
 	OpIdentity
@@ -150,7 +150,7 @@ var table = [numOps]rule{
 	OpPlaceholder: {"placeholderWithShape:dataType:name:", v11, anyType, nil, "hdr"},
 	OpConstant:    {"constantWithData:shape:dataType:", v11, anyType, nil, "hdr"},
 	OpFill:        {"constantWithScalar:shape:dataType:", v11, anyType, nil, "hdr"},
-	OpScalar:      {"constantWithScalar:dataType:", v11, anyType, nil, "hdr"},
+	OpScalar:      {"constantWithScalar:shape:dataType:", v11, anyType, nil, "hdr"},
 
 	OpIdentity:          {"identityWithTensor:name:", v11, anyType, nil, "hdr"},
 	OpNegative:          {"negativeWithTensor:name:", v11, append([]DataType{}, floats...), nil, "lead: integer negation is built as 0 - x here"},

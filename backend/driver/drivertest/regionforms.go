@@ -718,6 +718,24 @@ func testReduceRegionFolds(t *testing.T, h *harness) {
 	mixed := region(t, []ir.TensorType{f, f, f, f}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
 		return []ir.Value{b.Binary(ir.OpAdd, xs[0], b.Binary(ir.OpMul, xs[1], xs[2])), b.Binary(ir.OpMax, xs[1], xs[3])}
 	})
+	// A complex64 product as the frontends compose it, by parts (jnp.prod
+	// of complex numbers, a determinant's).
+	cz := tt(ir.C64)
+	cmul := region(t, []ir.TensorType{cz, cz}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		ar, ai, br, bi := b.Real(xs[0]), b.Imag(xs[0]), b.Real(xs[1]), b.Imag(xs[1])
+		re := b.Binary(ir.OpSub, b.Binary(ir.OpMul, ar, br), b.Binary(ir.OpMul, ai, bi))
+		im := b.Binary(ir.OpAdd, b.Binary(ir.OpMul, ar, bi), b.Binary(ir.OpMul, ai, br))
+		return []ir.Value{b.Complex(re, im)}
+	})
+	if len(h.keep([]ir.DType{ir.C64})) == 1 {
+		z := h.gen(ir.C64, small, 3, 4)
+		for _, axes := range [][]int{{1}, {0, 1}} {
+			h.checkEvalBits(t, fmt.Sprintf("complex64 product by parts over %v", axes), []tensor{z}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+				one := b.Complex(b.Scalar(ir.F32, 1), b.Scalar(ir.F32, 0))
+				return b.Results(b.ReduceRegion(cmul, xs, []ir.Value{one}, axes))
+			})
+		}
+	}
 	a, c := h.gen(ir.F32, small, 4, 6), h.gen(ir.F32, small, 4, 6)
 	h.checkEvalBits(t, "two operands reading each other's", []tensor{a, c}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
 		return b.Results(b.ReduceRegion(mixed, xs, []ir.Value{b.Scalar(ir.F32, 0), b.Scalar(ir.F32, -1)}, []int{1}))

@@ -224,18 +224,18 @@ func (l *lowering) foldRegion(in ir.Instr, xs, inits []val) ([]tensor, error) {
 	lined := make([]tensor, n)
 	params := make([]val, 2*n)
 	for i, x := range xs {
-		if x.typ.DType == ir.C64 {
-			return nil, fallback(in.Op, "an elementwise body of no fixed form over complex64")
-		}
-		lined[i] = l.reshape(l.transpose(x.t, append(slices.Clone(kept), red...)), append(slices.Clone([]int(out)), steps))
+		// complex64 keeps its trailing (real, imaginary) pair last.
+		perm := withComplex(x.typ, append(slices.Clone(kept), red...), len(kept)+len(red))
+		lined[i] = l.reshape(l.transpose(x.t, perm), withComplex(x.typ, append(slices.Clone([]int(out)), steps), 2))
 		params[i] = val{t: l.broadcastTo(inits[i].t, physShape(in.Tuple[i])), typ: in.Tuple[i]}
 	}
 	r := len(out)
 	for k := range steps {
 		for i := range xs {
-			starts, ends := make([]int, r+1), append(slices.Clone([]int(out)), k+1)
+			x := xs[i].typ
+			starts, ends := withComplex(x, make([]int, r+1), 0), withComplex(x, append(slices.Clone([]int(out)), k+1), 2)
 			starts[r] = k
-			step := l.reshape(l.slice(lined[i], starts, ends, ones(r+1)), physShape(in.Tuple[i]))
+			step := l.reshape(l.slice(lined[i], starts, ends, ones(len(starts))), physShape(in.Tuple[i]))
 			params[n+i] = val{t: step, typ: ir.TensorType{DType: xs[i].typ.DType, Shape: out}}
 		}
 		acc, err := l.inlineBody(in.Regions[0], params, out, allOf(n))

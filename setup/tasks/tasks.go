@@ -79,17 +79,25 @@ func pinMoved() bool {
 	return err == nil && strings.TrimSpace(string(committed)) != pin
 }
 
+// frameworks makes (or reuses) the venvs of the pinned TensorFlow and of
+// jax: the requirement installed, the TensorFlow venv's probe, and jax's.
+func frameworks(logf Logf) (req string, r *probe.Report, jax *wheels.JaxEnv, err error) {
+	if req, r, err = pinnedVenv("", logf); err != nil {
+		return "", nil, nil, err
+	}
+	if jax, err = jaxVenv(logf); err != nil {
+		return "", nil, nil, err
+	}
+	return req, r, jax, nil
+}
+
 // Test runs every tier that runs here: gofmt and vet, the unit tests with the
 // race detector, a bounded fuzz run, the integration tests against the
 // pinned TensorFlow and jax (including installs from the sdist), the JAX
 // end-to-end tests, and the sweep.
 func Test(logf Logf) error {
 	start := time.Now()
-	req, r, err := pinnedVenv("", logf)
-	if err != nil {
-		return err
-	}
-	jax, err := jaxVenv(logf)
+	req, r, jax, err := frameworks(logf)
 	if err != nil {
 		return err
 	}
@@ -255,11 +263,7 @@ func GPUTest(logf Logf) error {
 // device (which needs no GPU, so a hosted Mac runner can run it). The
 // release runs it on each platform it publishes a wheel for.
 func WheelTest(logf Logf) error {
-	req, r, err := pinnedVenv("", logf)
-	if err != nil {
-		return err
-	}
-	jax, err := jaxVenv(logf)
+	req, r, jax, err := frameworks(logf)
 	if err != nil {
 		return err
 	}

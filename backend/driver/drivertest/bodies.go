@@ -226,14 +226,19 @@ func windowAt(o, off, stride, low, size int) int {
 	return v
 }
 
+// halfAccPlus is the fold body acc/2 + x of dtype d, of no fixed form.
+func halfAccPlus(t *testing.T, d ir.DType) *ir.Program {
+	s := tt(d)
+	return region(t, []ir.TensorType{s, s}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
+		return []ir.Value{b.Binary(ir.OpAdd, b.Binary(ir.OpMul, xs[0], b.Scalar(d, 0.5)), xs[1])}
+	})
+}
+
 // testReduceWindowRegion: acc = acc/2 + x over padded, overlapping windows
 // from an init of 0.5, which the padding positions hold too.
 func testReduceWindowRegion(t *testing.T, h *harness) {
 	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16}) {
-		s := tt(d)
-		body := region(t, []ir.TensorType{s, s}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
-			return []ir.Value{b.Binary(ir.OpAdd, b.Binary(ir.OpMul, xs[0], b.Scalar(d, 0.5)), xs[1])}
-		})
+		body := halfAccPlus(t, d)
 		x := h.gen(d, anyValue, 4, 5)
 		w := ir.WindowAttrs{Dims: []int{2, 3}, Strides: []int{2, 1}, Padding: [][2]int{{1, 0}, {1, 1}}}
 		out := []int{2, 5}

@@ -703,10 +703,7 @@ func monoidsBody(t *testing.T, ds []ir.DType, ops []ir.Op) *ir.Program {
 // other's, against the interpreter bit for bit.
 func testReduceRegionFolds(t *testing.T, h *harness) {
 	for _, d := range h.keep([]ir.DType{ir.F32, ir.F16}) {
-		s := tt(d)
-		half := region(t, []ir.TensorType{s, s}, func(b *ir.Builder, xs []ir.Value) []ir.Value {
-			return []ir.Value{b.Binary(ir.OpAdd, b.Binary(ir.OpMul, xs[0], b.Scalar(d, 0.5)), xs[1])}
-		})
+		half := halfAccPlus(t, d)
 		x := h.gen(d, anyValue, 3, 5)
 		for _, axes := range [][]int{{1}, {0}, {0, 1}} {
 			h.checkEvalBits(t, fmt.Sprintf("acc/2 + x, %v over %v", d, axes), []tensor{x}, func(b *ir.Builder, xs []ir.Value) []ir.Value {

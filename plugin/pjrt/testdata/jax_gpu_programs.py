@@ -39,6 +39,9 @@ def run_both(f, *args):
     reasons = {r: n - before["host_reasons"].get(r, 0) for r, n in after["host_reasons"].items()
                if n != before["host_reasons"].get(r, 0)}
     figures = {k: after[k] - before[k] for k in ("executions", "device_executions", "host_segments", "waits")}
+    # The same call again: nothing compiles after warm-up.
+    jax.block_until_ready(jf(*jax.device_put(args, dev)))
+    figures["compiles_after_warmup"] = metalplug.stats()["frontends"]["jax"]["compiles"] - after["compiles"]
     return got, want, figures, reasons
 
 
@@ -52,8 +55,9 @@ def on_gpu(f, *args, rtol=2e-5, atol=2e-6, host_ok=()):
     else:
         assert not stray, f"parts ran on the host: {stray} ({figures})"
         assert figures["device_executions"] >= 1, figures
+        assert figures["compiles_after_warmup"] == 0, figures
     print(f"     {figures['device_executions']} device executions, {figures['host_segments']} host parts, "
-          f"{figures['waits']} waits")
+          f"{figures['waits']} waits, {figures['compiles_after_warmup']} compiles after warm-up")
 
 
 def normal(*shape):

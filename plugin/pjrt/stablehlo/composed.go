@@ -17,17 +17,7 @@ import (
 // arithmetic: it is composed of the float32 parts.
 
 func complexBinary(e *env, op *mlir.Operation, o ir.Op, x, y ir.Value) ([]ir.Value, error) {
-	b := e.b
-	a, bi, c, d := b.Real(x), b.Imag(x), b.Real(y), b.Imag(y)
-	switch o {
-	case ir.OpAdd, ir.OpSub:
-		return one(b.Complex(b.Binary(o, a, c), b.Binary(o, bi, d))), nil
-	case ir.OpMul:
-		re := b.Binary(ir.OpSub, b.Binary(ir.OpMul, a, c), b.Binary(ir.OpMul, bi, d))
-		im := b.Binary(ir.OpAdd, b.Binary(ir.OpMul, a, d), b.Binary(ir.OpMul, bi, c))
-		return one(b.Complex(re, im)), nil
-	}
-	if v, ok := complexDivPow(b, o, x, y); ok {
+	if v, ok := compose.ComplexBinary(e.b, o, x, y); ok {
 		return one(v), nil
 	}
 	return nil, unsupported(op, "complex operands (the IR has no complex arithmetic; this op is not composed of its parts)")
@@ -96,7 +86,7 @@ func tan(e *env, op *mlir.Operation) ([]ir.Value, error) {
 		if err := checkAccuracy(op); err != nil {
 			return nil, err
 		}
-		return one(complexTan(e.b, x)), nil
+		return one(compose.ComplexTan(e.b, x)), nil
 	}
 	x, err := floatOperand(e, op)
 	if err != nil {

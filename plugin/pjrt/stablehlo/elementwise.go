@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/compose"
 	"github.com/metalplug/metalplug/plugin/pjrt/mlir"
 )
 
@@ -46,7 +47,7 @@ func unary(o ir.Op) func(*env, *mlir.Operation) ([]ir.Value, error) {
 			}
 		}
 		if d == ir.C64 {
-			if v, ok := complexUnary(e.b, o, x); ok {
+			if v, ok := compose.ComplexUnary(e.b, o, x); ok {
 				return one(v), nil
 			}
 			return nil, unsupported(op, "complex operands (the IR has no complex arithmetic; this op is not composed of its parts)")
@@ -176,7 +177,7 @@ func compare(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	case t.DType == ir.Bool && ctype != "FLOAT" && ctype != "TOTALORDER":
 	case t.DType == ir.C64 && ctype != "TOTALORDER":
 		// The host driver compares no complex values: by the parts.
-		return one(complexCompare(b, dir, x, y)), nil
+		return one(compose.ComplexCompare(b, dir, x, y)), nil
 	default:
 		return nil, unsupported(op, "compare_type %s %s on %v", ctype, dirName, t.DType)
 	}

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/compose"
 )
 
 // Comparisons, logical ops, Select, SelectV2 and Cast.
@@ -17,8 +18,9 @@ func init() {
 	// shapes into a scalar false (Equal) or true (NotEqual); see BinaryOp in
 	// tensorflow/core/kernels/cwise_ops_common.h.
 	eqAttrs := []AttrSpec{{Name: "incompatible_shape_error", Kind: AttrBool, Optional: true}}
-	cmp("Equal", All, ir.CmpEQ, eqAttrs)
-	cmp("NotEqual", All, ir.CmpNE, eqAttrs)
+	// complex64 compares both parts (compose.ComplexCompare).
+	cmp("Equal", withComplex(All), ir.CmpEQ, eqAttrs)
+	cmp("NotEqual", withComplex(All), ir.CmpNE, eqAttrs)
 	cmp("Less", Numeric, ir.CmpLT, nil)
 	cmp("LessEqual", Numeric, ir.CmpLE, nil)
 	cmp("Greater", Numeric, ir.CmpGT, nil)
@@ -63,6 +65,10 @@ func lowerCompare(dir ir.CompareDir) func(c *Call) error {
 		x, y, err := broadcastPair(c, c.In[0], c.In[1])
 		if err != nil {
 			return err
+		}
+		if c.B.Type(x).DType == ir.C64 {
+			c.Out = []ir.Value{compose.ComplexCompare(c.B, dir, x, y)}
+			return nil
 		}
 		c.Out = []ir.Value{c.B.Compare(dir, x, y)}
 		return nil

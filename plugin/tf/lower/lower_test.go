@@ -89,8 +89,10 @@ func TestEveryKernelRegistersSomeDType(t *testing.T) {
 				if d == ir.F64 || !d.Valid() {
 					t.Errorf("%s registers %s=%v, which the device does not have", k.Op, attr, d)
 				}
-				if d == ir.C64 && !strings.Contains(k.Op, "FFT") && k.File != fileComplex {
-					t.Errorf("%s registers complex64 outside the FFT and complex ops", k.Op)
+				// complex64 arithmetic is compose's (the elementwise
+				// math and comparisons); elsewhere it is parts and FFTs.
+				if d == ir.C64 && !strings.Contains(k.Op, "FFT") && k.File != fileComplex && k.File != fileMath && k.File != fileCompare {
+					t.Errorf("%s registers complex64 outside the FFT, complex, elementwise math and comparison ops", k.Op)
 				}
 				if d == ir.I8 || d == ir.I16 {
 					t.Errorf("%s registers %v, which the device does not support", k.Op, d)
@@ -208,7 +210,7 @@ func TestTable(t *testing.T) {
 	if got := byOp["Cast"].DTypes; !slices.Contains(got, "SrcT=float32,DstT=int32") || len(got) != 49 {
 		t.Errorf("Cast: %d combinations, %v", len(got), got[:min(3, len(got))])
 	}
-	if got := byOp["AddV2"].DTypes; !slices.Equal(got, []string{"T=float32", "T=float16", "T=bfloat16", "T=int32", "T=int64", "T=uint8"}) {
+	if got := byOp["AddV2"].DTypes; !slices.Equal(got, []string{"T=float32", "T=float16", "T=bfloat16", "T=int32", "T=int64", "T=uint8", "T=complex64"}) {
 		t.Errorf("AddV2: %v", got)
 	}
 	if got := byOp["LogicalAnd"].DTypes; !slices.Equal(got, []string{"(none)"}) {

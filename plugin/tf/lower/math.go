@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/ir/compose"
 )
 
 // Elementwise math: unary and numpy-broadcasting binary ops, AddN and
@@ -18,22 +19,24 @@ func init() {
 		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x", "y"}, File: fileMath, Lower: lowerBinary(f)})
 	}
 	op := func(o ir.Op) func(c *Call, x, y ir.Value) ir.Value {
-		return func(c *Call, x, y ir.Value) ir.Value { return c.B.Binary(o, x, y) }
+		return func(c *Call, x, y ir.Value) ir.Value { return binaryOp(c.B, o, x, y) }
 	}
-	bin("AddV2", Numeric, op(ir.OpAdd))
+	// complex64 where TensorFlow's GPU has it (cwise_op_*.cc), composed
+	// of the parts by backend/ir/compose, as jax's complex arithmetic is.
+	bin("AddV2", withComplex(Numeric), op(ir.OpAdd))
 	// Add is AddV2's older form, for graphs that still hold it.
-	bin("Add", Numeric, op(ir.OpAdd))
-	bin("Sub", FloatsInts, op(ir.OpSub))
-	bin("Mul", Numeric, op(ir.OpMul))
+	bin("Add", withComplex(Numeric), op(ir.OpAdd))
+	bin("Sub", withComplex(FloatsInts), op(ir.OpSub))
+	bin("Mul", withComplex(Numeric), op(ir.OpMul))
 	// Div truncates integers toward zero (C's /), as TensorFlow's functor::div.
-	bin("Div", Numeric, op(ir.OpDiv))
-	bin("RealDiv", Floats, op(ir.OpDiv))
+	bin("Div", withComplex(Numeric), op(ir.OpDiv))
+	bin("RealDiv", withComplex(Floats), op(ir.OpDiv))
 	bin("Maximum", Numeric, op(ir.OpMax))
 	bin("Minimum", Numeric, op(ir.OpMin))
 	// Pow's GPU kernels are float and int64 (cwise_op_pow.cc); an integer
 	// to a negative power is the driver's to define.
 	bin("Pow", []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I64}, op(ir.OpPow))
-	bin("DivNoNan", Floats, divNoNan)
+	bin("DivNoNan", withComplex(Floats), divNoNan)
 	bin("SquaredDifference", FloatsInts, func(c *Call, x, y ir.Value) ir.Value {
 		d := c.B.Binary(ir.OpSub, x, y)
 		return c.B.Binary(ir.OpMul, d, d)
@@ -41,14 +44,14 @@ func init() {
 	// Xlogy, Xdivy and MulNoNan are 0 where x (for MulNoNan, y) is 0, even
 	// where the other operand is inf or NaN (cwise_ops.h, xlogy_op,
 	// xdivy_op, mul_no_nan_op).
-	bin("Xlogy", Floats, func(c *Call, x, y ir.Value) ir.Value {
-		return zeroWhere(c, x, x, c.B.Binary(ir.OpMul, x, c.B.Unary(ir.OpLog, y)))
+	bin("Xlogy", withComplex(Floats), func(c *Call, x, y ir.Value) ir.Value {
+		return zeroWhere(c, x, x, binaryOp(c.B, ir.OpMul, x, unaryOp(c.B, ir.OpLog, y)))
 	})
-	bin("Xdivy", Floats, func(c *Call, x, y ir.Value) ir.Value {
-		return zeroWhere(c, x, x, c.B.Binary(ir.OpDiv, x, y))
+	bin("Xdivy", withComplex(Floats), func(c *Call, x, y ir.Value) ir.Value {
+		return zeroWhere(c, x, x, binaryOp(c.B, ir.OpDiv, x, y))
 	})
-	bin("MulNoNan", Floats, func(c *Call, x, y ir.Value) ir.Value {
-		return zeroWhere(c, y, x, c.B.Binary(ir.OpMul, x, y))
+	bin("MulNoNan", withComplex(Floats), func(c *Call, x, y ir.Value) ir.Value {
+		return zeroWhere(c, y, x, binaryOp(c.B, ir.OpMul, x, y))
 	})
 	bin("FloorDiv", Numeric, floorDiv)
 	bin("FloorMod", FloatsInts, floorMod)
@@ -69,35 +72,42 @@ func init() {
 		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x"}, File: fileMath, Lower: lowerUnary(f)})
 	}
 	uop := func(o ir.Op) func(c *Call, x ir.Value) ir.Value {
-		return func(c *Call, x ir.Value) ir.Value { return c.B.Unary(o, x) }
+		return func(c *Call, x ir.Value) ir.Value { return unaryOp(c.B, o, x) }
 	}
-	un("Neg", FloatsInts, uop(ir.OpNeg))
+	un("Neg", withComplex(FloatsInts), uop(ir.OpNeg))
 	un("Abs", FloatsInts, uop(ir.OpAbs))
-	un("Sign", FloatsInts, uop(ir.OpSign))
+	un("Sign", withComplex(FloatsInts), uop(ir.OpSign))
 	un("Square", FloatsInts, func(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpMul, x, x) })
 	un("Sqrt", Floats, uop(ir.OpSqrt))
 	un("Rsqrt", Floats, uop(ir.OpRsqrt))
-	un("Exp", Floats, uop(ir.OpExp))
+	un("Exp", withComplex(Floats), uop(ir.OpExp))
 	un("Log", Floats, uop(ir.OpLog))
 	un("Log1p", Floats, uop(ir.OpLog1p))
 	un("Expm1", Floats, uop(ir.OpExpm1))
 	un("Floor", Floats, uop(ir.OpFloor))
 	un("Ceil", Floats, uop(ir.OpCeil))
 	un("Erf", Floats, uop(ir.OpErf))
-	un("Sin", Floats, uop(ir.OpSin))
-	un("Cos", Floats, uop(ir.OpCos))
+	un("Sin", withComplex(Floats), uop(ir.OpSin))
+	un("Cos", withComplex(Floats), uop(ir.OpCos))
 	un("Sigmoid", Floats, sigmoid)
 	un("Tanh", Floats, tanh)
-	reciprocal := func(c *Call, x ir.Value) ir.Value { return c.B.Binary(ir.OpDiv, like(c.B, x, 1), x) }
-	un("Reciprocal", Floats, reciprocal)
-	un("Inv", Floats, reciprocal)
+	reciprocal := func(c *Call, x ir.Value) ir.Value {
+		if t := c.B.Type(x); t.DType == ir.C64 {
+			one := c.B.Full(ir.TensorType{DType: ir.F32, Shape: t.Shape}, 1) // 1 + 0i
+			v, _ := compose.ComplexBinary(c.B, ir.OpDiv, one, x)             // composes every division
+			return v
+		}
+		return c.B.Binary(ir.OpDiv, like(c.B, x, 1), x)
+	}
+	un("Reciprocal", withComplex(Floats), reciprocal)
+	un("Inv", withComplex(Floats), reciprocal)
 	// Sinh, Cosh and Tan are compositions; the 16-bit floats compute them
 	// in float32 and round once, as Eigen's half and bfloat16 functions do.
-	un("Sinh", Floats, inFloat32(sinh))
-	un("Cosh", Floats, inFloat32(cosh))
-	un("Tan", Floats, inFloat32(func(c *Call, x ir.Value) ir.Value {
+	un("Sinh", withComplex(Floats), complexOr(compose.ComplexSinh, inFloat32(sinh)))
+	un("Cosh", withComplex(Floats), complexOr(compose.ComplexCosh, inFloat32(cosh)))
+	un("Tan", withComplex(Floats), complexOr(compose.ComplexTan, inFloat32(func(c *Call, x ir.Value) ir.Value {
 		return c.B.Binary(ir.OpDiv, c.B.Unary(ir.OpSin, x), c.B.Unary(ir.OpCos, x))
-	}))
+	})))
 	// Round is half to even (tensorflow/core/kernels/cwise_ops.h, round);
 	// integers are already round.
 	// Rint is round half to even, like Round; its GPU kernel is float
@@ -123,7 +133,7 @@ func init() {
 		Attrs: []AttrSpec{{Name: "tolerance", Kind: AttrFloat, Optional: true}}, File: fileMath, Lower: lowerApproximateEqual})
 	// Cross's GPU kernels are every real type (cross_op.cc).
 	register(Kernel{Op: "Cross", Constraints: T(Numeric), Inputs: []string{"a", "b"}, File: fileMath, Lower: lowerCross})
-	register(Kernel{Op: "AddN", Constraints: T(FloatsInts), Inputs: []string{"inputs"}, File: fileMath, Lower: lowerAddN})
+	register(Kernel{Op: "AddN", Constraints: T(withComplex(FloatsInts)), Inputs: []string{"inputs"}, File: fileMath, Lower: lowerAddN})
 	register(Kernel{Op: "ClipByValue", Constraints: T(FloatsInts), Inputs: []string{"t", "clip_value_min", "clip_value_max"},
 		File: fileMath, Lower: lowerClipByValue})
 }
@@ -173,13 +183,48 @@ func broadcastPair(c *Call, x, y ir.Value) (ir.Value, ir.Value, error) {
 
 // divNoNan is x/y, or 0 where y is 0 (cwise_ops.h, div_no_nan_op).
 func divNoNan(c *Call, x, y ir.Value) ir.Value {
-	zero := like(c.B, y, 0)
-	return c.B.Select(c.B.Compare(ir.CmpEQ, y, zero), zero, c.B.Binary(ir.OpDiv, x, y))
+	return zeroWhere(c, y, x, binaryOp(c.B, ir.OpDiv, x, y))
 }
 
 // zeroWhere is v, or 0 where z is 0.
 func zeroWhere(c *Call, z, x, v ir.Value) ir.Value {
-	return c.B.Select(c.B.Compare(ir.CmpEQ, z, like(c.B, z, 0)), like(c.B, x, 0), v)
+	return c.B.Select(compose.IsZero(c.B, z), compose.Zeros(c.B, x), v)
+}
+
+// withComplex is types and complex64.
+func withComplex(types []ir.DType) []ir.DType {
+	return append(append([]ir.DType(nil), types...), ir.C64)
+}
+
+// binaryOp is o of x and y, complex64 composed of its parts (an op
+// compose does not compose is left to the builder, which refuses it).
+func binaryOp(b *ir.Builder, o ir.Op, x, y ir.Value) ir.Value {
+	if b.Type(x).DType == ir.C64 {
+		if v, ok := compose.ComplexBinary(b, o, x, y); ok {
+			return v
+		}
+	}
+	return b.Binary(o, x, y)
+}
+
+// unaryOp is o of x, complex64 composed of its parts, as binaryOp.
+func unaryOp(b *ir.Builder, o ir.Op, x ir.Value) ir.Value {
+	if b.Type(x).DType == ir.C64 {
+		if v, ok := compose.ComplexUnary(b, o, x); ok {
+			return v
+		}
+	}
+	return b.Unary(o, x)
+}
+
+// complexOr is cf for complex64 operands and f otherwise.
+func complexOr(cf func(*ir.Builder, ir.Value) ir.Value, f func(c *Call, x ir.Value) ir.Value) func(c *Call, x ir.Value) ir.Value {
+	return func(c *Call, x ir.Value) ir.Value {
+		if c.B.Type(x).DType == ir.C64 {
+			return cf(c.B, x)
+		}
+		return f(c, x)
+	}
 }
 
 // inFloat32 computes f in float32 for the 16-bit floats, rounding the result
@@ -264,7 +309,7 @@ func lowerAddN(c *Call) error {
 		if t := c.Type(i); t.DType != t0.DType || !t.Shape.Equal(t0.Shape) {
 			return c.Errorf("inputs must have one shape and dtype: input 0 is %v, input %d is %v", t0, i, t)
 		}
-		sum = c.B.Binary(ir.OpAdd, sum, c.In[i])
+		sum = binaryOp(c.B, ir.OpAdd, sum, c.In[i])
 	}
 	c.Out = []ir.Value{sum}
 	return nil

@@ -97,6 +97,10 @@ func New(dev driver.Driver, hostDrv *host.Driver, opts Options) *Driver {
 // Device is the wrapped device driver.
 func (d *Driver) Device() driver.Driver { return d.Driver }
 
+// CachedExecutables is how many compiled programs the driver keeps, for the
+// figures that show whether a long run's caches stay bounded.
+func (d *Driver) CachedExecutables() int { return d.cache.Len() }
+
 // For is the driver as one frontend uses it: its compiles, executions,
 // host parts and waits are counted in c. The same c gives the same view.
 func (d *Driver) For(c *stats.Counters) driver.Driver {

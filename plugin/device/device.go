@@ -84,6 +84,17 @@ func Chosen() string {
 
 var chosenDriver atomic.Pointer[split.Driver]
 
+// Usage is the chosen driver's memory in use and capacity, and the
+// compiled programs it keeps; ok is false while none is chosen.
+func Usage() (used, total int64, executables int, ok bool) {
+	d := chosenDriver.Load()
+	if d == nil {
+		return 0, 0, 0, false
+	}
+	used, total = d.MemoryUsage()
+	return used, total, d.CachedExecutables(), true
+}
+
 // hostSide is the driver METALPLUG_HOST_DEVICE=1 asks for: the host
 // reference driver, or with METALPLUG_DRIVER=metal-model the Metal driver
 // on the model of MPSGraph (METALPLUG_MODEL_MACOS=13.0, say, models an older

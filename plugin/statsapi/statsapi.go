@@ -21,10 +21,21 @@ import (
 	"github.com/metalplug/metalplug/plugin/device"
 )
 
-// report is stats.Report with the process's dispatch costs.
+// report is stats.Report with the process's dispatch costs and the
+// driver's memory and caches.
 type report struct {
 	stats.Report
 	Process process `json:"process"`
+	Memory  memory  `json:"memory"`
+}
+
+// memory is the driver's, for a long run's check that nothing grows: the
+// device memory in use and its capacity, and the compiled programs the
+// driver keeps (zero while no frontend has chosen a driver).
+type memory struct {
+	UsedBytes         int64 `json:"used_bytes"`
+	TotalBytes        int64 `json:"total_bytes"`
+	CachedExecutables int   `json:"cached_executables"`
 }
 
 // process is what the library's own code has cost the process so far, the
@@ -48,7 +59,9 @@ func snapshot() report {
 	if sample[0].Value.Kind() == metrics.KindUint64 {
 		p.GoAllocations = sample[0].Value.Uint64()
 	}
-	return report{Report: stats.Snapshot(device.Chosen()), Process: p}
+	var m memory
+	m.UsedBytes, m.TotalBytes, m.CachedExecutables, _ = device.Usage()
+	return report{Report: stats.Snapshot(device.Chosen()), Process: p, Memory: m}
 }
 
 // metalplug_stats writes the figures as JSON into buf (at most capacity

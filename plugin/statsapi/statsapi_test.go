@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/metalplug/metalplug/backend/ir"
 	"github.com/metalplug/metalplug/backend/stats"
+	"github.com/metalplug/metalplug/plugin/device"
 )
 
 var sink [][]byte
@@ -40,5 +42,37 @@ func TestSnapshot(t *testing.T) {
 	}
 	if got := after.Process.GoAllocations - before.Process.GoAllocations; got < 100 {
 		t.Errorf("100 allocations counted as %d", got)
+	}
+}
+
+// The report carries the driver's memory in use and its compiled programs,
+// which move with allocations and compiles.
+func TestSnapshotMemory(t *testing.T) {
+	t.Setenv("METALPLUG_HOST_DEVICE", "1") // read through C's getenv, which Setenv reaches under cgo
+	d, _, why := device.Driver()
+	if d == nil {
+		t.Fatalf("no driver: %s", why)
+	}
+	before := snapshot().Memory
+	p, err := d.Allocate(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(p)
+	b := ir.NewBuilder()
+	x := b.Parameter(ir.TensorType{DType: ir.F32, Shape: ir.Shape{3, 5}})
+	prog, err := b.Build(b.Binary(ir.OpMul, x, x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Compile(prog); err != nil {
+		t.Fatal(err)
+	}
+	m := snapshot().Memory
+	if m.TotalBytes <= 0 || m.UsedBytes-before.UsedBytes < 1<<20 || m.UsedBytes > m.TotalBytes {
+		t.Errorf("memory %+v after allocating 1 MiB (before %+v)", m, before)
+	}
+	if m.CachedExecutables < before.CachedExecutables+1 {
+		t.Errorf("%d cached executables after a compile, %d before", m.CachedExecutables, before.CachedExecutables)
 	}
 }

@@ -48,6 +48,15 @@ the per-kernel overhead a Mac pays as well:
 ``driver_waits``       times a caller blocked for a stream or the device
 =====================  ==================================================
 
+``memory`` is the driver's, what a long run watches for growth:
+
+=======================  ================================================
+``used_bytes``           device memory in use (on Metal, the GPU's)
+``total_bytes``          the device memory the driver offers
+``cached_executables``   compiled programs the driver keeps (an LRU of a
+                         fixed capacity)
+=======================  ================================================
+
 The fields are read one after another, so a snapshot taken while work runs
 may be a few counts apart between fields.
 
@@ -184,7 +193,8 @@ def stats_delta(before, after):
         frontends[name] = d
     then = before.get("process", {})
     process = {k: v - then.get(k, 0) for k, v in after.get("process", {}).items()}
-    return {"driver": after.get("driver", ""), "frontends": frontends, "process": process}
+    # memory is a level, not a count: after's, as it is.
+    return {"driver": after.get("driver", ""), "frontends": frontends, "process": process, "memory": after.get("memory", {})}
 
 
 class Measurement:

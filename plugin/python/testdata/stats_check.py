@@ -75,7 +75,8 @@ def report(driver, tf_executions, reasons):
         "jax": dict(figures, host_reasons={}),
         "other": dict(figures, host_reasons={}),
     }, "process": {"go_allocations": 100 * tf_executions, "cgo_calls": 12 * tf_executions, "handoffs": 0,
-                   "inline": tf_executions, "driver_waits": tf_executions}}
+                   "inline": tf_executions, "driver_waits": tf_executions},
+        "memory": {"used_bytes": 4096 * tf_executions, "total_bytes": 1 << 30, "cached_executables": tf_executions}}
     return r
 
 
@@ -125,6 +126,8 @@ check(m.delta["frontends"]["jax"]["executions"] == 0, "jax delta %r" % m.delta["
 check(m.delta == metalplug.stats_delta(before, after), "measure() and stats_delta disagree")
 want = {"go_allocations": 500, "cgo_calls": 60, "handoffs": 0, "inline": 5, "driver_waits": 5}
 check(m.delta["process"] == want, "process delta %r, want %r" % (m.delta["process"], want))
+# memory is a level: the delta carries after's, not a difference.
+check(m.delta["memory"] == after["memory"], "memory in the delta %r, want after's %r" % (m.delta["memory"], after["memory"]))
 
 # A block that raises still gets its delta.
 serve(before)

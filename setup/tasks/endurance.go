@@ -1,0 +1,86 @@
+package tasks
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/metalplug/metalplug/setup/build"
+	"github.com/metalplug/metalplug/setup/install"
+	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/venv"
+)
+
+// enduranceDrivers are the drivers the long runs run on: off macOS the
+// host reference driver and the Metal driver's lowering on the model of
+// MPSGraph; on a Mac the GPU.
+func enduranceDrivers(goos string) []string {
+	if goos == "darwin" {
+		return []string{"metal"}
+	}
+	return []string{"host", "metal-model"}
+}
+
+// Endurance runs tests/integration's TestEndurance, the long runs (a Keras
+// and a flax/optax training of steps steps each, and both frameworks in
+// one process from four threads), once per driver, in a venv with the
+// pinned TensorFlow and jax, flax and optax, and the library installed as
+// a user's install puts it. Each driver's figures go to
+// build/endurance/<driver>.json. The weekly workflow and the release run
+// it; it takes about an hour at 10,000 steps here, too long for every push.
+func Endurance(logf Logf, steps int) error {
+	if steps < 100 {
+		return fmt.Errorf("endurance: %d steps is too few to see a trend (at least 100; the weekly run takes 10000)", steps)
+	}
+	tfReq, _, jax, err := frameworks(logf)
+	if err != nil {
+		return err
+	}
+	name := "endurance-" + strings.NewReplacer("=", "", "*", "", "<", "", ">", "", ",", "").Replace(tfReq+"-"+jax.Requirement)
+	dir, err := venv.Ensure(name, jax.Base, []string{tfReq, jax.Requirement, "flax", "optax"}, logf)
+	if err != nil {
+		return err
+	}
+	r, err := probe.Run(venv.Python(dir))
+	if err != nil {
+		return err
+	}
+	if !r.HasTensorFlow() || !r.HasJax() {
+		return fmt.Errorf("endurance: venv %s has TensorFlow %v and jax %v; want both", dir, r.HasTensorFlow(), r.HasJax())
+	}
+	pin, err := build.ReadPin(".")
+	if err != nil {
+		return err
+	}
+	lib := filepath.Join("build", "endurance", build.LibraryName(r.GOOS))
+	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
+		return err
+	}
+	wrote, err := install.Install(lib, r)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, p := range wrote {
+			os.Remove(p)
+		}
+	}()
+	env := append(build.Env(r), "METALPLUG_ENDURANCE_PYTHON="+r.Interpreter.Path, "METALPLUG_ENDURANCE_STEPS="+strconv.Itoa(steps))
+	for _, drv := range enduranceDrivers(r.GOOS) {
+		report, _ := filepath.Abs(filepath.Join("build", "endurance", drv+".json"))
+		denv := append(env, "METALPLUG_ENDURANCE_REPORT="+report)
+		switch drv {
+		case "host":
+			denv = append(denv, "METALPLUG_HOST_DEVICE=1")
+		case "metal-model":
+			denv = append(denv, "METALPLUG_HOST_DEVICE=1", "METALPLUG_DRIVER="+drv)
+		}
+		logf("== endurance on %s: %d steps", drv, steps)
+		if err := run(denv, "go", "test", "-count=1", "-v", "-timeout=180m", "-run=^TestEndurance$", "./tests/integration/"); err != nil {
+			return fmt.Errorf("endurance on %s: %w", drv, err)
+		}
+	}
+	return nil
+}

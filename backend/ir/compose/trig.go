@@ -73,3 +73,21 @@ func Atan2(b *ir.Builder, y, x ir.Value) ir.Value {
 	r = b.Select(nan, like(b, x, math.NaN()), r)
 	return b.Select(SignBit(b, y), b.Unary(ir.OpNeg, r), r)
 }
+
+// InFloat32 computes f in float32 for the 16-bit floats, rounding once at
+// the end (as Eigen's half and bfloat16 functions and XLA's CPU do), and in
+// x's own type otherwise.
+func InFloat32(b *ir.Builder, x ir.Value, f func(x ir.Value) ir.Value) ir.Value {
+	if d := b.Type(x).DType; d == ir.F16 || d == ir.BF16 {
+		return b.Convert(f(b.Convert(x, ir.F32)), d)
+	}
+	return f(x)
+}
+
+// Tan is sin(x)/cos(x) of real floats (the IR has no tan), in float32 for
+// the 16-bit ones; complex64 is ComplexTan.
+func Tan(b *ir.Builder, x ir.Value) ir.Value {
+	return InFloat32(b, x, func(x ir.Value) ir.Value {
+		return b.Binary(ir.OpDiv, b.Unary(ir.OpSin, x), b.Unary(ir.OpCos, x))
+	})
+}

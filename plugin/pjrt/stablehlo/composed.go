@@ -59,11 +59,7 @@ func complexOp(e *env, op *mlir.Operation) ([]ir.Value, error) {
 // upcast computes f (in float32) for half types, as XLA's CPU does, and in
 // the operand's type otherwise.
 func upcast(b *ir.Builder, x ir.Value, f func(ir.Value) ir.Value) ir.Value {
-	d := b.Type(x).DType
-	if d == ir.F16 || d == ir.BF16 {
-		return b.Convert(f(b.Convert(x, ir.F32)), d)
-	}
-	return f(x)
+	return compose.InFloat32(b, x, f)
 }
 
 func floatOperand(e *env, op *mlir.Operation) (ir.Value, error) {
@@ -92,10 +88,7 @@ func tan(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := e.b
-	return one(upcast(b, x, func(x ir.Value) ir.Value {
-		return b.Binary(ir.OpDiv, b.Unary(ir.OpSin, x), b.Unary(ir.OpCos, x))
-	})), nil
+	return one(compose.Tan(e.b, x)), nil
 }
 
 // cbrt is pow(|x|, 1/3) refined by one Newton step, r = (2r + a/r^2)/3,

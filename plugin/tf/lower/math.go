@@ -105,9 +105,7 @@ func init() {
 	// in float32 and round once, as Eigen's half and bfloat16 functions do.
 	un("Sinh", withComplex(Floats), complexOr(compose.ComplexSinh, inFloat32(sinh)))
 	un("Cosh", withComplex(Floats), complexOr(compose.ComplexCosh, inFloat32(cosh)))
-	un("Tan", withComplex(Floats), complexOr(compose.ComplexTan, inFloat32(func(c *Call, x ir.Value) ir.Value {
-		return c.B.Binary(ir.OpDiv, c.B.Unary(ir.OpSin, x), c.B.Unary(ir.OpCos, x))
-	})))
+	un("Tan", withComplex(Floats), complexOr(compose.ComplexTan, func(c *Call, x ir.Value) ir.Value { return compose.Tan(c.B, x) }))
 	// Round is half to even (tensorflow/core/kernels/cwise_ops.h, round);
 	// integers are already round.
 	// Rint is round half to even, like Round; its GPU kernel is float
@@ -231,11 +229,7 @@ func complexOr(cf func(*ir.Builder, ir.Value) ir.Value, f func(c *Call, x ir.Val
 // back to the input's dtype once.
 func inFloat32(f func(c *Call, x ir.Value) ir.Value) func(c *Call, x ir.Value) ir.Value {
 	return func(c *Call, x ir.Value) ir.Value {
-		d := c.B.Type(x).DType
-		if acc := accType(d); acc != d {
-			return c.B.Convert(f(c, c.B.Convert(x, acc)), d)
-		}
-		return f(c, x)
+		return compose.InFloat32(c.B, x, func(x ir.Value) ir.Value { return f(c, x) })
 	}
 }
 

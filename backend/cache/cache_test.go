@@ -65,3 +65,31 @@ func TestBytesLookupsDoNotAllocate(t *testing.T) {
 		t.Errorf("the cache of 2 kept the oldest of 3 (len %d)", c.Len())
 	}
 }
+
+// TestWeightBound: entries go, least recently used first, once their
+// weights pass the budget, however few they are; one entry heavier than
+// the whole budget is kept (it is in use) until the next comes.
+func TestWeightBound(t *testing.T) {
+	c := NewWeighted[int, int](100, 10, func(w int) int64 { return int64(w) })
+	c.Add(1, 4)
+	c.Add(2, 4)
+	c.Get(1) // 2 is now the least recently used
+	c.Add(3, 4)
+	if _, ok := c.Get(2); ok {
+		t.Error("the least recently used entry was kept past the weight budget")
+	}
+	if c.Len() != 2 || c.Weight() != 8 {
+		t.Errorf("Len %d, Weight %d; want 2 entries weighing 8", c.Len(), c.Weight())
+	}
+	c.Add(4, 50)
+	if c.Len() != 1 || c.Weight() != 50 {
+		t.Errorf("after one entry over the budget: Len %d, Weight %d; want it alone, 50", c.Len(), c.Weight())
+	}
+	if _, ok := c.Get(4); !ok {
+		t.Error("the entry over the budget was dropped at once")
+	}
+	c.Add(5, 1)
+	if c.Len() != 1 || c.Weight() != 1 {
+		t.Errorf("Len %d, Weight %d after a light entry; want the heavy one gone", c.Len(), c.Weight())
+	}
+}

@@ -143,3 +143,16 @@ func (p *Program) String() string {
 	}
 	return b.String()
 }
+
+// Size is the program's instructions, its regions' included: what a
+// compiled program's memory grows with, by which the drivers' caches weigh
+// their entries.
+func (p *Program) Size() int {
+	n := len(p.Instrs)
+	for _, in := range p.Instrs {
+		for _, r := range in.Regions {
+			n += r.Size()
+		}
+	}
+	return n
+}

@@ -87,7 +87,7 @@ var _ driver.Driver = (*Driver)(nil)
 // (driver.Placer), the rest run on hostDrv; otherwise dev runs every
 // program whole and hostDrv may be nil.
 func New(dev driver.Driver, hostDrv *host.Driver, opts Options) *Driver {
-	d := &Driver{Driver: dev, host: hostDrv, opts: opts, cache: cache.New[ir.Key, *Executable](cache.ExecutableCacheSize)}
+	d := &Driver{Driver: dev, host: hostDrv, opts: opts, cache: cache.NewWeighted[ir.Key](cache.ExecutableCacheSize, cache.ExecutableCacheInstructions, func(e *Executable) int64 { return int64(e.prog.Size()) })}
 	if p, ok := dev.(driver.Placer); ok && hostDrv != nil {
 		d.placer = p
 	}

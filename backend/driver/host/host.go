@@ -45,7 +45,7 @@ type Driver struct {
 	used   int64
 	allocs []allocation // sorted by base, so Lookup can binary-search interior pointers
 
-	cache *cache.LRU[ir.Key, *executable] // by program key, bounded (ExecutableCacheSize)
+	cache *cache.LRU[ir.Key, *executable] // by program key, bounded in count and instructions (package cache)
 }
 
 // ExecutableCacheSize bounds the compiled programs the driver keeps.
@@ -67,7 +67,7 @@ func New(opts Options) *Driver {
 	if c <= 0 {
 		c = DefaultMemoryBytes
 	}
-	return &Driver{capacity: c, pageSize: syscall.Getpagesize(), delay: opts.StreamDelay, cache: cache.New[ir.Key, *executable](ExecutableCacheSize)}
+	return &Driver{capacity: c, pageSize: syscall.Getpagesize(), delay: opts.StreamDelay, cache: cache.NewWeighted[ir.Key](ExecutableCacheSize, cache.ExecutableCacheInstructions, func(e *executable) int64 { return int64(e.prog.Size()) })}
 }
 
 // Name implements driver.Driver.

@@ -64,7 +64,7 @@ type Driver struct {
 
 	mem memory
 
-	cache *cache.LRU[ir.Key, *executable] // by program key, bounded (cache.ExecutableCacheSize)
+	cache *cache.LRU[ir.Key, *executable] // by program key, bounded in count and instructions (package cache)
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -86,7 +86,7 @@ func newDriver(dev gpu.Device, name string, opts Options) (*Driver, error) {
 		name:     name,
 		pageSize: os.Getpagesize(),
 		opts:     opts,
-		cache:    cache.New[ir.Key, *executable](cache.ExecutableCacheSize),
+		cache:    cache.NewWeighted[ir.Key](cache.ExecutableCacheSize, cache.ExecutableCacheInstructions, func(e *executable) int64 { return int64(e.prog.Size()) }),
 		capacity: opts.MemoryBytes,
 	}
 	if d.capacity <= 0 {

@@ -56,10 +56,15 @@ func Macreport(logf Logf, withSweep bool) error {
 	rep.Model.Command = "METALPLUG_TEST_MODEL=1 go test " + metalPackage
 	rep.EndToEnd.Command = "go test ./tests/integration/ (the checks below, with the environment `go tool mage test` gives them)"
 	// The GPU's runs fail rather than fall back to the model; the model's
-	// runs on the model even on a Mac.
+	// run stays on the model even on a Mac.
 	gpuEnv := []string{"METALPLUG_TEST_REQUIRE_GPU=1", "METALPLUG_TEST_MODEL="}
 	modelEnv := []string{"METALPLUG_TEST_MODEL=1", "METALPLUG_TEST_REQUIRE_GPU="}
 	raw := func(name string) string { return filepath.Join(macreportDir, name+".json") }
+	// A previous run's raw files (a GPU run where this one had none) would
+	// be kept beside a report that does not hold them.
+	if err := os.RemoveAll(macreportDir); err != nil {
+		return err
+	}
 
 	if runtime.GOOS != "darwin" {
 		rep.NoGPU = fmt.Sprintf("No Mac: this is %s/%s, so only the model's conformance suite ran; the GPU's suite, "+
@@ -175,6 +180,10 @@ func macSweep(rep *macreport.Report, logf Logf) {
 		return
 	}
 	full := filepath.Join(macreportDir, "op_errors_gpu.md")
+	if err := os.MkdirAll(macreportDir, 0o755); err != nil {
+		rep.Sweep.Err = err.Error()
+		return
+	}
 	if err := os.WriteFile(full, []byte(res.OpErrorsMarkdown()), 0o644); err != nil {
 		rep.Sweep.Err = err.Error()
 		return

@@ -171,6 +171,12 @@ func Darwincheck() error { return tasks.Darwincheck(logf) }
 // Gputest runs the Metal driver's conformance suite, region forms and dispatch path on this Mac's Metal device (MPSGraph itself, not the model); it fails where there is none.
 func Gputest() error { return tasks.GPUTest(logf) }
 
+// Macreport writes build/macreport.md, the file to attach to an issue from a Mac: macOS and the chip, the Metal driver's conformance suite on the GPU and on the model side by side (the cases that differ first), the TensorFlow and JAX end-to-end checks on the GPU, and the op sweep there (the long part; macreportQuick leaves it out). Without a Mac or a usable GPU it says so in one line and runs the model's suite.
+func Macreport() error { return tasks.Macreport(logf, true) }
+
+// MacreportQuick is macreport without the op sweep.
+func MacreportQuick() error { return tasks.Macreport(logf, false) }
+
 // Wheeltest installs the universal wheel `go tool mage wheel` built for this platform into a venv with the pinned TensorFlow and jax and runs both frameworks on it (the host reference device: no GPU needed); the release runs it on each platform it publishes a wheel for.
 func Wheeltest() error { return tasks.WheelTest(logf) }
 

@@ -173,3 +173,29 @@ func splitRow(line string) []string {
 	}
 	return append(cells, line[start:])
 }
+
+// Verdicts reads the case table of an op_errors.md back: each row's status
+// by op and dtype combination ("" for none, as Case.DTypes holds it). It
+// lets a sweep run elsewhere (a Mac's GPU) be set beside a committed table
+// (the model's) without the committed one's sweep being run again.
+func Verdicts(doc []byte) map[[2]string]Status {
+	out := map[[2]string]Status{}
+	for _, l := range strings.Split(string(doc), "\n") {
+		cells := splitRow(l)
+		if len(cells) != 8 { // "", six cells, ""
+			continue
+		}
+		op, dtypes, status := uncell(cells[1]), uncell(cells[2]), uncell(cells[6])
+		if op == "op" || strings.HasPrefix(op, "---") {
+			continue // the header and the rule under it
+		}
+		if dtypes == "-" {
+			dtypes = ""
+		}
+		out[[2]string{op, dtypes}] = Status(strings.ReplaceAll(status, " ", "-"))
+	}
+	return out
+}
+
+// uncell is a table cell's text: trimmed, its pipes unescaped.
+func uncell(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), `\|`, "|") }

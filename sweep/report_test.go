@@ -155,3 +155,21 @@ func TestSameVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictsReadsTheTableBack: every case of a rendered table comes back
+// with its status, dtypes "-" as none, and nothing from the other sections
+// (the audit, the unaccounted list) is taken for a row.
+func TestVerdictsReadsTheTableBack(t *testing.T) {
+	r := sampleReport()
+	r.Cases = append(r.Cases, Case{ID: "Odd:T=a|b", Op: "Odd", DTypes: "T=a|b", Check: "-", Status: NeedsCPU})
+	r.count()
+	got := Verdicts([]byte(r.OpErrorsMarkdown()))
+	if len(got) != len(r.Cases) {
+		t.Errorf("%d rows read back, want %d: %v", len(got), len(r.Cases), got)
+	}
+	for _, c := range r.Cases {
+		if s := got[[2]string{c.Op, c.DTypes}]; s != c.Status {
+			t.Errorf("%s: read back %q, want %q", c.ID, s, c.Status)
+		}
+	}
+}

@@ -42,28 +42,16 @@ const modelAbout = "Driver: the Metal driver's lowering run against the model of
 // (op, dtype) it registers on the device and on the CPU. A full sweep writes
 // docs/op_errors.md.
 func Sweep(logf Logf, o SweepOptions) error {
-	_, r, err := pinnedVenv("", logf)
+	opts, err := sweepSetup(logf)
 	if err != nil {
 		return err
 	}
-	pin, err := build.ReadPin(".")
-	if err != nil {
-		return err
-	}
-	lib := filepath.Join("build", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
-		return err
-	}
-	abs, _ := filepath.Abs(lib)
-	opts := sweep.Options{Python: r.Interpreter.Path, Library: abs, Out: os.Stdout, Verbose: o.Verbose}
+	opts.Verbose = o.Verbose
 	table := OpErrorsPath
 	if o.Model {
 		opts.Env = []string{"METALPLUG_DRIVER=metal-model", "METALPLUG_NO_CPU_FALLBACK=1"}
 		opts.About = modelAbout
 		table = docs.OpErrorsModelPath
-	}
-	if !r.ResourceVariableAPI() {
-		opts.NeedsEntryPoint = lower.VariableOps()
 	}
 	if o.Op != "" {
 		opts.Ops = []string{o.Op}
@@ -99,6 +87,30 @@ func Sweep(logf Logf, o SweepOptions) error {
 		}
 	}
 	return rep.Err()
+}
+
+// sweepSetup makes the pinned TensorFlow's venv, builds the library
+// against it, and returns the sweep's options for them: every sweep (the
+// host driver's, the model's, a Mac's GPU's) starts from these.
+func sweepSetup(logf Logf) (sweep.Options, error) {
+	_, r, err := pinnedVenv("", logf)
+	if err != nil {
+		return sweep.Options{}, err
+	}
+	pin, err := build.ReadPin(".")
+	if err != nil {
+		return sweep.Options{}, err
+	}
+	lib := filepath.Join("build", build.LibraryName(r.GOOS))
+	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
+		return sweep.Options{}, err
+	}
+	abs, _ := filepath.Abs(lib)
+	opts := sweep.Options{Python: r.Interpreter.Path, Library: abs, Out: os.Stdout}
+	if !r.ResourceVariableAPI() {
+		opts.NeedsEntryPoint = lower.VariableOps()
+	}
+	return opts, nil
 }
 
 // Bench builds the library against the pinned TensorFlow and measures it

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,37 +129,11 @@ func Test(logf Logf) error {
 	if err := run(env, "go", "test", "-run=^$", "-fuzz=FuzzBuildAndRun", "-fuzztime=15s", "./backend/driver/host"); err != nil {
 		return err
 	}
-	logf("== building the libraries the integration tests load")
-	pin, _ := build.ReadPin(".")
-	lib := filepath.Join("build", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
-		return err
-	}
-	mismatch := filepath.Join("build", "mismatch", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: mismatch, Pin: pin, StampVersion: otherMinor(r.TensorFlow.Version), Log: logf}); err != nil {
-		return err
-	}
-	sdist, err := wheels.Sdist(".", filepath.Join("build", "dist"), "")
+	ienv, err := integrationEnv(env, r, req, jax, logf)
 	if err != nil {
 		return err
 	}
-	absLib, _ := filepath.Abs(lib)
-	absMismatch, _ := filepath.Abs(mismatch)
-	absSdist, _ := filepath.Abs(filepath.Join("build", "dist", sdist))
 	logf("== integration tests against %s %s", r.TensorFlow.Distribution, r.TensorFlow.Version)
-	ienv := append(env,
-		"METALPLUG_REQUIRE_INTEGRATION=1",
-		"METALPLUG_TEST_PYTHON="+r.Interpreter.Path,
-		"METALPLUG_TEST_LIB="+absLib,
-		"METALPLUG_TEST_LIB_MISMATCH="+absMismatch,
-		"METALPLUG_TEST_SDIST="+absSdist,
-		"METALPLUG_TEST_TF_REQUIREMENT="+req,
-		"METALPLUG_TEST_MISMATCH_VERSION="+otherMinor(r.TensorFlow.Version),
-		"METALPLUG_TEST_TF_MINOR="+version.Minor(r.TensorFlow.Version),
-		"METALPLUG_TEST_JAX_REQUIREMENT="+jax.Requirement,
-		"METALPLUG_TEST_JAX_BASE="+jax.Base,
-		"METALPLUG_TEST_JAX_PYTHON="+jax.Report.Interpreter.Path,
-	)
 	if err := run(ienv, "go", "test", "-count=1", "-v", "-timeout=30m", "./tests/integration/"); err != nil {
 		return err
 	}
@@ -185,6 +160,46 @@ func Test(logf Logf) error {
 	}
 	logf("all tests passed in %s", time.Since(start).Round(time.Second))
 	return nil
+}
+
+// integrationEnv builds the libraries and the sdist tests/integration
+// loads (the library for r's TensorFlow, the same stamped with another
+// minor, the sdist) and returns env with the variables that name them and
+// the frameworks (req, jax) the tests install.
+func integrationEnv(env []string, r *probe.Report, req string, jax *wheels.JaxEnv, logf Logf) ([]string, error) {
+	logf("== building the libraries the integration tests load")
+	pin, err := build.ReadPin(".")
+	if err != nil {
+		return nil, err
+	}
+	lib := filepath.Join("build", build.LibraryName(r.GOOS))
+	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
+		return nil, err
+	}
+	mismatch := filepath.Join("build", "mismatch", build.LibraryName(r.GOOS))
+	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: mismatch, Pin: pin, StampVersion: otherMinor(r.TensorFlow.Version), Log: logf}); err != nil {
+		return nil, err
+	}
+	sdist, err := wheels.Sdist(".", filepath.Join("build", "dist"), "")
+	if err != nil {
+		return nil, err
+	}
+	absLib, _ := filepath.Abs(lib)
+	absMismatch, _ := filepath.Abs(mismatch)
+	absSdist, _ := filepath.Abs(filepath.Join("build", "dist", sdist))
+	return append(slices.Clone(env),
+		"METALPLUG_REQUIRE_INTEGRATION=1",
+		"METALPLUG_TEST_PYTHON="+r.Interpreter.Path,
+		"METALPLUG_TEST_LIB="+absLib,
+		"METALPLUG_TEST_LIB_MISMATCH="+absMismatch,
+		"METALPLUG_TEST_SDIST="+absSdist,
+		"METALPLUG_TEST_TF_REQUIREMENT="+req,
+		"METALPLUG_TEST_MISMATCH_VERSION="+otherMinor(r.TensorFlow.Version),
+		"METALPLUG_TEST_TF_MINOR="+version.Minor(r.TensorFlow.Version),
+		"METALPLUG_TEST_JAX_REQUIREMENT="+jax.Requirement,
+		"METALPLUG_TEST_JAX_BASE="+jax.Base,
+		"METALPLUG_TEST_JAX_PYTHON="+jax.Report.Interpreter.Path,
+	), nil
 }
 
 // ClusterOffIntegrationTests run a second time with clustering off

@@ -4,9 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/venv"
 )
 
@@ -54,7 +56,8 @@ func TestInstallFromSdist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib := filepath.Join(strings.TrimSpace(string(site)), "tensorflow-plugins", "libmetalplug.so")
+	// The sdist's build names the library as the platform does (.dylib on macOS).
+	lib := filepath.Join(strings.TrimSpace(string(site)), "tensorflow-plugins", build.LibraryName(runtime.GOOS))
 	if _, err := os.Stat(lib); err != nil {
 		t.Fatalf("the wheel did not install the library: %v", err)
 	}
@@ -120,7 +123,7 @@ func TestInstallWithJax(t *testing.T) {
 		t.Fatal(err)
 	}
 	mod := filepath.Join(strings.TrimSpace(string(site)), "jax_plugins", "metalplug")
-	for _, f := range []string{"__init__.py", "libmetalplug.so"} {
+	for _, f := range []string{"__init__.py", build.LibraryName(runtime.GOOS)} {
 		if _, err := os.Stat(filepath.Join(mod, f)); err != nil {
 			t.Fatalf("the wheel did not install %s: %v", f, err)
 		}

@@ -91,6 +91,9 @@ func Test() error {
 	return release.Check(".", false, logf)
 }
 
+// Fuzz runs every fuzz target (the MLIR reader, the host driver, the StableHLO path from artifact to run, the TensorFlow kernels) for seconds each; a failing input is written under its package's testdata/fuzz.
+func Fuzz(seconds int) error { return tasks.Fuzz(logf, time.Duration(seconds)*time.Second) }
+
 // Jaxfixtures regenerates the committed jax artifacts (plugin/pjrt/mlir/testdata, plugin/pjrt/stablehlo/testdata) with the pinned jax.
 func Jaxfixtures() error { return tasks.JaxFixtures(logf) }
 

@@ -93,7 +93,8 @@ func frameworks(logf Logf) (req string, r *probe.Report, jax *wheels.JaxEnv, err
 }
 
 // Test runs every tier that runs here: gofmt and vet, the unit tests with the
-// race detector, a bounded fuzz run, the integration tests against the
+// race detector, bounded fuzz runs (the host driver, the StableHLO path and
+// the TensorFlow kernels), the integration tests against the
 // pinned TensorFlow and jax (including installs from the sdist), the JAX
 // end-to-end tests, and the sweep.
 func Test(logf Logf) error {
@@ -125,9 +126,16 @@ func Test(logf Logf) error {
 	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/...", "./wheels/...", "./ci/...", "./sweep/...", "./tests/layout/...", "./matrix/...", "./bench/...", "./jaxsuite/..."); err != nil {
 		return err
 	}
-	logf("== fuzzing the host driver for 15s")
-	if err := run(env, "go", "test", "-run=^$", "-fuzz=FuzzBuildAndRun", "-fuzztime=15s", "./backend/driver/host"); err != nil {
-		return err
+	// Briefly, beside the unit tests that replay every target's seeds and
+	// regression inputs: the weekly workflow runs them for long (Fuzz).
+	for _, t := range FuzzTargets {
+		if t.push == 0 {
+			continue
+		}
+		logf("== fuzzing %s for %v", t.name, t.push)
+		if err := fuzz(env, t, t.push); err != nil {
+			return err
+		}
 	}
 	ienv, err := integrationEnv(env, r, req, jax, logf)
 	if err != nil {

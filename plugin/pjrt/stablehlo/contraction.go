@@ -274,6 +274,9 @@ func convolution(e *env, op *mlir.Operation) ([]ir.Value, error) {
 	default:
 		y = conv(x, k)
 	}
+	if err := e.built(op); err != nil {
+		return nil, err // the window does not fit the input, say
+	}
 	if unit {
 		ys := b.Type(y).Shape
 		y = b.Reshape(y, ir.Shape{ys[0], ys[2]})

@@ -349,6 +349,16 @@ func (e *env) op(op *mlir.Operation) error {
 	return nil
 }
 
+// built is the builder's error, when a call so far failed, as op's error.
+// A handler checks it before it reads the shape of a value it built: a
+// failed call returns a placeholder whose type is another value's.
+func (e *env) built(op *mlir.Operation) error {
+	if err := e.b.Err(); err != nil {
+		return status.Invalid(op.Errorf("%v", err))
+	}
+	return nil
+}
+
 // value is the IR value of an operand.
 func (e *env) value(op *mlir.Operation, v *mlir.Value) (ir.Value, error) {
 	if x, ok := e.vals[v]; ok {

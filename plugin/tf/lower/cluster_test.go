@@ -19,7 +19,7 @@ func typeAttr(d pb.DataType) *pb.AttrValue { return &pb.AttrValue{Value: &pb.Att
 func intAttr(i int64) *pb.AttrValue        { return &pb.AttrValue{Value: &pb.AttrValue_I{I: i}} }
 
 // clusterAttrs is what graphpass.Clusters writes for these members.
-func clusterAttrs(t *testing.T, members []*pb.NodeDef, inputs, hostInputs, outputs []string) attrs {
+func clusterAttrs(t testing.TB, members []*pb.NodeDef, inputs, hostInputs, outputs []string) attrs {
 	t.Helper()
 	b, err := proto.Marshal(&pb.GraphDef{Node: members})
 	if err != nil {

@@ -64,8 +64,8 @@ func finiteExtreme(d ir.DType, highest bool) float64 {
 	return -v
 }
 
-// lastID is the last of the little-endian ids of dtype d in raw, or -1 if
-// there are none.
+// lastID is the last of the little-endian ids of dtype d (int32 or int64)
+// in raw, or -1 if there are none.
 func lastID(raw []byte, d ir.DType) int64 {
 	n := d.Size()
 	if len(raw) < n {
@@ -88,6 +88,9 @@ func lowerSegment(kind ir.ScatterKind, sorted, mean bool) func(c *Call) error {
 			return err
 		}
 		td, ti := c.Type(0), c.Type(1)
+		if ti.DType != ir.I32 && ti.DType != ir.I64 {
+			return c.Errorf("segment_ids must be int32 or int64, got %v (data %v)", ti, td)
+		}
 		k := ti.Shape.Rank()
 		if sorted && k != 1 || k > td.Shape.Rank() || !td.Shape[:k].Equal(ti.Shape) {
 			return c.Errorf("segment_ids %v must be a prefix of data %v's shape (a vector for the sorted ops)", ti, td)

@@ -76,6 +76,11 @@ func checkSparseSegment(c *Call) (k int, err error) {
 	if td.Shape.Rank() < 1 || ti.Shape.Rank() != 1 || ts.Shape.Rank() != 1 || ti.Shape[0] != ts.Shape[0] {
 		return 0, c.Errorf("data must have rank at least 1 and indices and segment_ids be vectors of one length: got %s", c.Inputs())
 	}
+	for _, t := range []ir.TensorType{ti, ts} {
+		if t.DType != ir.I32 && t.DType != ir.I64 {
+			return 0, c.Errorf("indices and segment_ids must be int32 or int64: got %s", c.Inputs())
+		}
+	}
 	return ti.Shape[0], nil
 }
 

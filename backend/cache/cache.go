@@ -16,13 +16,15 @@ const ExecutableCacheSize = 4096
 
 // ExecutableCacheInstructions bounds the instructions of the compiled
 // programs a driver keeps, what their memory grows with: a compiled
-// program costs 2 to 3 KiB per instruction here (measured on jax's random
-// draws, about 550 instructions each: 1.1 MiB on the host driver, 1.6 MiB
-// on the MPSGraph model), so a count alone let 4096 large programs hold
+// program costs 2 to 3 KiB per instruction here (jax's random draws, about
+// 550 instructions each, cost 1.1 MiB on the host driver and 1.6 MiB on
+// the MPSGraph model), so a count alone let 4096 large programs hold
 // gigabytes (jax's test suite, which compiles thousands of distinct
-// programs, was killed for memory). 2^18 instructions, about 0.5 to 0.8
-// GiB, keeps a training step's programs many times over (MobileNetV2's
-// clustered step is 56 programs).
+// programs, had workers killed for memory). With 2^18, a process that
+// compiles such programs without end levels off at about 470 of them and
+// 1.1 GiB resident on the model (split execution's cache and the driver's
+// together), where it grew by 1.6 MiB a program before; a training step's
+// programs fit many times over (MobileNetV2's clustered step is 56).
 const ExecutableCacheInstructions = 1 << 18
 
 // LRU is a bounded map safe for concurrent use: at most cap entries, and,

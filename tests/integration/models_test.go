@@ -1,48 +1,94 @@
 package integration
 
-import "testing"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // realModels are the architectures TestRealModelsMatchFloat64 runs, as
 // NAME:SIZE:BATCH: keras.applications with weights=None, small enough for
-// the push run (about 5 s each on the host driver here).
+// the push run (a few seconds a seed each on the host driver here).
 var realModels = []string{"MobileNetV2:96:4", "DenseNet121:32:4"}
+
+// realModelSeeds is how many seeds (weights and input) each runs: one seed
+// decides nothing, as MobileNetV2's gradients showed (230 times the CPU's
+// error on one seed, about twice it on the median of ten).
+const realModelSeeds = 5
+
+// realModelRatio bounds the device's median error over the seeds against
+// the CPU's median.
+const realModelRatio = 10
+
+type realModelRun struct {
+	Seed            int     `json:"seed"`
+	ForwardDevice   float64 `json:"forward_device"`
+	ForwardCPU      float64 `json:"forward_cpu"`
+	GradientsDevice float64 `json:"gradients_device"`
+	GradientsCPU    float64 `json:"gradients_cpu"`
+	Error           string  `json:"error"`
+}
 
 // TestRealModelsMatchFloat64: forward and gradients of real architectures
 // in training mode (batch norm, depthwise and strided convolutions, ReLU6,
 // concatenations), on the device and on TensorFlow's CPU in float32, each
-// against the same model in float64: the device's error is at most ten
-// times the CPU's, for the logits and for all gradients. The sweep verifies
-// ops one at a time; this verifies that they compose. Measured here: with
-// the per-channel sum that added its rows one after another, MobileNetV2
-// was 2.9 times the CPU's error forward and 7.2 times in its gradients;
-// with the pairwise sum 0.8 and 4.2 (its ReLU6 masks flip on both devices);
-// DenseNet121 1.0 and 1.2.
+// against the same model in float64, over realModelSeeds seeds: the
+// device's median error is at most realModelRatio times the CPU's median,
+// for the logits and for all gradients. Medians, because one seed can land
+// where a few activations sit at ReLU6's edges and either float32 side
+// errs far more than usual (mask_flips.py measures that). The sweep
+// verifies ops one at a time; this verifies that they compose.
 func TestRealModelsMatchFloat64(t *testing.T) {
 	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
-	var r map[string]struct {
-		ForwardDevice   float64 `json:"forward_device"`
-		ForwardCPU      float64 `json:"forward_cpu"`
-		GradientsDevice float64 `json:"gradients_device"`
-		GradientsCPU    float64 `json:"gradients_cpu"`
-		Error           string  `json:"error"`
-	}
-	if stderr, err := scriptArgs(t, v[0], "models.py", realModels, []string{ask, "METALPLUG_TEST_LIB=" + v[1]}, &r); err != nil {
+	var r map[string][]realModelRun
+	args := append(append([]string(nil), realModels...), "--seeds", strconv.Itoa(realModelSeeds))
+	if stderr, err := scriptArgs(t, v[0], "models.py", args, []string{ask, "METALPLUG_TEST_LIB=" + v[1]}, &r); err != nil {
 		t.Fatalf("models.py: %v\n%s", err, stderr)
 	}
 	for _, m := range realModels {
-		c, ok := r[m]
-		switch {
-		case !ok:
-			t.Errorf("%s: no result", m)
-		case c.Error != "":
-			t.Errorf("%s: %s", m, c.Error)
-		default:
-			t.Logf("%s: forward %.2e (CPU %.2e), gradients %.2e (CPU %.2e) from float64", m, c.ForwardDevice, c.ForwardCPU, c.GradientsDevice, c.GradientsCPU)
-			if c.ForwardCPU <= 0 || c.GradientsCPU <= 0 || c.ForwardDevice > 10*c.ForwardCPU || c.GradientsDevice > 10*c.GradientsCPU {
-				t.Errorf("%s: the device's error is more than ten times the CPU's", m)
+		runs := r[m]
+		if len(runs) != realModelSeeds {
+			t.Errorf("%s: %d results, want %d seeds", m, len(runs), realModelSeeds)
+			continue
+		}
+		var fd, fc, gd, gc []float64
+		for _, c := range runs {
+			if c.Error != "" {
+				t.Errorf("%s seed %d: %s", m, c.Seed, c.Error)
+				continue
 			}
+			fd, fc, gd, gc = append(fd, c.ForwardDevice), append(fc, c.ForwardCPU), append(gd, c.GradientsDevice), append(gc, c.GradientsCPU)
+		}
+		if len(fd) != realModelSeeds {
+			continue
+		}
+		mfd, mfc, mgd, mgc := median(fd), median(fc), median(gd), median(gc)
+		t.Logf("%s over %d seeds, medians: forward %.2e (CPU %.2e), gradients %.2e (CPU %.2e) from float64; gradients per seed, device/CPU: %s",
+			m, realModelSeeds, mfd, mfc, mgd, mgc, ratios(gd, gc))
+		if mfc <= 0 || mgc <= 0 || mfd > realModelRatio*mfc || mgd > realModelRatio*mgc {
+			t.Errorf("%s: the device's median error is more than %d times the CPU's", m, realModelRatio)
 		}
 	}
+}
+
+// median of xs (not empty).
+func median(xs []float64) float64 {
+	xs = slices.Sorted(slices.Values(xs))
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+func ratios(a, b []float64) string {
+	var parts []string
+	for i := range a {
+		parts = append(parts, fmt.Sprintf("%.2g", a[i]/b[i]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // TestReductionsAndContractionsAsAccurateAsCPU: every reduction kind over

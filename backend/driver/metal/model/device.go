@@ -70,7 +70,7 @@ func (d *device) reserve(n int64) (release func(), err error) {
 	}
 	if now := d.allocated.Add(n); now > d.workingSet {
 		d.allocated.Add(-n)
-		return nil, fmt.Errorf("MPSGraph model: run: Insufficient Memory (MTLCommandBufferErrorOutOfMemory): the graph's intermediates need %d bytes at once, and %d of the device's %d bytes are free: %w",
+		return nil, fmt.Errorf("MPSGraph model: run: Insufficient Memory (MTLCommandBufferErrorOutOfMemory): the graph's intermediates need %d bytes at once, with %d of the device's %d bytes free: %w",
 			n, max(d.workingSet-(now-n), 0), d.workingSet, gpu.ErrOutOfMemory)
 	}
 	return func() { d.allocated.Add(-n) }, nil

@@ -31,7 +31,7 @@ func TestGraphThatDoesNotFitFails(t *testing.T) {
 		t.Fatalf("a graph whose intermediates do not fit: %v, want gpu.ErrOutOfMemory", err)
 	}
 	wantErr(t, "out of memory", err, "Insufficient Memory")
-	wantErr(t, "out of memory", err, "need 524288 bytes at once, and 172032 of the device's 1048576 bytes are free")
+	wantErr(t, "out of memory", err, "need 524288 bytes at once, with 172032 of the device's 1048576 bytes free")
 	if got := dev.AllocatedBytes(); got != 600<<10 {
 		t.Errorf("%d bytes allocated after the failed run, want the 600 KiB held", got)
 	}

@@ -183,18 +183,19 @@ func (d *Driver) Lookup(p unsafe.Pointer) (base unsafe.Pointer, offset, size int
 // the mappings and the intermediates of the runs in progress.
 func (d *Driver) freeLocked() int64 { return d.capacity - d.used - d.working }
 
-// reserve holds n bytes of the capacity for a run's intermediates until
-// the returned function gives them back. Memory the device does not have
-// is a ResourceExhausted error, the program's name being the caller's to
-// add, and nothing has run then.
-func (d *Driver) reserve(n int64) (release func(), err error) {
+// reserve holds the bytes of e's intermediates (its peak) from the
+// capacity for a run, until the returned function gives them back. Memory
+// the device does not have is a ResourceExhausted error naming the
+// program's types, and nothing has run then.
+func (d *Driver) reserve(e *executable) (release func(), err error) {
+	n := e.peak
 	if n <= 0 {
 		return func() {}, nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if free := d.freeLocked(); n > free {
-		return nil, status.Exhausted(fmt.Errorf("host: execute: the program's intermediates need %d bytes at once: out of memory, %d of %d bytes free", n, free, d.capacity))
+		return nil, status.Exhausted(fmt.Errorf("host: execute %s: its intermediates need %d bytes at once: out of memory, %d of %d bytes free", e.signature(), n, free, d.capacity))
 	}
 	d.working += n
 	return func() {
@@ -246,7 +247,7 @@ func (d *Driver) Run(exe driver.Executable, args, results []unsafe.Pointer) erro
 	if !ok {
 		return fmt.Errorf("host: run: executable %T was not compiled by the host driver", exe)
 	}
-	release, err := d.reserve(e.peak)
+	release, err := d.reserve(e)
 	if err != nil {
 		return err
 	}

@@ -903,7 +903,7 @@ func TestIntermediatesCountAgainstTheCapacity(t *testing.T) {
 	if status.CodeOf(err) != status.ResourceExhausted {
 		t.Fatalf("a program whose intermediates do not fit: %v (%v), want RESOURCE_EXHAUSTED", err, status.CodeOf(err))
 	}
-	for _, w := range []string{"intermediates need 524288 bytes", "262144 of 786432 bytes free"} {
+	for _, w := range []string{"a program (float32[65536]) -> (float32[65536])", "intermediates need 524288 bytes", "262144 of 786432 bytes free"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not say %q", err, w)
 		}

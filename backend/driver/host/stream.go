@@ -70,7 +70,7 @@ func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results 
 // run executes e, timed for the trace, holding the memory its
 // intermediates need while it runs.
 func (s *stream) run(name string, e *executable, args, results []unsafe.Pointer) error {
-	release, err := s.d.reserve(e.peak)
+	release, err := s.d.reserve(e)
 	if err != nil {
 		return err
 	}

@@ -348,9 +348,10 @@ func TestMemoryPressure(t *testing.T) {
 	works("matmul_before")
 	exhausted("too_big", "Fill", "float32[64,1024,1024], 268435456 bytes", "of the device's 134217728 bytes free")
 	works("matmul_after_too_big")
-	// The step's op is a cluster of the graph pass, or with clustering off
-	// one of the ops in it; either way the sizes and what is free are said.
-	exhausted("fit_too_big", "metalplug: ", "bytes free", "(inputs float32[")
+	// The step's op is a cluster of the graph pass (its program's
+	// intermediates do not fit), or with clustering off one of the ops in
+	// it (its output does not); either way with shapes and what is free.
+	exhausted("fit_too_big", "metalplug: ", "bytes free", "float32[8192,")
 	if os.Getenv("METALPLUG_DRIVER") == "metal-model" {
 		exhausted("fit_too_big", "Insufficient Memory")
 	}

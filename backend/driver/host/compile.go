@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // kernel computes one instruction: out has exactly the result's bytes, ins
@@ -108,7 +109,9 @@ var testHookStep atomic.Pointer[func(ir.Op)]
 func compile(p *ir.Program) (*executable, error) {
 	q, origin, err := ir.Normalize(p)
 	if err != nil {
-		return nil, fmt.Errorf("host: compile: %w", err)
+		// A program the IR's verifier refuses is the caller's mistake, as
+		// the Metal driver's check says too.
+		return nil, status.Invalid(fmt.Errorf("host: compile: %w", err))
 	}
 	return plan(p, q, origin)
 }

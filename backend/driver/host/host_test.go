@@ -190,6 +190,10 @@ func TestCompileErrors(t *testing.T) {
 				t.Errorf("%s: error %q does not mention %q", c.name, err, w)
 			}
 		}
+		// The caller's program is wrong: INVALID_ARGUMENT, as on Metal.
+		if got := status.CodeOf(err); got != status.InvalidArgument {
+			t.Errorf("%s: %v is %v, want INVALID_ARGUMENT", c.name, err, got)
+		}
 	}
 }
 

@@ -361,6 +361,44 @@ func TestMemoryPressure(t *testing.T) {
 	}
 }
 
+// TestMetalErrorsReachTensorFlow: an error of the Metal driver's, on the
+// model of MPSGraph (here a program the GPU cannot run whole, under
+// METALPLUG_NO_CPU_FALLBACK=1), reaches TensorFlow as an error of its class
+// (INTERNAL: the plugin cannot do it, the caller did nothing wrong) naming
+// the op, its inputs' shapes and dtypes and the instruction at fault, and
+// the process goes on. TestMemoryPressure's run on the model covers the
+// model's RESOURCE_EXHAUSTED.
+func TestMetalErrorsReachTensorFlow(t *testing.T) {
+	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
+	if loadOnly {
+		t.Skip("needs a device that runs kernels")
+	}
+	var r map[string]struct {
+		Raised  bool        `json:"raised"`
+		Type    string      `json:"type"`
+		Message string      `json:"message"`
+		Value   [][]float64 `json:"value"`
+		Device  string      `json:"device"`
+	}
+	stderr, err := script(t, v[0], "metal_errors.py", []string{"METALPLUG_HOST_DEVICE=1", "METALPLUG_TEST_DEVICE_TYPE=METALPLUG_HOST",
+		"METALPLUG_DRIVER=metal-model", "METALPLUG_NO_CPU_FALLBACK=1", "METALPLUG_TEST_LIB=" + v[1]}, &r)
+	if err != nil {
+		t.Fatalf("metal_errors.py crashed: %v\n%s", err, tailOf(stderr))
+	}
+	c := r["cholesky"]
+	if !c.Raised || c.Type != "InternalError" {
+		t.Errorf("Cholesky without the CPU: %+v, want InternalError", c)
+	}
+	for _, w := range []string{"Cholesky: compiling for the metal-model driver", "(inputs float32[3,3])", "METALPLUG_NO_CPU_FALLBACK=1", "cholesky: MPSGraph has no Cholesky"} {
+		if !strings.Contains(c.Message, w) {
+			t.Errorf("error %q does not say %q", c.Message, w)
+		}
+	}
+	if m := r["matmul_after"]; len(m.Value) != 2 || m.Value[1][1] != 3 || !strings.HasSuffix(m.Device, "device:METALPLUG_HOST:0") {
+		t.Errorf("a matmul after the error: %+v", m)
+	}
+}
+
 // TestWrongInputIsATensorFlowError: bad shapes, attributes and sizes come back
 // as errors naming the op, the shapes and the dtypes, and the process lives.
 func TestWrongInputIsATensorFlowError(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // ErrStreamClosed is what a stream reports once Close has been called.
@@ -194,6 +196,38 @@ func (q *Queue) Inline(fn func() error) (ran bool, err error) {
 	}
 	q.release(nil)
 	return true, failed
+}
+
+// RunWait runs fn as the queue's next task, on the caller's thread when the
+// queue is idle, and waits for it and everything before it: a synchronous
+// execution (driver.ExecuteWait). It returns the queue's failure, else
+// fn's error. An error of memory the device did not have
+// (status.ResourceExhausted) goes to the caller alone and leaves the queue
+// healthy: the caller, who hears of it, decides what runs next, and what
+// the failed work would have written (its own results) nobody reads. So a
+// program too large for the device fails once and the work after it runs,
+// where any other failure fails every later task too.
+func (q *Queue) RunWait(fn func() error) error {
+	var exhausted error // written by the task, read after it has finished
+	task := func() error {
+		err := fn()
+		if err != nil && status.CodeOf(err) == status.ResourceExhausted {
+			exhausted = err
+			return nil
+		}
+		return err
+	}
+	if ran, err := q.Inline(task); ran {
+		if err != nil {
+			return err
+		}
+		return exhausted
+	}
+	q.Run(task)
+	if err := q.Synchronize(); err != nil {
+		return err
+	}
+	return exhausted
 }
 
 // Claim takes an idle queue for one task that the caller finishes later,

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // A claimed task holds later work and the marks recorded meanwhile until it
@@ -62,5 +64,38 @@ func TestMarkOnComplete(t *testing.T) {
 	e.OnComplete(func(err error) { ran = err == nil })
 	if !ran {
 		t.Error("an event never recorded did not notify at once")
+	}
+}
+
+// RunWait hands a synchronous caller its task's error; memory the device
+// lacked leaves the queue healthy, on the caller's thread and behind other
+// work alike, where any other failure fails the queue.
+func TestRunWait(t *testing.T) {
+	q := NewQueue("test", QueueHooks{})
+	defer q.Close()
+	oom := status.Exhausted(errors.New("out of memory, 0 of 8 bytes free"))
+	if err := q.RunWait(func() error { return oom }); !errors.Is(err, oom) {
+		t.Errorf("RunWait (inline) = %v, want the task's error", err)
+	}
+	if err := q.Err(); err != nil {
+		t.Errorf("the queue failed for memory a synchronous caller heard of: %v", err)
+	}
+	// Behind a task on the queue's goroutine: not inline.
+	held := make(chan struct{})
+	q.Run(func() error { <-held; return nil })
+	go func() { time.Sleep(10 * time.Millisecond); close(held) }()
+	if err := q.RunWait(func() error { return oom }); !errors.Is(err, oom) {
+		t.Errorf("RunWait (queued) = %v, want the task's error", err)
+	}
+	ran := false
+	if err := q.RunWait(func() error { ran = true; return nil }); err != nil || !ran {
+		t.Errorf("the next task: ran %v, %v", ran, err)
+	}
+	boom := errors.New("boom")
+	if err := q.RunWait(func() error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("RunWait = %v, want boom", err)
+	}
+	if err := q.Synchronize(); !errors.Is(err, boom) {
+		t.Errorf("after a fault the queue reports %v, want boom", err)
 	}
 }

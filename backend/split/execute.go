@@ -93,6 +93,18 @@ func (s *stream) ExecuteWait(name string, exe driver.Executable, args, results [
 		s.c.Waited()
 		return driver.ExecuteWait(s.inner, name, e.steps[0].exe, args, results)
 	}
+	if e, ok := exe.(*Executable); ok && e.d == s.d && !e.direct && len(args) == len(e.prog.Params) && len(results) == len(e.prog.Results) {
+		// The intermediates between the parts first: a program that does
+		// not fit fails its caller alone, before anything is enqueued,
+		// and the stream goes on.
+		temps, err := e.getTemps()
+		if err != nil {
+			return err
+		}
+		s.c.Executed()
+		s.runWith(name, e, args, results, temps)
+		return s.Synchronize()
+	}
 	s.ExecuteNamed(name, exe, args, results)
 	return s.Synchronize()
 }
@@ -116,6 +128,11 @@ func (s *stream) run(name string, e *Executable, args, results []unsafe.Pointer)
 		s.inner.HostCallback(func() error { return err })
 		return
 	}
+	s.runWith(name, e, args, results, temps)
+}
+
+// runWith enqueues the steps of e, not direct, with its temporaries.
+func (s *stream) runWith(name string, e *Executable, args, results, temps []unsafe.Pointer) {
 	at := func(o origin) unsafe.Pointer {
 		switch o.kind {
 		case fromParam:

@@ -17,7 +17,8 @@
 //	METALPLUG_HOST_DEVICE=1          the host reference driver backs the device (off macOS, the
 //	                                 only one; without it no client can be made there)
 //	METALPLUG_DISABLE=1              offer no device: PJRT_Client_Create fails, saying so
-//	METALPLUG_HOST_MEMORY_MB=N       the host driver's memory, in MiB (default 8192)
+//	METALPLUG_HOST_MEMORY_MB=N       the device's memory, in MiB, on the host driver (default 8192)
+//	                                 and on the MPSGraph model (its working set; default 8192)
 //	METALPLUG_HOST_STREAM_DELAY_US=N test hook: every host stream operation waits N µs first
 //	METALPLUG_TEST_PANIC=name[@N]    test hook: the named exports panic (boundary.go)
 //	METALPLUG_PJRT_TRACE=1           log the first call of each PJRT function

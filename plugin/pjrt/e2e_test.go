@@ -121,6 +121,31 @@ func TestJaxEndToEnd(t *testing.T) {
 			t.Errorf("jax_gpu_programs.py did not pass:\n%s", out)
 		}
 	})
+	// Memory pressure on a 64 MiB device, and a rank-17 array, on both
+	// drivers: RESOURCE_EXHAUSTED naming sizes and what is free, and jax
+	// goes on; on the model the rank-17 part runs on the CPU (said once),
+	// or with METALPLUG_NO_CPU_FALLBACK=1 is an INTERNAL error.
+	memory, err := filepath.Abs("testdata/jax_memory.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, driver, noCPU string }{
+		{"memory pressure (host)", "host", ""},
+		{"memory pressure (model)", "metal-model", ""},
+		{"memory pressure (model, no CPU fallback)", "metal-model", "1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := run("jax_memory.py", []string{"PYTHONPATH=" + withLib, "JAX_PLATFORMS=metalplug,cpu", "METALPLUG_HOST_DEVICE=1",
+				"METALPLUG_HOST_MEMORY_MB=64", "METALPLUG_DRIVER=" + c.driver, "METALPLUG_NO_CPU_FALLBACK=" + c.noCPU}, memory)
+			if !strings.Contains(out, "\nALL OK") {
+				t.Errorf("jax_memory.py did not pass:\n%s", out)
+			}
+			const limit = "has 17 dimensions; MPSGraph's tensors have at most 16"
+			if n := strings.Count(out, limit); c.driver == "metal-model" && n != 1 {
+				t.Errorf("the rank-17 host part was said %d times, want once:\n%s", n, out)
+			}
+		})
+	}
 	cpuOnly := "import jax; print([d.platform for d in jax.devices()])"
 	t.Run("no library: jax runs on CPU", func(t *testing.T) {
 		out := run("no library", []string{"PYTHONPATH=" + withoutLib, "METALPLUG_HOST_DEVICE=1"}, "-c", cpuOnly)

@@ -557,14 +557,14 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 	}
 	s, err := kernelStream(ctx, st)
 	if err != nil {
-		return fmt.Errorf("%s: %v", k.Op, err)
+		return fmt.Errorf("%s: %w", k.Op, err)
 	}
 	var data map[int][]byte
 	if read := plan.read; len(read) > 0 {
 		// The output shape depends on these inputs' values: wait for the
 		// work that writes them, then read them (memory is unified).
 		if err := s.Synchronize(); err != nil {
-			return fmt.Errorf("%s: %v", k.Op, err)
+			return fmt.Errorf("%s: %w", k.Op, err)
 		}
 		data = map[int][]byte{}
 		for _, i := range read {
@@ -629,7 +629,9 @@ func compute(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status, ins *[]
 			state.drv.Free(rs)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %v (inputs %s)", k.Op, err, describe(*ins))
+			// %w keeps the class: a program that did not fit the device
+			// is ResourceExhaustedError, as its output's allocation is.
+			return fmt.Errorf("%s: %w (inputs %s)", k.Op, err, describe(*ins))
 		}
 		return nil
 	}
@@ -696,7 +698,9 @@ func (inst *instance) program(key []byte, ins []input, host map[int][]int64, raw
 			c.forward[i] = -1
 		}
 		if c.exe, err = state.drv.Compile(p); err != nil {
-			return nil, err
+			// The driver names the instruction; the op and its inputs
+			// say which kernel call it was. The driver's class stays.
+			return nil, fmt.Errorf("%s: compiling for the %s driver (inputs %s): %w", inst.k.Op, state.drv.Name(), describe(ins), err)
 		}
 	}
 	if len(raw) == 0 { // programs that depend on input data are built per call
@@ -751,7 +755,7 @@ func (c *compiled) allocateOutput(ctx *C.TF_OpKernelContext, st *C.TF_Status, op
 	t := c.outs[i]
 	data := C.metalplug_allocate_output(ctx, C.int(i), C.int(irToTF(t.DType)), &c.outDims[i][0], C.int(len(t.Shape)), C.size_t(t.Bytes()), st)
 	if C.TF_GetCode(st) != C.TF_OK {
-		return nil, status.Exhausted(fmt.Errorf("%s: allocating output %d (%v, %d bytes): %s", op, i, t, t.Bytes(), C.GoString(C.TF_Message(st))))
+		return nil, status.Exhausted(fmt.Errorf("%s: allocating output %d (%v, %d bytes) with %s: %s", op, i, t, t.Bytes(), deviceMemory(), C.GoString(C.TF_Message(st))))
 	}
 	stats.TensorFlow.AllocatedOutput(t.Bytes())
 	return data, nil

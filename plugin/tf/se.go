@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"errors"
+	"fmt"
 	"runtime/cgo"
 	"sync"
 	"unsafe"
@@ -17,10 +18,26 @@ import (
 // The StreamExecutor callbacks. Streams and events cross into C as
 // runtime/cgo handles, so TensorFlow never holds a Go pointer.
 
-// allocations counts live device allocations for allocator stats.
+// allocations counts live device allocations for allocator stats, and
+// the bytes TensorFlow's allocator holds, for errors.
 var allocations struct {
 	sync.Mutex
 	count int64
+	bytes int64
+	sizes map[unsafe.Pointer]int64
+}
+
+// deviceMemory says what the device has, for an allocation that failed:
+// its size, what is free, and how much of the rest TensorFlow's own
+// allocator holds (its tensors, and what it keeps to reuse: it returns
+// nothing to the device), the only part of a device's memory a TensorFlow
+// user can free.
+func deviceMemory() string {
+	used, total := state.drv.MemoryUsage()
+	allocations.Lock()
+	held := allocations.bytes
+	allocations.Unlock()
+	return fmt.Sprintf("%d of the device's %d bytes free (TensorFlow's allocator holds %d)", max(total-used, 0), total, held)
 }
 
 func streamOf(h C.uintptr_t) driver.Stream { return cgo.Handle(h).Value().(driver.Stream) }
@@ -44,6 +61,11 @@ func goAllocate(size C.uint64_t) (p unsafe.Pointer) {
 	}
 	allocations.Lock()
 	allocations.count++
+	allocations.bytes += int64(size)
+	if allocations.sizes == nil {
+		allocations.sizes = map[unsafe.Pointer]int64{}
+	}
+	allocations.sizes[p] = int64(size)
 	allocations.Unlock()
 	return p
 }
@@ -58,6 +80,8 @@ func goDeallocate(p unsafe.Pointer) {
 	}
 	allocations.Lock()
 	allocations.count--
+	allocations.bytes -= allocations.sizes[p]
+	delete(allocations.sizes, p)
 	allocations.Unlock()
 }
 

@@ -61,7 +61,7 @@ func computeVariable(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status,
 	}
 	s, err := kernelStream(ctx, st)
 	if err != nil {
-		return fmt.Errorf("%s: %v", k.Op, err)
+		return fmt.Errorf("%s: %w", k.Op, err)
 	}
 	call := &varCall{inst: inst, s: s}
 	key := uintptr(unsafe.Pointer(ctx))
@@ -81,7 +81,7 @@ func computeVariable(inst *instance, ctx *C.TF_OpKernelContext, st *C.TF_Status,
 	}
 	if err == nil && state.synchronous {
 		if serr := call.s.Synchronize(); serr != nil {
-			err = fmt.Errorf("%s: %v", k.Op, serr)
+			err = fmt.Errorf("%s: %w", k.Op, serr)
 		}
 	}
 	return err

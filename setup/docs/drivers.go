@@ -63,7 +63,9 @@ func Drivers(root string) (string, error) {
 	fmt.Fprintf(&b, "The primitives the lowering builds graphs from, as `backend/driver/metal/gpu` checks every call: the method, the first macOS release with it, "+
 		"the operand types it takes (on %v; some arrive later, see the source), and where each fact comes from "+
 		"(hdr: Apple's MPSGraph headers and documentation; torch: PyTorch's MPS backend; lead: Apple engineers' statements in public issues, taken as the stricter reading; hw: behaviour of Apple's GPUs reported to the project that no header documents, which the model reproduces). "+
-		"The driver declines a macOS before %v, and on a Mac, at open, checks that the running MPSGraph has every method this table says its release has.\n\n", newest, metal.MinimumMacOS)
+		"The driver declines a macOS before %v, and on a Mac, at open, checks that the running MPSGraph has every method this table says its release has. "+
+		"Every tensor of a graph has at most %d dimensions and %d elements (torch: PyTorch's MPS backend refuses more dimensions, and reports MPSGraph failing past INT_MAX elements; MPSGraph raises an exception there, which would abort the process): "+
+		"an instruction whose operands or results pass either runs on the CPU, said once with the value's type.\n\n", newest, metal.MinimumMacOS, gpu.MaxRank, gpu.MaxElements)
 	fmt.Fprintf(&b, "| primitive | method | since | types | source |\n| --- | --- | --- | --- | --- |\n")
 	for _, op := range gpu.Ops() {
 		types := make([]string, 0, 12)

@@ -12,6 +12,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,6 +286,116 @@ func TestTwoThreadsTrain(t *testing.T) {
 		if m.NaN || len(m.Loss) == 0 || m.Loss[len(m.Loss)-1] >= m.Loss[0] {
 			t.Errorf("%s: loss %v, NaN %v", name, m.Loss, m.NaN)
 		}
+	}
+}
+
+// TestMemoryPressure, on a device of 128 MiB: an eager op whose output is
+// larger than the device, and a Keras training step whose activations do
+// not fit, each raise ResourceExhaustedError once, naming the size and
+// what is free, in bounded time (TensorFlow's allocator waits up to 10 s
+// for memory to be freed before it gives up on an output); after each,
+// ordinary work on the device succeeds in the same process, and so does a
+// small training step. On the host driver the step's intermediates count
+// against the device's memory as on a GPU; on the model of MPSGraph its
+// command buffer fails as Metal's does when memory runs out.
+func TestMemoryPressure(t *testing.T) {
+	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
+	if loadOnly {
+		t.Skip("needs a device that runs kernels")
+	}
+	type attempt struct {
+		Raised  bool    `json:"raised"`
+		Type    string  `json:"type"`
+		Message string  `json:"message"`
+		Seconds float64 `json:"seconds"`
+		Result  struct {
+			Value  [][]float64 `json:"value"`
+			Device string      `json:"device"`
+			Loss   []float64   `json:"loss"`
+		} `json:"result"`
+	}
+	var r map[string]attempt
+	stderr, err := script(t, v[0], "memory.py", []string{ask, "METALPLUG_HOST_MEMORY_MB=128", "METALPLUG_TEST_LIB=" + v[1]}, &r)
+	if err != nil {
+		t.Fatalf("memory.py did not carry on after running out of memory: %v\n%s", err, tailOf(stderr))
+	}
+	exhausted := func(name string, words ...string) {
+		t.Helper()
+		a, ok := r[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: not run", name)
+		case !a.Raised:
+			t.Errorf("%s: succeeded on a device too small for it", name)
+		case a.Type != "ResourceExhaustedError":
+			t.Errorf("%s: raised %s (%s), want ResourceExhaustedError", name, a.Type, a.Message)
+		case a.Seconds > 60:
+			t.Errorf("%s: took %.0f s to fail", name, a.Seconds)
+		}
+		for _, w := range words {
+			if !strings.Contains(a.Message, w) {
+				t.Errorf("%s: error %q does not say %q", name, a.Message, w)
+			}
+		}
+	}
+	works := func(name string) {
+		t.Helper()
+		a := r[name]
+		if a.Raised || len(a.Result.Value) != 2 || a.Result.Value[1][1] != 50 || !onDevice(a.Result.Device) {
+			t.Errorf("%s: ordinary work after running out of memory: %+v", name, a)
+		}
+	}
+	works("matmul_before")
+	exhausted("too_big", "Fill", "float32[64,1024,1024], 268435456 bytes", "of the device's 134217728 bytes free")
+	works("matmul_after_too_big")
+	// The step's op is a cluster of the graph pass (its program's
+	// intermediates do not fit), or with clustering off one of the ops in
+	// it (its output does not); either way with shapes and what is free.
+	exhausted("fit_too_big", "metalplug: ", "bytes free", "float32[8192,")
+	if os.Getenv("METALPLUG_DRIVER") == "metal-model" {
+		exhausted("fit_too_big", "Insufficient Memory")
+	}
+	works("matmul_after_fit")
+	if a := r["fit_small"]; a.Raised || len(a.Result.Loss) != 1 || math.IsNaN(a.Result.Loss[0]) {
+		t.Errorf("a small training step after the one that did not fit: %+v", a)
+	}
+}
+
+// TestMetalErrorsReachTensorFlow: an error of the Metal driver's, on the
+// model of MPSGraph (here a program the GPU cannot run whole, under
+// METALPLUG_NO_CPU_FALLBACK=1), reaches TensorFlow as an error of its class
+// (INTERNAL: the plugin cannot do it, the caller did nothing wrong) naming
+// the op, its inputs' shapes and dtypes and the instruction at fault, and
+// the process goes on. TestMemoryPressure's run on the model covers the
+// model's RESOURCE_EXHAUSTED.
+func TestMetalErrorsReachTensorFlow(t *testing.T) {
+	v := need(t, "METALPLUG_TEST_PYTHON", "METALPLUG_TEST_LIB")
+	if loadOnly {
+		t.Skip("needs a device that runs kernels")
+	}
+	var r map[string]struct {
+		Raised  bool        `json:"raised"`
+		Type    string      `json:"type"`
+		Message string      `json:"message"`
+		Value   [][]float64 `json:"value"`
+		Device  string      `json:"device"`
+	}
+	stderr, err := script(t, v[0], "metal_errors.py", []string{"METALPLUG_HOST_DEVICE=1", "METALPLUG_TEST_DEVICE_TYPE=METALPLUG_HOST",
+		"METALPLUG_DRIVER=metal-model", "METALPLUG_NO_CPU_FALLBACK=1", "METALPLUG_TEST_LIB=" + v[1]}, &r)
+	if err != nil {
+		t.Fatalf("metal_errors.py crashed: %v\n%s", err, tailOf(stderr))
+	}
+	c := r["cholesky"]
+	if !c.Raised || c.Type != "InternalError" {
+		t.Errorf("Cholesky without the CPU: %+v, want InternalError", c)
+	}
+	for _, w := range []string{"Cholesky: compiling for the metal-model driver", "(inputs float32[3,3])", "METALPLUG_NO_CPU_FALLBACK=1", "cholesky: MPSGraph has no Cholesky"} {
+		if !strings.Contains(c.Message, w) {
+			t.Errorf("error %q does not say %q", c.Message, w)
+		}
+	}
+	if m := r["matmul_after"]; len(m.Value) != 2 || m.Value[1][1] != 3 || !strings.HasSuffix(m.Device, "device:METALPLUG_HOST:0") {
+		t.Errorf("a matmul after the error: %+v", m)
 	}
 }
 

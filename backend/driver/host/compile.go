@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // kernel computes one instruction: out has exactly the result's bytes, ins
@@ -73,6 +74,9 @@ type executable struct {
 	// work estimates the element operations one run costs (multiply-adds
 	// for contractions), to decide what is small enough to run inline.
 	work int
+	// peak is the most bytes of intermediates one run holds at once, which
+	// the driver reserves from its capacity for the run (Driver.reserve).
+	peak int64
 	// arenas hold the intermediates' buffers between runs, one arena per
 	// run in flight: a training step's program reuses them rather than
 	// allocate (and have the collector free) its intermediates every time.
@@ -81,6 +85,19 @@ type executable struct {
 
 // Program implements driver.Executable.
 func (e *executable) Program() *ir.Program { return e.prog }
+
+// signature names the program by its parameters' and results' types, for
+// errors of its runs: "a program (float32[2,3], int32[]) -> (float32[2])".
+func (e *executable) signature() string {
+	list := func(ts []ir.TensorType) string {
+		parts := make([]string, len(ts))
+		for i, t := range ts {
+			parts[i] = t.String()
+		}
+		return strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("a program (%s) -> (%s)", list(e.params), list(e.results))
+}
 
 // testHookStep, when set, runs before every kernel step; tests use it to force
 // a panic inside execution.
@@ -92,7 +109,9 @@ var testHookStep atomic.Pointer[func(ir.Op)]
 func compile(p *ir.Program) (*executable, error) {
 	q, origin, err := ir.Normalize(p)
 	if err != nil {
-		return nil, fmt.Errorf("host: compile: %w", err)
+		// A program the IR's verifier refuses is the caller's mistake, as
+		// the Metal driver's check says too.
+		return nil, status.Invalid(fmt.Errorf("host: compile: %w", err))
 	}
 	return plan(p, q, origin)
 }
@@ -188,7 +207,60 @@ func plan(p, q *ir.Program, origin []int) (*executable, error) {
 		e.steps = append(e.steps, s)
 	}
 	e.planRecycling(lastUse)
+	e.planPeak(lastUse)
 	return e, nil
+}
+
+// planPeak sets e.peak. A step that writes buffers of its own (a kernel not
+// writing a result in place, or the results of a region or of an op of
+// several) holds them from that step to the last step that reads them or a
+// reshape or get_result of them; a region's own peak is held while its
+// step runs. Parameters, constants and results are memory the caller or
+// the program already holds.
+func (e *executable) planPeak(lastUse []int) {
+	n := len(e.steps)
+	root := make([]int, n)
+	last := make([]int, n)
+	owned := make([]int64, n)
+	for i := range e.steps {
+		s := &e.steps[i]
+		root[i] = i
+		if (s.kind == stepAlias || s.kind == stepGet) && s.result < 0 {
+			root[i] = root[s.args[0]]
+		}
+		r := root[i]
+		last[r] = max(last[r], min(lastUse[i], n-1), i)
+		switch s.kind {
+		case stepKernel:
+			if s.result < 0 {
+				owned[i] = int64(s.bytes)
+			}
+		case stepMulti:
+			for _, t := range s.types {
+				owned[i] += int64(t.Bytes())
+			}
+		case stepRegion:
+			for _, t := range s.in.Tuple {
+				owned[i] += int64(t.Bytes())
+			}
+		}
+	}
+	held := make([]int64, n+1) // held[i+1]-held[i]: the change at step i
+	for r := range e.steps {
+		if owned[r] > 0 {
+			held[r] += owned[r]
+			held[last[r]+1] -= owned[r]
+		}
+	}
+	var live int64
+	for i := range e.steps {
+		live += held[i]
+		during := live
+		for _, sub := range e.steps[i].regions {
+			during = max(during, live+sub.peak)
+		}
+		e.peak = max(e.peak, during)
+	}
 }
 
 // planRecycling marks, for each kernel step writing a buffer of its own,

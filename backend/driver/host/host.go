@@ -6,6 +6,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/metalplug/metalplug/backend/cache"
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // DefaultMemoryBytes is the capacity a Driver reports when Options leave it 0.
@@ -41,9 +43,15 @@ type Driver struct {
 	pageSize int
 	delay    time.Duration // Options.StreamDelay
 
-	mu     sync.Mutex
-	used   int64
-	allocs []allocation // sorted by base, so Lookup can binary-search interior pointers
+	mu   sync.Mutex
+	used int64
+	// working is what the runs in progress hold for their intermediates
+	// (executable.peak): a GPU's programs take theirs from the device's
+	// memory, so the host driver's, which the Go heap holds, are counted
+	// against the capacity too, and a program that does not fit fails as it
+	// would on a device.
+	working int64
+	allocs  []allocation // sorted by base, so Lookup can binary-search interior pointers
 
 	cache *cache.LRU[ir.Key, *executable] // by program key, bounded in count and instructions (package cache)
 }
@@ -88,17 +96,23 @@ func (d *Driver) Allocate(size int) (unsafe.Pointer, error) {
 	n := max(size, 1)
 	n = (n + d.pageSize - 1) / d.pageSize * d.pageSize
 	if n < size { // overflow while rounding
-		return nil, fmt.Errorf("host: allocate: size %d is too large", size)
+		return nil, status.Exhausted(fmt.Errorf("host: allocate: size %d is too large", size))
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if int64(n) > d.capacity-d.used {
-		return nil, fmt.Errorf("host: allocate %d bytes (%d mapped): out of memory, %d of %d bytes free",
-			size, n, d.capacity-d.used, d.capacity)
+	if free := d.freeLocked(); int64(n) > free {
+		// The frontends report this as ResourceExhausted: memory the
+		// device does not have, not a fault of theirs or ours.
+		return nil, status.Exhausted(fmt.Errorf("host: allocate %d bytes (%d mapped): out of memory, %d of %d bytes free",
+			size, n, free, d.capacity))
 	}
 	mem, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
-		return nil, fmt.Errorf("host: allocate %d bytes: mmap: %w", size, err)
+		err = fmt.Errorf("host: allocate %d bytes: mmap: %w", size, err)
+		if errors.Is(err, syscall.ENOMEM) { // memory the system does not have
+			err = status.Exhausted(err)
+		}
+		return nil, err
 	}
 	a := allocation{base: uintptr(unsafe.Pointer(&mem[0])), mem: mem, size: size}
 	i, _ := slices.BinarySearchFunc(d.allocs, a.base, cmpBase)
@@ -165,6 +179,32 @@ func (d *Driver) Lookup(p unsafe.Pointer) (base unsafe.Pointer, offset, size int
 	return unsafe.Pointer(&a.mem[0]), int(off), a.size, true
 }
 
+// freeLocked is what may still be allocated or held: the capacity less
+// the mappings and the intermediates of the runs in progress.
+func (d *Driver) freeLocked() int64 { return d.capacity - d.used - d.working }
+
+// reserve holds the bytes of e's intermediates (its peak) from the
+// capacity for a run, until the returned function gives them back. Memory
+// the device does not have is a ResourceExhausted error naming the
+// program's types, and nothing has run then.
+func (d *Driver) reserve(e *executable) (release func(), err error) {
+	n := e.peak
+	if n <= 0 {
+		return func() {}, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if free := d.freeLocked(); n > free {
+		return nil, status.Exhausted(fmt.Errorf("host: execute %s: its intermediates need %d bytes at once: out of memory, %d of %d bytes free", e.signature(), n, free, d.capacity))
+	}
+	d.working += n
+	return func() {
+		d.mu.Lock()
+		d.working -= n
+		d.mu.Unlock()
+	}, nil
+}
+
 // MemoryUsage reports mapped bytes (whole pages) and the capacity.
 func (d *Driver) MemoryUsage() (used, total int64) {
 	d.mu.Lock()
@@ -207,5 +247,10 @@ func (d *Driver) Run(exe driver.Executable, args, results []unsafe.Pointer) erro
 	if !ok {
 		return fmt.Errorf("host: run: executable %T was not compiled by the host driver", exe)
 	}
+	release, err := d.reserve(e)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return e.run(args, results)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/drivertest"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 func TestConformance(t *testing.T) {
@@ -79,6 +80,9 @@ func TestAllocationErrors(t *testing.T) {
 	_, err = d.Allocate(1 << 20)
 	if err == nil || !strings.Contains(err.Error(), "1048576 bytes") || !strings.Contains(err.Error(), "524288 of 1048576 bytes free") {
 		t.Errorf("over-capacity error = %v; want the size asked for and what is free", err)
+	}
+	if c := status.CodeOf(err); c != status.ResourceExhausted {
+		t.Errorf("over-capacity error is %v, want RESOURCE_EXHAUSTED (the frontends' ResourceExhaustedError)", c)
 	}
 	if _, err := d.Allocate(-1); err == nil {
 		t.Error("Allocate(-1) succeeded")
@@ -185,6 +189,10 @@ func TestCompileErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error %q does not mention %q", c.name, err, w)
 			}
+		}
+		// The caller's program is wrong: INVALID_ARGUMENT, as on Metal.
+		if got := status.CodeOf(err); got != status.InvalidArgument {
+			t.Errorf("%s: %v is %v, want INVALID_ARGUMENT", c.name, err, got)
 		}
 	}
 }
@@ -854,3 +862,92 @@ func TestFastFloat32Math(t *testing.T) {
 }
 
 func TestExecuteWaitInline(t *testing.T) { drivertest.CheckExecuteWaitInline(t, New(Options{})) }
+
+// TestIntermediatesCountAgainstTheCapacity: a run holds the memory of its
+// intermediates, as a GPU's program does, so one that does not fit beside
+// what is allocated fails, once, with RESOURCE_EXHAUSTED naming what it
+// needs and what is free; a synchronous caller hears of it and the stream
+// runs the next program; the memory is given back after every run.
+func TestIntermediatesCountAgainstTheCapacity(t *testing.T) {
+	const n = 1 << 16 // float32: 256 KiB a value
+	b := ir.NewBuilder()
+	ty := ir.TensorType{DType: ir.F32, Shape: ir.Shape{n}}
+	x := b.Parameter(ty)
+	sq := b.Binary(ir.OpMul, x, x)
+	sum := b.Binary(ir.OpAdd, sq, x) // sq and sum are live at once
+	p, err := b.Build(b.Binary(ir.OpMul, sum, x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// x and the result take 512 KiB of 768: the intermediates' 512 do not fit.
+	d := New(Options{MemoryBytes: 768 << 10})
+	exe, err := d.Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := exe.(*executable).peak; got != 2*n*4 {
+		t.Errorf("peak %d bytes, want %d (two intermediates live at once)", got, 2*n*4)
+	}
+	xp, err := d.Allocate(n * 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(xp)
+	out, err := d.Allocate(n * 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	used, _ := d.MemoryUsage()
+	err = driver.ExecuteWait(s, "big", exe, []unsafe.Pointer{xp}, []unsafe.Pointer{out})
+	if status.CodeOf(err) != status.ResourceExhausted {
+		t.Fatalf("a program whose intermediates do not fit: %v (%v), want RESOURCE_EXHAUSTED", err, status.CodeOf(err))
+	}
+	for _, w := range []string{"a program (float32[65536]) -> (float32[65536])", "intermediates need 524288 bytes", "262144 of 786432 bytes free"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+	if u, _ := d.MemoryUsage(); u != used || held(d) != 0 {
+		t.Errorf("after the failed run: %d bytes mapped (was %d), %d held for runs", u, used, held(d))
+	}
+	// The stream carries on, and a program that fits runs.
+	small := squarePlus(t, 4, 1)
+	se, err := d.Compile(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []float32{1, 2, 3, 4}
+	res := make([]float32, 4)
+	if err := driver.ExecuteWait(s, "small", se, ptrs(&in[0]), ptrs(&res[0])); err != nil {
+		t.Fatalf("the next program after a failed one: %v", err)
+	}
+	if res[3] != 17 {
+		t.Errorf("x*x+1 at 4 = %v", res[3])
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Errorf("the stream failed: %v", err)
+	}
+	// With room for them, the intermediates are held while it runs only.
+	if err := d.Free(out); err != nil {
+		t.Fatal(err)
+	}
+	outs := make([]float32, n)
+	if err := driver.ExecuteWait(s, "big", exe, []unsafe.Pointer{xp}, ptrs(&outs[0])); err != nil {
+		t.Fatalf("with 512 KiB free: %v", err)
+	}
+	if held(d) != 0 {
+		t.Errorf("%d bytes still held after the run", held(d))
+	}
+}
+
+// held is what the runs in progress hold for their intermediates.
+func held(d *Driver) int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.working
+}

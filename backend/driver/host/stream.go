@@ -67,19 +67,27 @@ func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results 
 	})
 }
 
-// run executes e, timed for the trace.
+// run executes e, timed for the trace, holding the memory its
+// intermediates need while it runs.
 func (s *stream) run(name string, e *executable, args, results []unsafe.Pointer) error {
+	release, err := s.d.reserve(e)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return driver.Timed(s.id, driver.TraceKernel, name, func() error { return e.run(args, results) })
 }
 
 // ExecuteWait runs exe and waits for it (driver.WaitingExecutor): on an
 // idle stream, whatever its size, on the caller's thread, which would only
 // wait for the worker otherwise.
+//
+// A program whose intermediates the device has no room for fails with a
+// ResourceExhausted error that does not fail the stream (Queue.RunWait).
 func (s *stream) ExecuteWait(name string, exe driver.Executable, args, results []unsafe.Pointer) error {
-	if e, ok := exe.(*executable); ok && s.d.delay == 0 {
-		if ran, err := s.q.Inline(func() error { return s.run(name, e, args, results) }); ran {
-			return err
-		}
+	if e, ok := exe.(*executable); ok {
+		s.delay()
+		return s.q.RunWait(func() error { return s.run(name, e, args, results) })
 	}
 	s.ExecuteNamed(name, exe, args, results)
 	return s.Synchronize()

@@ -3,6 +3,7 @@ package metal
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
@@ -35,6 +36,19 @@ var _ driver.Executable = (*executable)(nil)
 
 // Program implements driver.Executable.
 func (e *executable) Program() *ir.Program { return e.prog }
+
+// signature names the program by its parameters' and results' types, for
+// errors of its runs: "a program (float32[2,3], int32[]) -> (float32[2])".
+func (e *executable) signature() string {
+	list := func(ts []ir.TensorType) string {
+		parts := make([]string, len(ts))
+		for i, t := range ts {
+			parts[i] = t.String()
+		}
+		return strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("a program (%s) -> (%s)", list(e.params), list(e.results))
+}
 
 func (e *executable) release() {
 	if e.exe != nil {
@@ -136,14 +150,21 @@ func unsupported(p *ir.Program, i int, fb *fallbackError) *driver.Unsupported {
 // stands in the graph as a placeholder; only the program's parameters and
 // results, which every part of the program needs, still fail the whole.
 func (d *Driver) lower(p *ir.Program, e *executable, place []*driver.Unsupported) (err error) {
+	var l *lowering
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("lowering panicked: %v", r)
+			// Ours, never the caller's: the program passed the verifier.
+			// The instruction, its operands' and result's types say where.
+			at := ""
+			if l != nil && l.instr >= 0 && l.instr < len(p.Instrs) {
+				at = " at " + describe(p, l.instr)
+			}
+			err = status.InternalError(fmt.Errorf("lowering panicked%s: %v", at, r))
 		}
 	}()
 	g := gpu.NewGraph(d.dev.NewGraph(), d.dev.MacOS())
 	defer g.Release()
-	l := &lowering{d: d, p: p, g: g, vals: make([]val, len(p.Instrs))}
+	l = &lowering{d: d, p: p, g: g, vals: make([]val, len(p.Instrs))}
 
 	placeholders := map[int]tensor{}
 	var feeds []tensor
@@ -181,9 +202,12 @@ func (d *Driver) lower(p *ir.Program, e *executable, place []*driver.Unsupported
 			l.vals[i] = l.standIn(in)
 			continue
 		}
-		if in.Op == ir.OpParameter {
+		switch why := beyondLimits(in, args); {
+		case why != "":
+			err = fallback(in.Op, "%s", why)
+		case in.Op == ir.OpParameter:
 			v, err = l.parameter(in, placeholders, &feeds, &e.feeds)
-		} else {
+		default:
 			v, err = l.lowerInstr(in, args)
 		}
 		if err == nil && g.Err() != nil {
@@ -266,10 +290,59 @@ func (l *lowering) parameter(in ir.Instr, placeholders map[int]tensor, feeds *[]
 	return v, err
 }
 
+// beyondLimits says why an instruction's operands or results cannot be
+// MPSGraph tensors (gpu.MaxRank, gpu.MaxElements), or "" when they can.
+// Such an instruction runs on the host: the values are the caller's to
+// have, only the GPU cannot hold them.
+func beyondLimits(in ir.Instr, args []val) string {
+	types := []ir.TensorType{in.Type}
+	if in.Tuple != nil {
+		types = in.Tuple
+	}
+	for _, a := range args {
+		types = append(types, a.typ)
+	}
+	for _, t := range types {
+		if why := tooLarge(t); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// tooLarge says why a value of type t cannot be an MPSGraph tensor, or "".
+func tooLarge(t ir.TensorType) string {
+	if t.Shape.Size() == 0 {
+		return "" // an empty value has no tensor
+	}
+	s := physShape(t)
+	if len(s) > gpu.MaxRank {
+		return fmt.Sprintf("%v has %d dimensions; MPSGraph's tensors have at most %d", t, len(s), gpu.MaxRank)
+	}
+	if n := elementsOf(s); n > gpu.MaxElements {
+		return fmt.Sprintf("%v has %d elements; MPSGraph's tensors hold at most 2^31-1", t, n)
+	}
+	return ""
+}
+
+func elementsOf(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
 // standIn is what an instruction placed on the host is in a graph only
 // tried (Place): a placeholder of its type, for the rest to be tried on.
+// A value no MPSGraph tensor can hold has none: what reads it is placed on
+// the host too (beyondLimits).
 func (l *lowering) standIn(in ir.Instr) val {
 	v := val{typ: in.Type, empty: in.Type.Shape.Size() == 0}
+	if in.Tuple == nil && !v.empty && tooLarge(in.Type) != "" {
+		v.empty = true
+		return v
+	}
 	if in.Tuple == nil && !v.empty {
 		st, _ := physType(in.Type.DType)
 		v.t = l.placeholder(physShape(in.Type), st)

@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"os"
 	"runtime/cgo"
+	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 )
 
 // metalplugCommandBufferDone is called once per committed command buffer,
@@ -29,7 +32,7 @@ func metalplugCommandBufferDone(handle C.uintptr_t, message *C.char, start, end 
 			fmt.Fprintf(os.Stderr, "metalplug: panic in a command buffer's completion: %v\n", r)
 		}
 	}()
-	err := errorFromC(message)
+	err := commandBufferError(message)
 	t0, t1 := gpuTimes(float64(start), float64(end))
 	h := cgo.Handle(handle)
 	done := h.Value().(func(error, time.Time, time.Time))
@@ -45,6 +48,24 @@ func errorFromC(message *C.char) error {
 	}
 	defer C.free(unsafe.Pointer(message))
 	return errors.New(C.GoString(message))
+}
+
+// outOfMemoryMark begins the text metalplugBufferResult gives for a command
+// buffer that failed with MTLCommandBufferErrorOutOfMemory.
+const outOfMemoryMark = "out of memory: "
+
+// commandBufferError is errorFromC for a command buffer's text: Metal's
+// out-of-memory failure wraps gpu.ErrOutOfMemory, which the driver reports
+// as memory exhausted.
+func commandBufferError(message *C.char) error {
+	err := errorFromC(message)
+	if err == nil {
+		return nil
+	}
+	if text, ok := strings.CutPrefix(err.Error(), outOfMemoryMark); ok {
+		return fmt.Errorf("%s: %w", text, gpu.ErrOutOfMemory)
+	}
+	return err
 }
 
 // gpuTimes are the GPU's start and end from seconds since the epoch, zero

@@ -72,6 +72,7 @@ func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer, name s
 		return nil // every result is empty
 	}
 	f := newFlight()
+	f.exe = e
 	r := &f.run
 	committed := false
 	defer func() {
@@ -111,11 +112,11 @@ func (s *stream) encodeRun(e *executable, args, results []unsafe.Pointer, name s
 	}
 	cb, err := s.queue.NewCommandBuffer()
 	if err != nil {
-		return fmt.Errorf("metal: execute: %w", err)
+		return fmt.Errorf("metal: execute %s: %w", e.signature(), err)
 	}
 	if err := cb.Encode(e.exe, inputs, outputs); err != nil {
 		cb.Commit(nil) // nothing encoded runs; the buffer must still end
-		return fmt.Errorf("metal: execute: %w", err)
+		return fmt.Errorf("metal: execute %s: %w", e.signature(), err)
 	}
 	committed = true
 	if wait {

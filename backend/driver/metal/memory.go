@@ -1,6 +1,7 @@
 package metal
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // allocation is one live mapping and the MTLBuffer that aliases it. mem keeps
@@ -82,18 +84,20 @@ func (d *Driver) Allocate(size int) (unsafe.Pointer, error) {
 	n := max(size, 1)
 	n = (n + d.pageSize - 1) / d.pageSize * d.pageSize
 	if n < size {
-		return nil, fmt.Errorf("metal: allocate: size %d is too large", size)
+		return nil, status.Exhausted(fmt.Errorf("metal: allocate: size %d is too large", size))
 	}
 	m := &d.mem
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if int64(n) > d.capacity-m.used {
-		return nil, fmt.Errorf("metal: allocate %d bytes (%d mapped): out of memory, %d of %d bytes free",
-			size, n, d.capacity-m.used, d.capacity)
+		// The frontends report this as ResourceExhausted: memory the
+		// device does not have, not a fault of theirs or ours.
+		return nil, status.Exhausted(fmt.Errorf("metal: allocate %d bytes (%d mapped): out of memory, %d of %d bytes free",
+			size, n, d.capacity-m.used, d.capacity))
 	}
 	mem, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
-		return nil, fmt.Errorf("metal: allocate %d bytes: mmap: %w", size, err)
+		return nil, mmapFailed("metal", size, err)
 	}
 	ptr := unsafe.Pointer(&mem[0])
 	buf, err := d.dev.NewBuffer(mem)
@@ -135,4 +139,14 @@ func (d *Driver) Free(p unsafe.Pointer) error {
 	m.allocs = slices.Delete(m.allocs, i, i+1)
 	m.used -= int64(len(a.mem))
 	return nil
+}
+
+// mmapFailed is the error of a mapping the system refused: memory it does
+// not have (ENOMEM) is ResourceExhausted, as the capacity check's is.
+func mmapFailed(driver string, size int, err error) error {
+	err = fmt.Errorf("%s: allocate %d bytes: mmap: %w", driver, size, err)
+	if errors.Is(err, syscall.ENOMEM) {
+		return status.Exhausted(err)
+	}
+	return err
 }

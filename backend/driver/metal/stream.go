@@ -1,6 +1,7 @@
 package metal
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // ErrStreamClosed is what a stream reports once Close has been called.
@@ -25,6 +27,9 @@ type flight struct {
 	// spare holds a small program's bindings, sparing an allocation per
 	// execution.
 	spare [6]gpu.Data
+	// exe is the program the buffer runs (nil for a copy), named in its
+	// failure: a command buffer's own error says nothing of what it ran.
+	exe *executable
 }
 
 // newFlight is a flight to commit; commit makes its done channel, which a
@@ -198,7 +203,16 @@ func (s *stream) commitWait(cb gpu.CommandBuffer, f *flight, kind driver.TraceKi
 func (s *stream) completed(cb gpu.CommandBuffer, f *flight, err error, kind driver.TraceKind, name string) error {
 	s.trace(cb, kind, name)
 	if err != nil {
-		err = fmt.Errorf("metal: command buffer failed: %w", err)
+		if f.exe != nil {
+			err = fmt.Errorf("metal: command buffer failed, running %s: %w", f.exe.signature(), err)
+		} else {
+			err = fmt.Errorf("metal: command buffer failed: %w", err)
+		}
+		if errors.Is(err, gpu.ErrOutOfMemory) {
+			// Memory the device did not have: ResourceExhausted to the
+			// frontends, and a synchronous caller's alone (Queue.RunWait).
+			err = status.Exhausted(err)
+		}
 	}
 	if e := s.q.SafeCall(func() error { f.run.finish(err); return nil }); err == nil {
 		err = e
@@ -279,14 +293,14 @@ func (s *stream) bindsInPlace(e *executable, args, results []unsafe.Pointer) boo
 // of it in the command queue, and waited for as Synchronize would.
 func (s *stream) ExecuteWait(name string, exe driver.Executable, args, results []unsafe.Pointer) error {
 	if e, ok := exe.(*executable); ok {
-		if ran, err := s.q.Inline(func() error {
+		// A command buffer that ran out of memory fails the caller alone
+		// (Queue.RunWait): the stream goes on.
+		return s.q.RunWait(func() error {
 			if err := s.encodeRun(e, args, results, name, true); err != nil {
 				return err
 			}
 			return s.waitFlights() // the handlers of earlier buffers, which completed before this one
-		}); ran {
-			return err
-		}
+		})
 	}
 	s.ExecuteNamed(name, exe, args, results)
 	return s.Synchronize()

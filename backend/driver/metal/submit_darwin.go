@@ -61,7 +61,10 @@ package metal
 // 	char *message = NULL;
 // 	if (failed) {
 // 		const char *text = err ? err.localizedDescription.UTF8String : "no error description";
-// 		message = strdup(text ? text : "no error description");
+// 		// Memory the GPU had not is marked for Go (outOfMemoryMark in
+// 		// done_darwin.go), which reports it as exhausted, not as a fault.
+// 		BOOL oom = err && [err.domain isEqualToString:MTLCommandBufferErrorDomain] && err.code == MTLCommandBufferErrorOutOfMemory;
+// 		asprintf(&message, "%s%s", oom ? "out of memory: " : "", text ? text : "no error description");
 // 	}
 // 	// The host clock GPUStartTime uses (mach time, as systemUptime),
 // 	// turned into seconds since the epoch.
@@ -349,5 +352,5 @@ func (c *commandBuffer) submit(wait bool, h cgo.Handle) (committed bool, err err
 	if wait {
 		c.start, c.end = gpuTimes(float64(start), float64(end))
 	}
-	return ok != 0, errorFromC(message)
+	return ok != 0, commandBufferError(message)
 }

@@ -1,6 +1,30 @@
 package gpu
 
-import "time"
+import (
+	"errors"
+	"time"
+)
+
+// MaxRank and MaxElements bound every tensor a graph holds and every array
+// bound to one. An MPSNDArray descriptor has at most 16 dimensions (the
+// darwin adapter's tensor data too; PyTorch's MPS backend refuses more:
+// "MPS supports tensors with dimensions <= 16"), and MPSGraph counts
+// elements in int32 (PyTorch reports "MPSGraph does not support tensor
+// dims larger than INT_MAX" past 2^31 - 1 elements). Past either MPSGraph
+// raises an Objective-C exception, which would abort the process, so Graph
+// refuses such a tensor and the model refuses such data: the lowering runs
+// that part of the program on the host instead.
+const (
+	MaxRank     = 16
+	MaxElements = 1<<31 - 1
+)
+
+// ErrOutOfMemory is in the chain of a command buffer's error when the
+// device had not the memory its work needed (Metal's
+// MTLCommandBufferErrorOutOfMemory, "Insufficient Memory"; the model's when
+// a graph's intermediates do not fit beside the buffers allocated): the
+// driver reports it as memory exhausted, not as a fault.
+var ErrOutOfMemory = errors.New("out of memory")
 
 // Device is a Metal device as the driver uses it: buffers over memory the
 // driver mapped, graphs, and command queues.

@@ -85,6 +85,11 @@ func TestContractRefusals(t *testing.T) {
 		{"empty result", Version{15, 0}, func(g *Graph) { g.Fill(0, []int{3, 0}, Float32) }, "empty"},
 		{"no concat operands", Version{15, 0}, func(g *Graph) { g.Concat(nil, 0) }, "no operands"},
 		{"cast to nothing", Version{15, 0}, func(g *Graph) { g.Cast(g.Placeholder([]int{2}, Float32), Invalid) }, "no type"},
+		// What MPSGraph raises an Objective-C exception for, which would
+		// abort the process: refused before it reaches MPSGraph.
+		{"rank 17", Version{15, 0}, func(g *Graph) { g.Placeholder(slices.Repeat([]int{1}, 17), Float32) }, "at most 16 dimensions"},
+		{"reshape to rank 17", Version{15, 0}, func(g *Graph) { g.Reshape(g.Placeholder([]int{2}, Float32), append(slices.Repeat([]int{1}, 16), 2)) }, "rank 17"},
+		{"2^31 elements", Version{15, 0}, func(g *Graph) { g.Fill(0, []int{1 << 16, 1 << 15}, Float32) }, "at most 2^31-1"},
 	}
 	for _, c := range cases {
 		g := NewGraph(&recorder{}, c.macOS)

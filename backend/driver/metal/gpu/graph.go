@@ -116,6 +116,12 @@ func (g *Graph) add(n *Node, shape []int, dt DataType) Tensor {
 			return g.fail(n.Op, n.Args, "result shape %v has an empty or negative dimension", shape)
 		}
 	}
+	if len(shape) > MaxRank {
+		return g.fail(n.Op, n.Args, "a result of rank %d (%v): MPSGraph's tensors have at most %d dimensions", len(shape), shape, MaxRank)
+	}
+	if e := elements(shape); e > MaxElements {
+		return g.fail(n.Op, n.Args, "a result of %d elements (%v): MPSGraph's tensors hold at most 2^31-1", e, shape)
+	}
 	g.n++
 	n.Out = Tensor{Shape: shape, DType: dt, ID: g.n}
 	g.b.Add(n)

@@ -112,5 +112,32 @@ func (b *backend) Compile(feeds, targets []gpu.Tensor) (gpu.Executable, error) {
 	for _, t := range targets {
 		e.lastUse[t.ID] = len(e.nodes)
 	}
+	e.peak = peakBytes(e)
 	return e, nil
+}
+
+// peakBytes is the most bytes of intermediates a run of e holds at once:
+// each computed value that is not a target, from its node to its last
+// use. MPSGraph takes its intermediates from the device's memory; the model
+// has a run ask for this much (device.reserve), so that a graph that does
+// not fit fails as its command buffer would on a Mac.
+func peakBytes(e *executable) int64 {
+	targets := map[int]bool{}
+	for _, t := range e.targets {
+		targets[t.ID] = true
+	}
+	freed := make([]int64, len(e.nodes)+1) // bytes given back after node k
+	var live, peak int64
+	for k, n := range e.nodes {
+		// Placeholders and targets are the bound buffers, memory
+		// allocated already.
+		if n.Op != gpu.OpPlaceholder && !targets[n.Out.ID] {
+			b := int64(elements(n.Out.Shape) * n.Out.DType.Size())
+			live += b
+			peak = max(peak, live)
+			freed[max(e.lastUse[n.Out.ID], k)] += b
+		}
+		live -= freed[k] // what node k read last
+	}
+	return peak
 }

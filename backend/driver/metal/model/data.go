@@ -47,6 +47,11 @@ func (d *device) bind(at slot, data gpu.Data, t gpu.Tensor) (binding, error) {
 	}
 	size := data.DType.Size()
 	switch {
+	case len(data.Shape) > gpu.MaxRank:
+		// As the darwin adapter refuses them: MPSGraph would raise.
+		return binding{}, fmt.Errorf("%s: %d dimensions: MPSGraph's tensor data take at most %d", what, len(data.Shape), gpu.MaxRank)
+	case data.Offset > 0 && elements(data.Shape) > gpu.MaxElements:
+		return binding{}, fmt.Errorf("%s: %d elements at an offset: an MPSNDArray holds at most 2^31-1", what, elements(data.Shape))
 	case data.Offset < 0:
 		return binding{}, fmt.Errorf("%s: negative offset %d", what, data.Offset)
 	case data.Offset > 0 && !d.macOS.AtLeast(gpu.NDArrayOffsets):

@@ -58,6 +58,24 @@ func (d *device) track(mem []byte) *buffer {
 	return &buffer{dev: d, mem: mem}
 }
 
+// reserve holds n bytes of the working set for a graph's intermediates
+// while it runs, until release. The model takes recommendedMaxWorkingSetSize
+// as the device's memory and refuses to go past it, the stricter reading:
+// macOS may let a process page past it, but a Mac whose memory is short
+// fails the command buffer with MTLCommandBufferErrorOutOfMemory, and a
+// driver must handle that, not rely on paging.
+func (d *device) reserve(n int64) (release func(), err error) {
+	if n <= 0 {
+		return func() {}, nil
+	}
+	if now := d.allocated.Add(n); now > d.workingSet {
+		d.allocated.Add(-n)
+		return nil, fmt.Errorf("MPSGraph model: run: Insufficient Memory (MTLCommandBufferErrorOutOfMemory): the graph's intermediates need %d bytes at once, with %d of the device's %d bytes free: %w",
+			n, max(d.workingSet-(now-n), 0), d.workingSet, gpu.ErrOutOfMemory)
+	}
+	return func() { d.allocated.Add(-n) }, nil
+}
+
 func (d *device) NewGraph() gpu.Backend { return &backend{} }
 
 func (d *device) NewQueue() (gpu.Queue, error) { return newQueue(d), nil }

@@ -16,6 +16,7 @@ type executable struct {
 	feeds    []gpu.Tensor
 	targets  []gpu.Tensor
 	lastUse  map[int]int // node ID -> index in nodes of its last user; len(nodes) for targets
+	peak     int64       // bytes of intermediates a run holds at most (peakBytes)
 	released atomic.Bool
 }
 

@@ -129,6 +129,13 @@ func (cb *commandBuffer) Encode(exe gpu.Executable, inputs, outputs []gpu.Data) 
 		}
 	}
 	return cb.record(name, func() error {
+		// The intermediates' memory first: a graph that does not fit runs
+		// nothing and writes no output.
+		release, err := dev.reserve(e.peak)
+		if err != nil {
+			return err
+		}
+		defer release()
 		// Every input is read before any output is written, so outputs may
 		// alias inputs.
 		var room [4]*value // no allocation for a program of few inputs

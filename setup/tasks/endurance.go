@@ -23,9 +23,13 @@ func enduranceDrivers(goos string) []string {
 	return []string{"host", "metal-model"}
 }
 
+// maskSeeds is how many seeds TestMobileNetV2MaskFlips runs at each size.
+const maskSeeds = 10
+
 // Endurance runs tests/integration's TestEndurance, the long runs (a Keras
 // and a flax/optax training of steps steps each, and both frameworks in
-// one process from four threads), once per driver, in a venv with the
+// one process from four threads), and TestMobileNetV2MaskFlips, the
+// accuracy of a real model over maskSeeds seeds, once per driver, in a venv with the
 // pinned TensorFlow and jax, flax and optax, and the library installed as
 // a user's install puts it. Each driver's figures go to
 // build/endurance/<driver>.json. The weekly workflow and the release run
@@ -67,7 +71,8 @@ func Endurance(logf Logf, steps int) error {
 			os.Remove(p)
 		}
 	}()
-	env := append(build.Env(r), "METALPLUG_ENDURANCE_PYTHON="+r.Interpreter.Path, "METALPLUG_ENDURANCE_STEPS="+strconv.Itoa(steps))
+	env := append(build.Env(r), "METALPLUG_ENDURANCE_PYTHON="+r.Interpreter.Path, "METALPLUG_ENDURANCE_STEPS="+strconv.Itoa(steps),
+		"METALPLUG_MASK_SEEDS="+strconv.Itoa(maskSeeds))
 	for _, drv := range enduranceDrivers(r.GOOS) {
 		report, _ := filepath.Abs(filepath.Join("build", "endurance", drv+".json"))
 		denv := append(env, "METALPLUG_ENDURANCE_REPORT="+report)
@@ -78,7 +83,7 @@ func Endurance(logf Logf, steps int) error {
 			denv = append(denv, "METALPLUG_HOST_DEVICE=1", "METALPLUG_DRIVER="+drv)
 		}
 		logf("== endurance on %s: %d steps", drv, steps)
-		if err := run(denv, "go", "test", "-count=1", "-v", "-timeout=180m", "-run=^TestEndurance$", "./tests/integration/"); err != nil {
+		if err := run(denv, "go", "test", "-count=1", "-v", "-timeout=180m", "-run=^(TestEndurance|TestMobileNetV2MaskFlips)$", "./tests/integration/"); err != nil {
 			return fmt.Errorf("endurance on %s: %w", drv, err)
 		}
 	}

@@ -430,7 +430,12 @@ func runModule(o Options, pytest, logs, name, platform string, ids ...string) (*
 	if len(ids) > 0 {
 		targets = ids
 	}
-	args := append(targets, "-q", "-p", "no:cacheprovider",
+	// -v names each test in the log as it ends, so a module cut short by
+	// its timeout still shows where it stood; --tb=native formats a
+	// failure without repr() of the frames' arguments, which for a test
+	// timed out mid-computation waits on the device's unfinished arrays
+	// (random_lax_test on the model sat 35 minutes in that repr).
+	args := append(targets, "-v", "--tb=native", "-p", "no:cacheprovider",
 		"--junitxml="+xmlPath, "-o", "junit_logging=no", "-rN",
 		fmt.Sprintf("--timeout=%d", int(o.TestTimeout.Seconds())))
 	if o.Workers > 1 {

@@ -23,8 +23,16 @@ func enduranceDrivers(goos string) []string {
 	return []string{"host", "metal-model"}
 }
 
-// maskSeeds is how many seeds TestMobileNetV2MaskFlips runs at each size.
+// maskSeeds is how many seeds TestMobileNetV2MaskFlips runs at each size
+// (METALPLUG_MASK_SEEDS says otherwise, for a quick try of the target).
 const maskSeeds = 10
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
 
 // Endurance runs tests/integration's TestEndurance, the long runs (a Keras
 // and a flax/optax training of steps steps each, and both frameworks in
@@ -72,7 +80,7 @@ func Endurance(logf Logf, steps int) error {
 		}
 	}()
 	env := append(build.Env(r), "METALPLUG_ENDURANCE_PYTHON="+r.Interpreter.Path, "METALPLUG_ENDURANCE_STEPS="+strconv.Itoa(steps),
-		"METALPLUG_MASK_SEEDS="+strconv.Itoa(maskSeeds))
+		"METALPLUG_MASK_SEEDS="+envOr("METALPLUG_MASK_SEEDS", strconv.Itoa(maskSeeds)))
 	for _, drv := range enduranceDrivers(r.GOOS) {
 		report, _ := filepath.Abs(filepath.Join("build", "endurance", drv+".json"))
 		denv := append(env, "METALPLUG_ENDURANCE_REPORT="+report)

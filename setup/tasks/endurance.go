@@ -50,7 +50,7 @@ func Endurance(logf Logf, steps int) error {
 	if err != nil {
 		return err
 	}
-	name := "endurance-" + strings.NewReplacer("=", "", "*", "", "<", "", ">", "", ",", "").Replace(tfReq+"-"+jax.Requirement)
+	name := "endurance-" + venvPart(tfReq) + "-" + venvPart(jax.Requirement)
 	dir, err := venv.Ensure(name, jax.Base, []string{tfReq, jax.Requirement, "flax", "optax"}, logf)
 	if err != nil {
 		return err
@@ -96,4 +96,11 @@ func Endurance(logf Logf, steps int) error {
 		}
 	}
 	return nil
+}
+
+// venvPart makes a requirement part of a venv's name: tensorflow-cpu==2.21.*
+// is tensorflow-cpu-2.21.
+func venvPart(req string) string {
+	f := strings.FieldsFunc(req, func(r rune) bool { return strings.ContainsRune("=*<>,! ", r) })
+	return strings.Trim(strings.Join(f, "-"), ".-")
 }

@@ -29,3 +29,11 @@ func TestMovePin(t *testing.T) {
 		t.Fatalf("a refused pin changed the file to %q", b)
 	}
 }
+
+func TestVenvPart(t *testing.T) {
+	for req, want := range map[string]string{"tensorflow-cpu==2.21.*": "tensorflow-cpu-2.21", "jax==0.12.*": "jax-0.12", "flax>=0.12,<1": "flax-0.12-1"} {
+		if got := venvPart(req); got != want {
+			t.Errorf("venvPart(%q) = %q, want %q", req, got, want)
+		}
+	}
+}

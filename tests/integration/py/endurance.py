@@ -147,8 +147,13 @@ def threads_run():
         alone.append(float(loss))
     out = [None] * len(kinds)
 
-    def worker(k, make, seed):
-        step, wrong = make(seed)
+    # Made one after another, before any thread starts: Keras seeds its
+    # initialisers from a process-wide generator, so models made at once
+    # would draw each other's numbers.
+    made = [make(seed) for _, make, seed in kinds]
+
+    def worker(k):
+        step, wrong = made[k]
         res = {"asked_wrong": 0, "raised": 0, "errors": []}
         loss = float("nan")
         try:
@@ -165,7 +170,7 @@ def threads_run():
         res["loss"] = float(loss)
         out[k] = res
 
-    ts = [threading.Thread(target=worker, args=(k, make, seed)) for k, (_, make, seed) in enumerate(kinds)]
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(len(kinds))]
     for t in ts:
         t.start()
     for t in ts:

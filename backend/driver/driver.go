@@ -9,6 +9,8 @@
 package driver
 
 import (
+	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -86,4 +88,17 @@ type Event interface {
 // Executable is a compiled program.
 type Executable interface {
 	Program() *ir.Program
+}
+
+// Signature names a program by its parameters' and results' types, for
+// the errors of its runs: "a program (float32[2,3], int32[]) -> (float32[2])".
+func Signature(params, results []ir.TensorType) string {
+	list := func(ts []ir.TensorType) string {
+		parts := make([]string, len(ts))
+		for i, t := range ts {
+			parts[i] = t.String()
+		}
+		return strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("a program (%s) -> (%s)", list(params), list(results))
 }

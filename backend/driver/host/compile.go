@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
 	"github.com/metalplug/metalplug/backend/status"
 )
@@ -86,18 +87,8 @@ type executable struct {
 // Program implements driver.Executable.
 func (e *executable) Program() *ir.Program { return e.prog }
 
-// signature names the program by its parameters' and results' types, for
-// errors of its runs: "a program (float32[2,3], int32[]) -> (float32[2])".
-func (e *executable) signature() string {
-	list := func(ts []ir.TensorType) string {
-		parts := make([]string, len(ts))
-		for i, t := range ts {
-			parts[i] = t.String()
-		}
-		return strings.Join(parts, ", ")
-	}
-	return fmt.Sprintf("a program (%s) -> (%s)", list(e.params), list(e.results))
-}
+// signature names the program by its types, for errors of its runs.
+func (e *executable) signature() string { return driver.Signature(e.params, e.results) }
 
 // testHookStep, when set, runs before every kernel step; tests use it to force
 // a panic inside execution.

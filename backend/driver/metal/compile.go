@@ -3,7 +3,6 @@ package metal
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
@@ -37,18 +36,8 @@ var _ driver.Executable = (*executable)(nil)
 // Program implements driver.Executable.
 func (e *executable) Program() *ir.Program { return e.prog }
 
-// signature names the program by its parameters' and results' types, for
-// errors of its runs: "a program (float32[2,3], int32[]) -> (float32[2])".
-func (e *executable) signature() string {
-	list := func(ts []ir.TensorType) string {
-		parts := make([]string, len(ts))
-		for i, t := range ts {
-			parts[i] = t.String()
-		}
-		return strings.Join(parts, ", ")
-	}
-	return fmt.Sprintf("a program (%s) -> (%s)", list(e.params), list(e.results))
-}
+// signature names the program by its types, for errors of its runs.
+func (e *executable) signature() string { return driver.Signature(e.params, e.results) }
 
 func (e *executable) release() {
 	if e.exe != nil {

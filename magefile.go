@@ -128,7 +128,7 @@ func jaxsuiteModules(checkout, modules, driver string) error {
 // JaxsuiteReport classifies the failures in docs/jax_suite.json again with the current rules and renders docs/jax_suite.md (the host driver's and the model's runs side by side), running nothing.
 func JaxsuiteReport() error { return jaxsuite.Render(".") }
 
-// Endurance runs the long runs (Keras and flax/optax trainings of steps steps each, both frameworks in one process from four threads) on each driver and checks memory, caches and results stay put (weekly and before a release: about an hour at 10000 steps).
+// Endurance runs the long runs (Keras and flax/optax trainings of steps steps each, both frameworks in one process from four threads) on each driver and checks memory, caches and results stay put (weekly and before a release: about 20 minutes at 10000 steps here).
 func Endurance(steps int) error { return tasks.Endurance(logf, steps) }
 
 // Demo makes a venv with the pinned TensorFlow, installs the plugin and trains a Keras model on the device.

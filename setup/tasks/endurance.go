@@ -41,7 +41,8 @@ func envOr(name, def string) string {
 // pinned TensorFlow and jax, flax and optax, and the library installed as
 // a user's install puts it. Each driver's figures go to
 // build/endurance/<driver>.json. The weekly workflow and the release run
-// it; it takes about an hour at 10,000 steps here, too long for every push.
+// it; it takes about 20 minutes at 10,000 steps here, too long
+// for every push.
 func Endurance(logf Logf, steps int) error {
 	if steps < 100 {
 		return fmt.Errorf("endurance: %d steps is too few to see a trend (at least 100; the weekly run takes 10000)", steps)

@@ -34,31 +34,20 @@ func complexOperands(n int, lo, hi int) []complex128 {
 // zero imaginary part).
 func runComplex(t *testing.T, f func(b *ir.Builder, xs []ir.Value) ir.Value, args ...[]complex128) []complex128 {
 	t.Helper()
-	b := ir.NewBuilder()
-	var ps []ir.Value
 	var ins []eval.Tensor
 	for _, a := range args {
-		tt := ir.TensorType{DType: ir.C64, Shape: ir.Shape{len(a)}}
-		ps = append(ps, b.Parameter(tt))
-		in := eval.New(tt)
+		in := eval.New(ir.TensorType{DType: ir.C64, Shape: ir.Shape{len(a)}})
 		for i, z := range a {
 			in.C[i] = complex128(complex64(z))
 		}
 		ins = append(ins, in)
 	}
-	p, err := b.Build(f(b, ps))
-	if err != nil {
-		t.Fatal(err)
+	out := evaluate(t, f, ins...)
+	if out.Type.DType == ir.C64 {
+		return out.C
 	}
-	out, err := eval.Run(p, ins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out[0].Type.DType == ir.C64 {
-		return out[0].C
-	}
-	zs := make([]complex128, len(out[0].F))
-	for i, v := range out[0].F {
+	zs := make([]complex128, len(out.F))
+	for i, v := range out.F {
 		zs[i] = complex(v, 0)
 	}
 	return zs

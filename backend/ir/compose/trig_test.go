@@ -50,13 +50,21 @@ func values(n int) []float64 {
 // run evaluates f over float32 operands with the IR's reference semantics.
 func run(t *testing.T, f func(b *ir.Builder, xs []ir.Value) ir.Value, args ...[]float64) []float64 {
 	t.Helper()
-	b := ir.NewBuilder()
-	var ps []ir.Value
 	var ins []eval.Tensor
 	for _, a := range args {
-		tt := ir.TensorType{DType: ir.F32, Shape: ir.Shape{len(a)}}
-		ps = append(ps, b.Parameter(tt))
-		ins = append(ins, eval.FromFloats(tt, a...))
+		ins = append(ins, eval.FromFloats(ir.TensorType{DType: ir.F32, Shape: ir.Shape{len(a)}}, a...))
+	}
+	return evaluate(t, f, ins...).F
+}
+
+// evaluate builds f over parameters of the inputs' types and runs it with
+// the IR's reference semantics.
+func evaluate(t *testing.T, f func(b *ir.Builder, xs []ir.Value) ir.Value, ins ...eval.Tensor) eval.Tensor {
+	t.Helper()
+	b := ir.NewBuilder()
+	var ps []ir.Value
+	for _, in := range ins {
+		ps = append(ps, b.Parameter(in.Type))
 	}
 	p, err := b.Build(f(b, ps))
 	if err != nil {
@@ -66,7 +74,7 @@ func run(t *testing.T, f func(b *ir.Builder, xs []ir.Value) ir.Value, args ...[]
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out[0].F
+	return out[0]
 }
 
 // check compares got with want (float64, rounded to float32 here): NaN

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The fixtures (paths in them rewritten to /work/fx) are real `go test -json` output of testdata/fx, a package
+// The fixtures (paths in them rewritten relative to this package, testdata/fx) are real `go test -json` output of testdata/fx, a package
 // whose tests fail on purpose, run the way setup/tasks runs the Metal
 // driver's (SIDE picks the behaviour):
 //

@@ -184,25 +184,32 @@ func (d *Driver) Lookup(p unsafe.Pointer) (base unsafe.Pointer, offset, size int
 func (d *Driver) freeLocked() int64 { return d.capacity - d.used - d.working }
 
 // reserve holds the bytes of e's intermediates (its peak) from the
-// capacity for a run, until the returned function gives them back. Memory
-// the device does not have is a ResourceExhausted error naming the
-// program's types, and nothing has run then.
-func (d *Driver) reserve(e *executable) (release func(), err error) {
+// capacity for a run, until release(e) gives them back. Memory the device
+// does not have is a ResourceExhausted error naming the program's types,
+// and nothing has run then. (A method pair, not a returned closure, so
+// that a run allocates nothing for it.)
+func (d *Driver) reserve(e *executable) error {
 	n := e.peak
 	if n <= 0 {
-		return func() {}, nil
+		return nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if free := d.freeLocked(); n > free {
-		return nil, status.Exhausted(fmt.Errorf("host: execute %s: its intermediates need %d bytes at once: out of memory, %d of %d bytes free", e.signature(), n, free, d.capacity))
+		return status.Exhausted(fmt.Errorf("host: execute %s: its intermediates need %d bytes at once: out of memory, %d of %d bytes free", e.signature(), n, free, d.capacity))
 	}
 	d.working += n
-	return func() {
-		d.mu.Lock()
-		d.working -= n
-		d.mu.Unlock()
-	}, nil
+	return nil
+}
+
+// release gives back what reserve held for a run of e.
+func (d *Driver) release(e *executable) {
+	if e.peak <= 0 {
+		return
+	}
+	d.mu.Lock()
+	d.working -= e.peak
+	d.mu.Unlock()
 }
 
 // MemoryUsage reports mapped bytes (whole pages) and the capacity.
@@ -247,10 +254,9 @@ func (d *Driver) Run(exe driver.Executable, args, results []unsafe.Pointer) erro
 	if !ok {
 		return fmt.Errorf("host: run: executable %T was not compiled by the host driver", exe)
 	}
-	release, err := d.reserve(e)
-	if err != nil {
+	if err := d.reserve(e); err != nil {
 		return err
 	}
-	defer release()
+	defer d.release(e)
 	return e.run(args, results)
 }

@@ -70,11 +70,10 @@ func (s *stream) ExecuteNamed(name string, exe driver.Executable, args, results 
 // run executes e, timed for the trace, holding the memory its
 // intermediates need while it runs.
 func (s *stream) run(name string, e *executable, args, results []unsafe.Pointer) error {
-	release, err := s.d.reserve(e)
-	if err != nil {
+	if err := s.d.reserve(e); err != nil {
 		return err
 	}
-	defer release()
+	defer s.d.release(e)
 	return driver.Timed(s.id, driver.TraceKernel, name, func() error { return e.run(args, results) })
 }
 

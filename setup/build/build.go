@@ -59,11 +59,12 @@ type Options struct {
 // (kernels_experimental.h) without exporting it.
 var Releases = []string{"2.19.1", "2.20.0", "2.21.0"}
 
-// DarwinDeploymentTarget is the oldest macOS the library runs on. The Metal
-// driver's floor is macOS 12.0, set by MPSGraphExecutable (compile and encode)
-// and maximumWithNaNPropagation; Go 1.26 itself needs macOS 12 too. Newer
-// APIs (sort and bitwise ops from 13.0, reinterpretCast from 13.2, MPSNDArray
-// at an offset from 15.0) are looked up at run time, with fallbacks.
+// DarwinDeploymentTarget is the oldest macOS the library loads on: Go 1.26
+// itself needs macOS 12. The Metal driver declines a release before its own
+// floor (metal.MinimumMacOS, 13.0) in one line at open, so on macOS 12 the
+// library loads and TensorFlow and jax keep their CPUs. APIs newer than
+// that (reinterpretCast from 13.2, MPSNDArray at an offset from 15.0) are
+// looked up at run time, with fallbacks.
 const DarwinDeploymentTarget = "12.0"
 
 // LibraryName is the file TensorFlow loads on the probed OS.

@@ -14,7 +14,7 @@ const DriversPath = "docs/drivers.md"
 
 // modelReleases are the releases whose model TestConformance and
 // TestOlderReleases (backend/driver/metal) run the conformance suite on.
-var modelReleases = "macOS 15.0, 14.6, 13.0 and 12.3"
+var modelReleases = "macOS 15.0, 14.6 and 13.0"
 
 // Drivers renders docs/drivers.md: for every IR op, what each driver does
 // with it, from the Metal driver's own tables (Lowered, NotLowered,

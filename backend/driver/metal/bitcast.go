@@ -38,7 +38,7 @@ func lowerBitcast(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		}
 		return l.intToInt(x, src, dst)
 	}
-	if !l.g.Has(gpu.OpReinterpretCast) || !l.g.Has(gpu.OpBitwiseAND) {
+	if !l.g.Has(gpu.OpReinterpretCast) {
 		return tensor{}, fallback(in.Op, "%v to %v reads bits with reinterpretCastTensor and bitwise ops (macOS 13.2)", src, dst)
 	}
 	switch {

@@ -144,9 +144,6 @@ func (l *lowering) low32(x tensor, src ir.DType) (tensor, error) {
 		w = l.sel(l.ge(w, l.intConst(1<<31, i64)), l.sub(w, l.intConst(1<<32, i64)), w)
 		return l.cast(w, i32), nil
 	case ir.I64:
-		if !l.g.Has(gpu.OpBitwiseAND) {
-			return tensor{}, fallback(ir.OpConvert, "narrowing int64 needs bitwise ops (macOS 13)")
-		}
 		w := l.band(x, l.intConst(1<<32-1, i64))
 		w = l.sel(l.ge(w, l.intConst(1<<31, i64)), l.sub(w, l.intConst(1<<32, i64)), w)
 		return l.cast(w, i32), nil

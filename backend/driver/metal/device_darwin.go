@@ -26,10 +26,13 @@ package metal
 // // over the Neural Engine and the CPU and slower compiles), inside @try:
 // // MPSGraph reports what it cannot compile with an exception. It writes,
 // // for each feed and target of the executable in its own order, the
-// // position of that tensor in feedList and targetList, and returns the
-// // executable retained, or NULL and the reason (*err, malloc'd).
+// // position of that tensor in feedList and targetList, and the number of
+// // feeds in *nFeeds: MPSGraph may prune a placeholder nothing reads (a
+// // parameter the program ignores), which is then not bound at all. It
+// // returns the executable retained, or NULL and the reason (*err,
+// // malloc'd).
 // static void *metalplugCompile(void *graph, void *device, void *feedDict, void *feedList, void *targetList,
-// 		int32_t *feedPos, int32_t *targetPos, char **err) {
+// 		int32_t *feedPos, int32_t *nFeeds, int32_t *targetPos, char **err) {
 // 	@autoreleasepool {
 // 		@try {
 // 			MPSGraph *g = (__bridge MPSGraph *)graph;
@@ -47,7 +50,7 @@ package metal
 // 				return NULL;
 // 			}
 // 			NSArray<MPSGraphTensor *> *ef = exe.feedTensors, *et = exe.targetTensors;
-// 			if (ef.count != feeds.count || et.count != targets.count) {
+// 			if (ef.count > feeds.count || et.count != targets.count) {
 // 				asprintf(err, "MPSGraph's executable has %lu feeds and %lu targets, want %lu and %lu",
 // 					(unsigned long)ef.count, (unsigned long)et.count, (unsigned long)feeds.count, (unsigned long)targets.count);
 // 				return NULL;
@@ -60,6 +63,7 @@ package metal
 // 				}
 // 				feedPos[k] = (int32_t)p;
 // 			}
+// 			*nFeeds = (int32_t)ef.count;
 // 			for (NSUInteger k = 0; k < et.count; k++) {
 // 				NSUInteger p = [targets indexOfObjectIdenticalTo:et[k]];
 // 				if (p == NSNotFound) {
@@ -383,9 +387,11 @@ func scatterMode(m gpu.ScatterMode) mpsgraph.ScatterMode {
 
 // compiled is an MPSGraphExecutable and, for each of its feeds and targets
 // (in the order it chose), the position of that tensor in the order the
-// driver compiled with.
+// driver compiled with; inputs is how many feeds the driver compiled with
+// (MPSGraph may have pruned some: those are not bound).
 type compiled struct {
 	exe       mpsgraph.Executable
+	inputs    int
 	feedPos   []int
 	targetPos []int
 }
@@ -415,16 +421,17 @@ func (b *graph) Compile(feeds, targets []gpu.Tensor) (gpu.Executable, error) {
 		feedPos := make([]C.int32_t, len(feeds)+1)
 		targetPos := make([]C.int32_t, len(targets)+1)
 		var why *C.char
+		var nFeeds C.int32_t
 		p := C.metalplugCompile(b.g.Ptr(), b.dev.gdev.Ptr(), dict.Ptr(), foundation.ArrayOf(fs).Ptr(), foundation.ArrayOf(ts).Ptr(),
-			&feedPos[0], &targetPos[0], &why)
+			&feedPos[0], &nFeeds, &targetPos[0], &why)
 		if p == nil {
 			if err := errorFromC(why); err != nil {
 				return err
 			}
 			return fmt.Errorf("MPSGraph did not compile the graph")
 		}
-		out = &compiled{exe: mpsgraph.ExecutableFrom(p)} // retained by metalplugCompile
-		for _, k := range feedPos[:len(feeds)] {
+		out = &compiled{exe: mpsgraph.ExecutableFrom(p), inputs: len(feeds)} // retained by metalplugCompile
+		for _, k := range feedPos[:nFeeds] {
 			out.feedPos = append(out.feedPos, int(k))
 		}
 		for _, k := range targetPos[:len(targets)] {

@@ -69,6 +69,9 @@ func lowerUnary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	case ir.OpSqrt:
 		return l.g.SquareRoot(x), nil
 	case ir.OpRsqrt:
+		if l.g.Has(gpu.OpReciprocalSquareRoot) {
+			return l.g.ReciprocalSquareRoot(x), nil
+		}
 		return l.g.ReverseSquareRoot(x), nil
 	case ir.OpTanh:
 		return l.g.Tanh(x), nil
@@ -143,9 +146,6 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 			}
 			return l.maximum(x, y), nil
 		}
-		if !l.g.Has(gpu.OpBitwiseAND) {
-			return tensor{}, fallback(in.Op, "bitwise ops on %v need macOS 13", d)
-		}
 		if in.Op == ir.OpAnd {
 			return l.band(x, y), nil
 		}
@@ -154,12 +154,9 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		if d == ir.Bool {
 			return l.boolToU8(l.ne(x, y)), nil
 		}
-		if !l.g.Has(gpu.OpBitwiseAND) {
-			return tensor{}, fallback(in.Op, "bitwise ops on %v need macOS 13", d)
-		}
 		return l.bxor(x, y), nil
 	case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
-		if !l.g.Has(gpu.OpBitwiseAND) || !l.g.Has(gpu.OpReinterpretCast) {
+		if !l.g.Has(gpu.OpReinterpretCast) {
 			return tensor{}, fallback(in.Op, "shifts of %v need bitwise ops and reinterpretCastTensor (macOS 13.2)", d)
 		}
 		return l.shift(in.Op, d, x, y)
@@ -189,7 +186,7 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 			// types go through int32.
 			var q, r tensor
 			if d == ir.I64 || d == ir.U32 {
-				if !l.g.Has(gpu.OpBitwiseAND) || !l.g.Has(gpu.OpReinterpretCast) {
+				if !l.g.Has(gpu.OpReinterpretCast) {
 					return tensor{}, fallback(in.Op, "integer division of %v is bit by bit, with bitwise ops and reinterpretCast (macOS 13.2)", d)
 				}
 				q, r = l.longDivRem(x, y, d)
@@ -293,9 +290,6 @@ func (l *lowering) intPow(x, y tensor, d ir.DType) (tensor, error) {
 	x, y = l.widen(x, d), l.widen(y, d)
 	dt := x.DType
 	bitwise := dt != i32
-	if bitwise && !l.g.Has(gpu.OpBitwiseAND) {
-		return tensor{}, fallback(ir.OpPow, "integer power of %v needs bitwise ops (macOS 13)", d)
-	}
 	zero, one, two := l.scalar(0, dt), l.scalar(1, dt), l.scalar(2, dt)
 	odd := func(e tensor) tensor {
 		if bitwise {
@@ -379,7 +373,7 @@ func (l *lowering) shift(op ir.Op, d ir.DType, x, n tensor) (tensor, error) {
 // a NaN's sign and payload. Before reinterpretCast (macOS 13.2) it is
 // negativeWithTensor, whose NaNs may come out of either sign.
 func (l *lowering) negBits(x tensor) tensor {
-	if !l.g.Has(gpu.OpReinterpretCast) || !l.g.Has(gpu.OpBitwiseXOR) || x.DType != gpu.Float32 {
+	if !l.g.Has(gpu.OpReinterpretCast) || x.DType != gpu.Float32 {
 		return l.neg(x)
 	}
 	bits := l.reinterpret(x, gpu.Int32)

@@ -138,9 +138,6 @@ func lowerGather(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	switch to.DType {
 	case ir.I32, ir.U32, ir.I64:
 		// Exact: gather carries integers through float32.
-		if !l.wideGatherOK() {
-			return tensor{}, fallback(in.Op, "gather of %v: exact only in 16-bit pieces, cut with bitwise ops (macOS 13)", to.DType)
-		}
 		got = l.wideGather(flat, func(t tensor) tensor { return l.g.Gather(t, lin, 0) })
 	default:
 		got = l.g.Gather(flat, lin, 0)
@@ -375,9 +372,6 @@ func (l *lowering) scatterParts(op ir.Op, data, upd, lin tensor, d ir.DType) (te
 		dh, dl := cut(data)
 		uh, ul := cut(upd)
 		return l.add(l.mul(set(dh, uh), k), set(dl, ul)), nil
-	}
-	if !l.g.Has(gpu.OpBitwiseAND) {
-		return tensor{}, fallback(op, "scatter of %v: exact only in 16-bit parts, cut with bitwise ops (macOS 13)", d)
 	}
 	parts := 4
 	if d == ir.U32 {

@@ -291,7 +291,7 @@ func (l *lowering) store(x tensor, d ir.DType) (tensor, error) {
 	case ir.F16:
 		return l.cast(x, gpu.Float16), nil
 	case ir.BF16:
-		if !l.g.Has(gpu.OpReinterpretCast) || !l.g.Has(gpu.OpBitwiseAND) {
+		if !l.g.Has(gpu.OpReinterpretCast) {
 			return x, fallback(ir.OpParameter, "bfloat16 needs reinterpretCastTensor and bitwise ops (macOS 13.2)")
 		}
 		bits := l.bf16RoundBits(x)
@@ -328,7 +328,7 @@ func (l *lowering) roundHalf(x tensor, d ir.DType) (tensor, error) {
 	case ir.F16:
 		return l.cast(l.cast(x, gpu.Float16), gpu.Float32), nil
 	case ir.BF16:
-		if !l.g.Has(gpu.OpReinterpretCast) || !l.g.Has(gpu.OpBitwiseAND) {
+		if !l.g.Has(gpu.OpReinterpretCast) {
 			return x, fallback(ir.OpConvert, "bfloat16 needs reinterpretCastTensor and bitwise ops (macOS 13.2)")
 		}
 		return l.reinterpret(l.bf16RoundBits(x), gpu.Float32), nil

@@ -72,10 +72,15 @@ var _ driver.Driver = (*Driver)(nil)
 // ErrNoDevice is what Open returns where there is no Metal device.
 var ErrNoDevice = errors.New("metal: no Metal device")
 
-// MinimumMacOS is the first release the lowering runs on: it calls
-// methods of macOS 12.3 (gatherAlongAxis, scatterND with a mode, the
-// NaN-propagating maximum and minimum) without a fallback.
-var MinimumMacOS = gpu.Version{Major: 12, Minor: 3}
+// MinimumMacOS is the first release the lowering runs on. The driver holds
+// bool as uint8, and before macOS 13.0 uint8 is not native in MPSGraph's
+// kernels (PyTorch's MPS backend refuses uint8 unary and binary ops there:
+// "MPS support unary op with uint8 natively starting from macOS 13.0");
+// every comparison, select and mask would need a conversion around it.
+// 13.0 also brings the bitwise ops, argSort and cumulativeSum that sort,
+// random bits and exact wide gathers are built from, so nothing below it
+// needs a second lowering.
+var MinimumMacOS = gpu.Version{Major: 13, Minor: 0}
 
 func newDriver(dev gpu.Device, name string, opts Options) (*Driver, error) {
 	if v := dev.MacOS(); !v.AtLeast(MinimumMacOS) {

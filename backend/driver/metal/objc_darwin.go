@@ -73,12 +73,13 @@ func numbers(v []int) []foundation.INumber {
 }
 
 // missingMethods lists the MPSGraph methods the contract says macOS v has
+// (and does not deprecate, since the lowering calls no deprecated method)
 // and this one lacks: the table's releases checked against the running
 // system, at Open.
 func missingMethods(v gpu.Version) []string {
 	var missing []string
 	for _, op := range gpu.Ops() {
-		if v.AtLeast(op.Since()) && !instancesRespond("MPSGraph", op.Method()) {
+		if op.On(v) && !instancesRespond("MPSGraph", op.Method()) {
 			missing = append(missing, op.Method())
 		}
 	}

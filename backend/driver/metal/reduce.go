@@ -3,7 +3,6 @@ package metal
 import (
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 	"github.com/metalplug/metalplug/backend/ir"
@@ -272,9 +271,6 @@ func (l *lowering) complexSum(in ir.Instr, x, init val) (tensor, error) {
 // order is then the signed order of the flipped bits (for ui16 and ui64
 // held as int16 and int64, their unsigned order).
 func (l *lowering) flipAll(xs, inits []val) ([]val, []val, error) {
-	if !l.g.Has(gpu.OpBitwiseXOR) {
-		return nil, nil, fallback(ir.OpReduceRegion, "integers compared with the top bit flipped (unsigned types held as signed) are flipped with bitwise ops (macOS 13)")
-	}
 	fx, fi := slices.Clone(xs), slices.Clone(inits)
 	for i := range fx {
 		fx[i].t = l.flipTop(xs[i].t, xs[i].typ.DType)
@@ -327,9 +323,6 @@ func (l *lowering) monoid(in ir.Instr, op ir.Op, x, init val, rt ir.TensorType) 
 func (l *lowering) bitwiseReduce(op ir.Op, x val, axes []int, rt ir.TensorType) (tensor, error) {
 	if len(axes) == 0 {
 		return l.identity(x.t), nil
-	}
-	if !l.g.Has(gpu.OpBitwiseAND) {
-		return tensor{}, fallback(ir.OpReduceRegion, "a bitwise %s of integers is reduced bit by bit, with bitwise ops (macOS 13)", strings.ToLower(op.String()))
 	}
 	d := x.typ.DType
 	dt := mustPhys(d)

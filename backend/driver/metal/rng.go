@@ -33,9 +33,6 @@ func lowerRng(l *lowering, in ir.Instr, args []val) (tensor, error) {
 	if in.Rng.Distribution != ir.RngUniform {
 		return tensor{}, fallback(in.Op, "%v numbers must match TensorFlow's CPU bit for bit", in.Rng.Distribution)
 	}
-	if !l.g.Has(gpu.OpBitwiseAND) {
-		return tensor{}, fallback(in.Op, "Philox needs MPSGraph's bitwise ops (macOS 13)")
-	}
 	group := 4
 	if d == ir.I64 {
 		group = 2

@@ -55,11 +55,11 @@ func lowerScatterRegion(l *lowering, in ir.Instr, args []val) ([]val, error) {
 		vectors := indexVectors(upds[0].typ, in.Scatter)
 		_, elementwise := inlinable(body, allOf(n))
 		switch {
-		case elementwise && in.Scatter.Unique && l.gathersExactly(ops):
+		case elementwise && in.Scatter.Unique:
 			return l.scatterRounds(in, ops, idx, upds, parts, 1) // each update meets its element once
 		case applied(body, n) && vectors <= maxRepeats:
 			return l.scatterRepeated(in, ops, idx, upds, parts, vectors)
-		case elementwise && l.gathersExactly(ops) && vectors <= maxRepeats && upds[0].typ.Shape.Size() <= maxRankedUpdates:
+		case elementwise && vectors <= maxRepeats && upds[0].typ.Shape.Size() <= maxRankedUpdates:
 			return l.scatterRounds(in, ops, idx, upds, parts, vectors)
 		}
 		return nil, err
@@ -252,22 +252,6 @@ func (l *lowering) scatterRounds(in ir.Instr, ops []val, idx val, upds []val, pa
 		parts[i].t = cur[i].t
 	}
 	return parts, nil
-}
-
-// gathersExactly says whether scatterRounds can gather every operand's
-// data exactly: floats and narrow integers as they are (exact in float32,
-// which MPSGraph's gather carries data in), 32- and 64-bit integers in
-// 16-bit pieces (bitwise ops, macOS 13).
-func (l *lowering) gathersExactly(vs []val) bool {
-	for _, v := range vs {
-		switch v.typ.DType {
-		case ir.I32, ir.U32, ir.I64:
-			if !l.wideGatherOK() {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // gatherSites is flat data (its dummy element last) at the int32

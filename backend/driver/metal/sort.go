@@ -33,9 +33,6 @@ const maxStableSortRow = 46340
 
 // canSort says whether a row of n elements sorts on the GPU here.
 func (l *lowering) canSort(op ir.Op, n int) error {
-	if !l.g.Has(gpu.OpArgSort) || !l.g.Has(gpu.OpCumulativeSum) || !l.g.Has(gpu.OpBitwiseAND) {
-		return fallback(op, "sorting needs MPSGraph's argSort, cumulativeSum and bitwise ops (macOS 13)")
-	}
 	if n > maxStableSortRow {
 		return fallback(op, "rows of %d elements (at most %d sort stably on the GPU)", n, maxStableSortRow)
 	}
@@ -248,8 +245,7 @@ func (l *lowering) gatherExact(axis int, v val, idx tensor) tensor {
 // rounds so too). int32 and uint32 go as two 16-bit halves, int64 as four
 // 16-bit pieces, each exact in float32, joined again by arithmetic that
 // cannot overflow: the high piece keeps the sign (an arithmetic shift for
-// the signed types), the others are in [0, 2^16). It needs bitwise ops
-// (macOS 13); callers check wideGatherOK first.
+// the signed types), the others are in [0, 2^16).
 func (l *lowering) wideGather(x tensor, gather func(tensor) tensor) tensor {
 	dt := x.DType
 	if dt != gpu.Int64 {
@@ -274,11 +270,6 @@ func (l *lowering) wideGather(x tensor, gather func(tensor) tensor) tensor {
 		acc = l.add(l.mul(acc, l.intConst(65536, i64)), g)
 	}
 	return acc
-}
-
-// wideGatherOK says whether wideGather can run here.
-func (l *lowering) wideGatherOK() bool {
-	return l.g.Has(gpu.OpBitwiseAND) && l.g.Has(gpu.OpBitwiseRightShift)
 }
 
 // gatherWide gathers int32 or uint32 data exactly along axis.

@@ -256,8 +256,8 @@ func (c *commandBuffer) Encode(exe gpu.Executable, inputs, outputs []gpu.Data) e
 	if c.committed {
 		return fmt.Errorf("encode after commit")
 	}
-	if len(inputs) != len(e.feedPos) || len(outputs) != len(e.targetPos) {
-		return fmt.Errorf("%d inputs and %d outputs for an executable of %d and %d", len(inputs), len(outputs), len(e.feedPos), len(e.targetPos))
+	if len(inputs) != e.inputs || len(outputs) != len(e.targetPos) {
+		return fmt.Errorf("%d inputs and %d outputs for an executable of %d and %d", len(inputs), len(outputs), e.inputs, len(e.targetPos))
 	}
 	first := len(c.data)
 	for _, pos := range e.feedPos {

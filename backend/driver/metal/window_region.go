@@ -133,9 +133,9 @@ func (l *lowering) cumulative(x, init tensor, t ir.TensorType, kind ir.ReduceKin
 	}
 	var s tensor
 	switch {
-	case kind == ir.ReduceSum && l.g.Has(gpu.OpCumulativeSum) && isNarrow(d):
+	case kind == ir.ReduceSum && isNarrow(d):
 		s = l.narrow(l.cumsum(l.cast(x, i32), axis), d)
-	case kind == ir.ReduceSum && l.g.Has(gpu.OpCumulativeSum) && l.g.Accepts(gpu.OpCumulativeSum, x.DType):
+	case kind == ir.ReduceSum && l.g.Accepts(gpu.OpCumulativeSum, x.DType):
 		s = l.cumsum(x, axis)
 	default:
 		s = l.scanAlong(x, axis, t.Shape[axis], combine)

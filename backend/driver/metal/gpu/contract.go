@@ -40,6 +40,7 @@ const (
 	OpLogarithm
 	OpSquareRoot
 	OpReverseSquareRoot
+	OpReciprocalSquareRoot
 	OpTanh
 	OpSigmoid
 	OpErf
@@ -145,6 +146,18 @@ type rule struct {
 	source string
 }
 
+// deprecation is the first release that deprecates a primitive's method,
+// and the primitive to call there instead: a deprecated method still
+// answers, but it is the one a later release drops first.
+type deprecation struct {
+	since   Version
+	instead Op
+}
+
+var deprecations = map[Op]deprecation{
+	OpReverseSquareRoot: {v15, OpReciprocalSquareRoot},
+}
+
 // Table is the contract, by primitive.
 var table = [numOps]rule{
 	OpPlaceholder: {"placeholderWithShape:dataType:name:", v11, anyType, nil, "hdr"},
@@ -152,23 +165,24 @@ var table = [numOps]rule{
 	OpFill:        {"constantWithScalar:shape:dataType:", v11, anyType, nil, "hdr"},
 	OpScalar:      {"constantWithScalar:shape:dataType:", v11, anyType, nil, "hdr"},
 
-	OpIdentity:          {"identityWithTensor:name:", v11, anyType, nil, "hdr"},
-	OpNegative:          {"negativeWithTensor:name:", v11, append([]DataType{}, floats...), nil, "lead: integer negation is built as 0 - x here"},
-	OpAbsolute:          {"absoluteWithTensor:name:", v11, append([]DataType{}, floats...), nil, "lead: integer absolute values are composed here"},
-	OpExponent:          {"exponentWithTensor:name:", v11, floats, nil, "hdr: transcendental ops are defined on floating-point tensors"},
-	OpLogarithm:         {"logarithmWithTensor:name:", v11, floats, nil, "hdr"},
-	OpSquareRoot:        {"squareRootWithTensor:name:", v11, floats, nil, "hdr"},
-	OpReverseSquareRoot: {"reverseSquareRootWithTensor:name:", v11, floats, nil, "hdr"},
-	OpTanh:              {"tanhWithTensor:name:", v11, floats, nil, "hdr"},
-	OpSigmoid:           {"sigmoidWithTensor:name:", v11, floats, nil, "hdr"},
-	OpErf:               {"erfWithTensor:name:", v11, floats, nil, "hdr"},
-	OpSin:               {"sinWithTensor:name:", v11, floats, nil, "hdr"},
-	OpCos:               {"cosWithTensor:name:", v11, floats, nil, "hdr"},
-	OpFloor:             {"floorWithTensor:name:", v11, floats, nil, "torch: MPSGraph has no floorOp_i64 kernel (pytorch#84995)"},
-	OpCeil:              {"ceilWithTensor:name:", v11, floats, nil, "torch: as floor"},
-	OpIsNaN:             {"isNaNWithTensor:name:", v11, floats, nil, "hdr"},
-	OpIsFinite:          {"isFiniteWithTensor:name:", v11, floats, nil, "hdr"},
-	OpNot:               {"notWithTensor:name:", v11, bools, nil, "hdr: logical not of a bool tensor"},
+	OpIdentity:             {"identityWithTensor:name:", v11, anyType, nil, "hdr"},
+	OpNegative:             {"negativeWithTensor:name:", v11, append([]DataType{}, floats...), nil, "lead: integer negation is built as 0 - x here"},
+	OpAbsolute:             {"absoluteWithTensor:name:", v11, append([]DataType{}, floats...), nil, "lead: integer absolute values are composed here"},
+	OpExponent:             {"exponentWithTensor:name:", v11, floats, nil, "hdr: transcendental ops are defined on floating-point tensors"},
+	OpLogarithm:            {"logarithmWithTensor:name:", v11, floats, nil, "hdr"},
+	OpSquareRoot:           {"squareRootWithTensor:name:", v11, floats, nil, "hdr"},
+	OpReverseSquareRoot:    {"reverseSquareRootWithTensor:name:", v11, floats, nil, "hdr; deprecated from macos(15.0) for reciprocalSquareRoot"},
+	OpReciprocalSquareRoot: {"reciprocalSquareRootWithTensor:name:", v15, floats, nil, "hdr: macos(15.0) (iOS 18.0)"},
+	OpTanh:                 {"tanhWithTensor:name:", v11, floats, nil, "hdr"},
+	OpSigmoid:              {"sigmoidWithTensor:name:", v11, floats, nil, "hdr"},
+	OpErf:                  {"erfWithTensor:name:", v11, floats, nil, "hdr"},
+	OpSin:                  {"sinWithTensor:name:", v11, floats, nil, "hdr"},
+	OpCos:                  {"cosWithTensor:name:", v11, floats, nil, "hdr"},
+	OpFloor:                {"floorWithTensor:name:", v11, floats, nil, "torch: MPSGraph has no floorOp_i64 kernel (pytorch#84995)"},
+	OpCeil:                 {"ceilWithTensor:name:", v11, floats, nil, "torch: as floor"},
+	OpIsNaN:                {"isNaNWithTensor:name:", v11, floats, nil, "hdr"},
+	OpIsFinite:             {"isFiniteWithTensor:name:", v11, floats, nil, "hdr"},
+	OpNot:                  {"notWithTensor:name:", v11, bools, nil, "hdr: logical not of a bool tensor"},
 
 	OpAddition:           {"additionWithPrimaryTensor:secondaryTensor:name:", v11, numeric, nil, "hdr"},
 	OpSubtraction:        {"subtractionWithPrimaryTensor:secondaryTensor:name:", v11, numeric, nil, "hdr"},
@@ -218,7 +232,7 @@ var table = [numOps]rule{
 	OpReductionMinimumNaN: {"reductionMinimumPropagateNaNWithTensor:axes:name:", v12_3, floats, nil, "hdr: first in the 12.3 SDK"},
 
 	OpArgSort:         {"argSortWithTensor:axis:descending:name:", v13, arith32, []gate{{Int64, v13_3, "torch: int64 sort from macOS 13.3"}}, "hdr: macos(13.0) (iOS 16.1); torch, Apple's comment: Int32, Half and Float32"},
-	OpCumulativeSum:   {"cumulativeSumWithTensor:axis:name:", v13, arith32, []gate{{Int64, v13_3, "torch: int64 from macOS 13.3"}, {Int8, v13_3, "torch: int8 and int16 cumsum broken before macOS 13.3"}, {Int16, v13_3, "torch"}}, "hdr: macos(13.0)"},
+	OpCumulativeSum:   {"cumulativeSumWithTensor:axis:name:", v13, arith32, []gate{{Int64, v13_3, "torch: int64 from macOS 13.3"}}, "hdr: macos(13.0); torch casts int8, int16 and uint8 to int32 on every release (Apple's radar 103810551: cumsum \"horribly broken for int8, int16\"), so they are not taken here either"},
 	OpGather:          {"gatherWithUpdatesTensor:indicesTensor:axis:batchDimensions:name:", v11, anyType, nil, "hdr; hw: integer data moves through float32 (exact within 2^24)"},
 	OpGatherAlongAxis: {"gatherAlongAxis:withUpdatesTensor:indicesTensor:name:", v12_3, anyType, nil, "hdr: macos(12.3); an index out of range gives 0; hw: as gather, integer data moves through float32"},
 	OpScatterND:       {"scatterNDWithDataTensor:updatesTensor:indicesTensor:batchDimensions:mode:name:", v12, arith32, nil, "hdr: the data-tensor form is macos(12.0); torch: float32, float16 and int32 data; hw: as gather, integer data moves through float32"},
@@ -228,7 +242,8 @@ var opNames = [numOps]string{
 	OpPlaceholder: "placeholder", OpConstant: "constant", OpFill: "fill", OpScalar: "scalar",
 	OpIdentity: "identity", OpNegative: "negative", OpAbsolute: "absolute", OpExponent: "exponent",
 	OpLogarithm: "logarithm", OpSquareRoot: "squareRoot", OpReverseSquareRoot: "reverseSquareRoot",
-	OpTanh: "tanh", OpSigmoid: "sigmoid", OpErf: "erf", OpSin: "sin", OpCos: "cos", OpFloor: "floor",
+	OpReciprocalSquareRoot: "reciprocalSquareRoot",
+	OpTanh:                 "tanh", OpSigmoid: "sigmoid", OpErf: "erf", OpSin: "sin", OpCos: "cos", OpFloor: "floor",
 	OpCeil: "ceil", OpIsNaN: "isNaN", OpIsFinite: "isFinite", OpNot: "not",
 	OpAddition: "addition", OpSubtraction: "subtraction", OpMultiplication: "multiplication",
 	OpDivision: "division", OpFloorModulo: "floorModulo", OpMaximum: "maximum", OpMinimum: "minimum",
@@ -269,6 +284,17 @@ func (op Op) Method() string { return table[op].method }
 
 // Since is the first macOS release with op.
 func (op Op) Since() Version { return table[op].since }
+
+// Deprecated is the first macOS release that deprecates op, and what to
+// call there instead; the zero Version when none does.
+func (op Op) Deprecated() (Version, Op) { d := deprecations[op]; return d.since, d.instead }
+
+// On reports whether the lowering may call op on macOS v: v has it and
+// does not deprecate it.
+func (op Op) On(v Version) bool {
+	d, ok := deprecations[op]
+	return v.AtLeast(op.Since()) && (!ok || !v.AtLeast(d.since))
+}
 
 // Source says where op's entry comes from.
 func (op Op) Source() string { return table[op].source }

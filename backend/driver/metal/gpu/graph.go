@@ -48,8 +48,8 @@ func (g *Graph) ClearErr() { g.err = nil }
 // MacOS is the release the graph is built for.
 func (g *Graph) MacOS() Version { return g.macOS }
 
-// Has reports whether the release offers op.
-func (g *Graph) Has(op Op) bool { return g.macOS.AtLeast(op.Since()) }
+// Has reports whether the release offers op and does not deprecate it.
+func (g *Graph) Has(op Op) bool { return op.On(g.macOS) }
 
 // Accepts reports whether op takes operands of type t on this release.
 func (g *Graph) Accepts(op Op, t DataType) bool { return g.Has(op) && op.Accepts(t, g.macOS) }
@@ -95,8 +95,12 @@ func (g *Graph) add(n *Node, shape []int, dt DataType) Tensor {
 			return g.fail(n.Op, n.Args, "an operand is no tensor")
 		}
 	}
-	if !g.Has(n.Op) {
+	if !g.macOS.AtLeast(n.Op.Since()) {
 		return g.fail(n.Op, n.Args, "%s needs %v; this is %v", n.Op.Method(), n.Op.Since(), g.macOS)
+	}
+	if !g.Has(n.Op) {
+		v, instead := n.Op.Deprecated()
+		return g.fail(n.Op, n.Args, "%s is deprecated from %v: use %s", n.Op.Method(), v, instead.Method())
 	}
 	check := dt
 	if len(n.Args) > 0 {
@@ -171,16 +175,19 @@ func (g *Graph) Exponent(x Tensor) Tensor          { return g.unary(OpExponent, 
 func (g *Graph) Logarithm(x Tensor) Tensor         { return g.unary(OpLogarithm, x) }
 func (g *Graph) SquareRoot(x Tensor) Tensor        { return g.unary(OpSquareRoot, x) }
 func (g *Graph) ReverseSquareRoot(x Tensor) Tensor { return g.unary(OpReverseSquareRoot, x) }
-func (g *Graph) Tanh(x Tensor) Tensor              { return g.unary(OpTanh, x) }
-func (g *Graph) Sigmoid(x Tensor) Tensor           { return g.unary(OpSigmoid, x) }
-func (g *Graph) Erf(x Tensor) Tensor               { return g.unary(OpErf, x) }
-func (g *Graph) Sin(x Tensor) Tensor               { return g.unary(OpSin, x) }
-func (g *Graph) Cos(x Tensor) Tensor               { return g.unary(OpCos, x) }
-func (g *Graph) Floor(x Tensor) Tensor             { return g.unary(OpFloor, x) }
-func (g *Graph) Ceil(x Tensor) Tensor              { return g.unary(OpCeil, x) }
-func (g *Graph) IsNaN(x Tensor) Tensor             { return g.unary(OpIsNaN, x) }
-func (g *Graph) IsFinite(x Tensor) Tensor          { return g.unary(OpIsFinite, x) }
-func (g *Graph) Not(x Tensor) Tensor               { return g.unary(OpNot, x) }
+func (g *Graph) ReciprocalSquareRoot(x Tensor) Tensor {
+	return g.unary(OpReciprocalSquareRoot, x)
+}
+func (g *Graph) Tanh(x Tensor) Tensor     { return g.unary(OpTanh, x) }
+func (g *Graph) Sigmoid(x Tensor) Tensor  { return g.unary(OpSigmoid, x) }
+func (g *Graph) Erf(x Tensor) Tensor      { return g.unary(OpErf, x) }
+func (g *Graph) Sin(x Tensor) Tensor      { return g.unary(OpSin, x) }
+func (g *Graph) Cos(x Tensor) Tensor      { return g.unary(OpCos, x) }
+func (g *Graph) Floor(x Tensor) Tensor    { return g.unary(OpFloor, x) }
+func (g *Graph) Ceil(x Tensor) Tensor     { return g.unary(OpCeil, x) }
+func (g *Graph) IsNaN(x Tensor) Tensor    { return g.unary(OpIsNaN, x) }
+func (g *Graph) IsFinite(x Tensor) Tensor { return g.unary(OpIsFinite, x) }
+func (g *Graph) Not(x Tensor) Tensor      { return g.unary(OpNot, x) }
 
 // Broadcast is NumPy's broadcasting of two shapes, which MPSGraph's binary
 // operations follow.

@@ -13,19 +13,20 @@ import (
 // unaryFloat are the one-operand float primitives. The contract takes them
 // on float32 and float16 only.
 var unaryFloat = map[gpu.Op]func(float64) float64{
-	gpu.OpNegative:          func(x float64) float64 { return -x },
-	gpu.OpAbsolute:          math.Abs,
-	gpu.OpExponent:          math.Exp,
-	gpu.OpLogarithm:         math.Log,
-	gpu.OpSquareRoot:        math.Sqrt,
-	gpu.OpReverseSquareRoot: func(x float64) float64 { return 1 / math.Sqrt(x) },
-	gpu.OpTanh:              math.Tanh,
-	gpu.OpSigmoid:           func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
-	gpu.OpErf:               math.Erf,
-	gpu.OpSin:               math.Sin,
-	gpu.OpCos:               math.Cos,
-	gpu.OpFloor:             math.Floor,
-	gpu.OpCeil:              math.Ceil,
+	gpu.OpNegative:             func(x float64) float64 { return -x },
+	gpu.OpAbsolute:             math.Abs,
+	gpu.OpExponent:             math.Exp,
+	gpu.OpLogarithm:            math.Log,
+	gpu.OpSquareRoot:           math.Sqrt,
+	gpu.OpReverseSquareRoot:    func(x float64) float64 { return 1 / math.Sqrt(x) },
+	gpu.OpReciprocalSquareRoot: func(x float64) float64 { return 1 / math.Sqrt(x) },
+	gpu.OpTanh:                 math.Tanh,
+	gpu.OpSigmoid:              func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+	gpu.OpErf:                  math.Erf,
+	gpu.OpSin:                  math.Sin,
+	gpu.OpCos:                  math.Cos,
+	gpu.OpFloor:                math.Floor,
+	gpu.OpCeil:                 math.Ceil,
 }
 
 func evalUnary(n *gpu.Node, x *value) (*value, error) {

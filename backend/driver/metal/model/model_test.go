@@ -198,7 +198,7 @@ func TestUnary(t *testing.T) {
 	bools := func(v ...bool) gpu.Tensor { return konst(g, gpu.Bool, []int{len(v)}, v...) }
 	p, q := bools(true, true, false, false), bools(true, false, true, false)
 	r := run(t, dev15, g,
-		g.Exponent(x(0, 1)), g.Logarithm(x(1, 0, -1)), g.SquareRoot(x(4, 2)), g.ReverseSquareRoot(x(4, 0)),
+		g.Exponent(x(0, 1)), g.Logarithm(x(1, 0, -1)), g.SquareRoot(x(4, 2)), g.ReciprocalSquareRoot(x(4, 0)),
 		g.Tanh(x(0, inf)), g.Sigmoid(x(0, -inf)), g.Erf(x(0, inf)), g.Sin(x(0)), g.Cos(x(0)),
 		g.Floor(x(-1.5, 1.5)), g.Ceil(x(-1.5, 1.5)), g.Negative(x(2, 0)), g.Absolute(x(-3, negz)),
 		g.IsNaN(x(nan, inf, 1)), g.IsFinite(x(nan, inf, 1)), g.Power(x(2, -8, 2), x(10, 1.0/3, 0.5)),
@@ -207,7 +207,7 @@ func TestUnary(t *testing.T) {
 	check(t, "exponent bits", r[0], uint32(0x3f800000), 0x402df854)
 	checkF32(t, "logarithm", r[1], 0, -inf, nan)
 	check(t, "squareRoot bits", r[2], uint32(0x40000000), 0x3fb504f3)
-	checkF32(t, "reverseSquareRoot", r[3], 0.5, inf)
+	checkF32(t, "reciprocalSquareRoot", r[3], 0.5, inf)
 	checkF32(t, "tanh", r[4], 0, 1)
 	checkF32(t, "sigmoid", r[5], 0.5, 0)
 	checkF32(t, "erf", r[6], 0, 1)

@@ -10,10 +10,8 @@ import (
 // An exact answer meets every recall_target; the other tuning attributes
 // change only how an approximation would be computed.
 
-const fileApprox = "plugin/tf/lower/approx.go"
-
 func init() {
-	register(Kernel{Op: "ApproxTopK", Constraints: T(Floats), Inputs: []string{"input"}, File: fileApprox,
+	register(Kernel{Op: "ApproxTopK", Constraints: T(Floats), Inputs: []string{"input"},
 		Attrs: []AttrSpec{{Name: "k", Kind: AttrInt}, {Name: "reduction_dimension", Kind: AttrInt, Optional: true},
 			{Name: "is_max_k", Kind: AttrBool, Optional: true}, {Name: "recall_target", Kind: AttrFloat, Optional: true},
 			{Name: "reduction_input_size_override", Kind: AttrInt, Optional: true}, {Name: "aggregate_to_topk", Kind: AttrBool, Optional: true}},

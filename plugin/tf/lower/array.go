@@ -19,52 +19,49 @@ import (
 // in-place row updates, TensorStridedSliceUpdate, the V1
 // forms of Reverse and Gather, and the N-dimensional FFTs.
 
-const fileArray = "plugin/tf/lower/array.go"
-
 func init() {
 	counts := []ir.DType{ir.F32, ir.I32}
 	register(Kernel{Op: "Bincount", Constraints: T(counts), Inputs: []string{"arr", "size", "weights"},
-		HostInputs: []string{"size"}, HostInputIndex: []int{1}, Lower: lowerBincount, File: fileArray})
+		HostInputs: []string{"size"}, Lower: lowerBincount})
 	register(Kernel{Op: "DenseBincount", Constraints: []Constraint{{"Tidx", Indices}, {"T", counts}}, Inputs: []string{"input", "size", "weights"},
-		HostInputs: []string{"size"}, HostInputIndex: []int{1}, Attrs: []AttrSpec{{Name: "binary_output", Kind: AttrBool, Optional: true}},
-		Lower: lowerDenseBincount, File: fileArray})
+		HostInputs: []string{"size"}, Attrs: []AttrSpec{{Name: "binary_output", Kind: AttrBool, Optional: true}},
+		Lower: lowerDenseBincount})
 	register(Kernel{Op: "Bucketize", Constraints: T([]ir.DType{ir.F32, ir.I32, ir.I64}), Inputs: []string{"input"},
-		Attrs: []AttrSpec{{Name: "boundaries", Kind: AttrFloats}}, Lower: lowerBucketize, File: fileArray})
+		Attrs: []AttrSpec{{Name: "boundaries", Kind: AttrFloats}}, Lower: lowerBucketize})
 	// The op def allows float32 of the floats the GPU registers (not the
 	// 16-bit ones).
 	register(Kernel{Op: "HistogramFixedWidth", Constraints: []Constraint{{"T", []ir.DType{ir.F32}}, {"dtype", []ir.DType{ir.I32}}},
-		Inputs: []string{"values", "value_range", "nbins"}, HostInputs: []string{"nbins"}, HostInputIndex: []int{2},
-		Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType, Optional: true}}, Lower: lowerHistogram, File: fileArray})
+		Inputs: []string{"values", "value_range", "nbins"}, HostInputs: []string{"nbins"},
+		Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType, Optional: true}}, Lower: lowerHistogram})
 	bound := func(name string, upper bool) {
 		register(Kernel{Op: name, Constraints: []Constraint{{"T", Numeric}, {"out_type", Indices}}, Inputs: []string{"sorted_inputs", "values"},
-			Attrs: []AttrSpec{{Name: "out_type", Kind: AttrType, Optional: true}}, Lower: lowerBound(upper), File: fileArray})
+			Attrs: []AttrSpec{{Name: "out_type", Kind: AttrType, Optional: true}}, Lower: lowerBound(upper)})
 	}
 	bound("LowerBound", false)
 	bound("UpperBound", true)
 	register(Kernel{Op: "UniqueWithCounts", Constraints: []Constraint{{"T", All}, {"out_idx", Indices}}, Inputs: []string{"x"},
-		ReadInputs: []int{0}, Attrs: []AttrSpec{{Name: "out_idx", Kind: AttrType, Optional: true}}, Lower: lowerUniqueWithCounts, File: fileArray})
+		ReadInputs: []int{0}, Attrs: []AttrSpec{{Name: "out_idx", Kind: AttrType, Optional: true}}, Lower: lowerUniqueWithCounts})
 	stitch := FloatsInts
 	register(Kernel{Op: "DynamicStitch", Constraints: T(stitch), Inputs: []string{"indices", "data"},
-		ReadInputsOf: func(n int) []int { return seq(n / 2) }, Lower: lowerDynamicStitch, File: fileArray})
+		ReadInputsOf: func(n int) []int { return seq(n / 2) }, Lower: lowerDynamicStitch})
 	register(Kernel{Op: "DynamicPartition", Constraints: T(stitch), Inputs: []string{"data", "partitions"}, ReadInputs: []int{1},
-		Attrs: []AttrSpec{{Name: "num_partitions", Kind: AttrInt}}, Lower: lowerDynamicPartition, File: fileArray})
+		Attrs: []AttrSpec{{Name: "num_partitions", Kind: AttrInt}}, Lower: lowerDynamicPartition})
 	numerics := []ir.DType{ir.F32, ir.F16}
 	register(Kernel{Op: "CheckNumerics", Constraints: T(numerics), Inputs: []string{"tensor"}, ReadInputs: []int{0},
-		Attrs: []AttrSpec{{Name: "message", Kind: AttrString, Optional: true}}, Lower: lowerCheckNumerics(false), File: fileArray})
+		Attrs: []AttrSpec{{Name: "message", Kind: AttrString, Optional: true}}, Lower: lowerCheckNumerics(false)})
 	register(Kernel{Op: "CheckNumericsV2", Constraints: T(numerics), Inputs: []string{"tensor"}, ReadInputs: []int{0},
-		Attrs: []AttrSpec{{Name: "message", Kind: AttrString, Optional: true}}, Lower: lowerCheckNumerics(true), File: fileArray})
+		Attrs: []AttrSpec{{Name: "message", Kind: AttrString, Optional: true}}, Lower: lowerCheckNumerics(true)})
 	formats := []AttrSpec{{Name: "src_format", Kind: AttrString, Optional: true}, {Name: "dst_format", Kind: AttrString, Optional: true}}
-	register(Kernel{Op: "DataFormatDimMap", Constraints: T(Indices), Inputs: []string{"x"}, Attrs: formats, Lower: lowerDataFormatDimMap, File: fileArray})
-	register(Kernel{Op: "DataFormatVecPermute", Constraints: T(Indices), Inputs: []string{"x"}, Attrs: formats, Lower: lowerDataFormatVecPermute, File: fileArray})
+	register(Kernel{Op: "DataFormatDimMap", Constraints: T(Indices), Inputs: []string{"x"}, Attrs: formats, Lower: lowerDataFormatDimMap})
+	register(Kernel{Op: "DataFormatVecPermute", Constraints: T(Indices), Inputs: []string{"x"}, Attrs: formats, Lower: lowerDataFormatVecPermute})
 	bitcast := []ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.I64, ir.U8}
 	register(Kernel{Op: "Bitcast", Constraints: []Constraint{{"T", bitcast}, {"type", bitcast}}, Inputs: []string{"input"},
-		Attrs: []AttrSpec{{Name: "type", Kind: AttrType}}, Lower: lowerBitcast, File: fileArray})
-	register(Kernel{Op: "Empty", Constraints: []Constraint{{"dtype", Numeric}}, Inputs: []string{"shape"}, HostInputs: []string{"shape"},
-		HostInputIndex: []int{0}, Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType}, {Name: "init", Kind: AttrBool, Optional: true}},
-		Lower: lowerEmpty, File: fileArray})
-	register(Kernel{Op: "DeepCopy", Constraints: T(Numeric), Inputs: []string{"x"}, Lower: lowerDeepCopy, File: fileArray})
+		Attrs: []AttrSpec{{Name: "type", Kind: AttrType}}, Lower: lowerBitcast})
+	register(Kernel{Op: "Empty", Constraints: []Constraint{{"dtype", Numeric}}, Inputs: []string{"shape"}, HostInputs: []string{"shape"}, Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType}, {Name: "init", Kind: AttrBool, Optional: true}},
+		Lower: lowerEmpty})
+	register(Kernel{Op: "DeepCopy", Constraints: T(Numeric), Inputs: []string{"x"}, Lower: lowerDeepCopy})
 	inplace := func(name string, types []ir.DType, kind ir.ScatterKind, negate bool) {
-		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x", "i", "v"}, Lower: lowerInplace(kind, negate), File: fileArray})
+		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x", "i", "v"}, Lower: lowerInplace(kind, negate)})
 	}
 	inplace("InplaceAdd", Numeric, ir.ScatterAdd, false)
 	inplace("InplaceSub", Numeric, ir.ScatterAdd, true)
@@ -73,23 +70,23 @@ func init() {
 		{Name: "ellipsis_mask", Kind: AttrInt, Optional: true}, {Name: "new_axis_mask", Kind: AttrInt, Optional: true},
 		{Name: "shrink_axis_mask", Kind: AttrInt, Optional: true}}
 	register(Kernel{Op: "TensorStridedSliceUpdate", Constraints: T(All), Inputs: []string{"input", "begin", "end", "strides", "value"},
-		HostInputs: []string{"begin", "end", "strides"}, HostInputIndex: []int{1, 2, 3}, Attrs: masks,
-		Lower: lowerTensorStridedSliceUpdate, File: fileArray})
+		HostInputs: []string{"begin", "end", "strides"}, Attrs: masks,
+		Lower: lowerTensorStridedSliceUpdate})
 	register(Kernel{Op: "Reverse", Constraints: T([]ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.U8, ir.Bool}), Inputs: []string{"tensor", "dims"},
-		HostInputs: []string{"dims"}, HostInputIndex: []int{1}, Lower: lowerReverseV1, File: fileArray})
+		HostInputs: []string{"dims"}, Lower: lowerReverseV1})
 	register(Kernel{Op: "Gather", Constraints: []Constraint{{"Tparams", All}, {"Tindices", Indices}}, Inputs: []string{"params", "indices"},
-		Attrs: []AttrSpec{{Name: "validate_indices", Kind: AttrBool, Optional: true}}, Lower: lowerGatherV1, File: fileArray})
+		Attrs: []AttrSpec{{Name: "validate_indices", Kind: AttrBool, Optional: true}}, Lower: lowerGatherV1})
 	nd := []string{"input", "fft_length", "axes"}
 	ndHost := []string{"fft_length", "axes"}
-	register(Kernel{Op: "FFTND", Constraints: []Constraint{{"Tcomplex", Complex}}, Inputs: nd, HostInputs: ndHost, HostInputIndex: []int{1, 2},
-		Lower: lowerFFTND(ir.FFTForward), File: fileArray})
-	register(Kernel{Op: "IFFTND", Constraints: []Constraint{{"Tcomplex", Complex}}, Inputs: nd, HostInputs: ndHost, HostInputIndex: []int{1, 2},
-		Lower: lowerFFTND(ir.FFTInverse), File: fileArray})
+	register(Kernel{Op: "FFTND", Constraints: []Constraint{{"Tcomplex", Complex}}, Inputs: nd, HostInputs: ndHost,
+		Lower: lowerFFTND(ir.FFTForward)})
+	register(Kernel{Op: "IFFTND", Constraints: []Constraint{{"Tcomplex", Complex}}, Inputs: nd, HostInputs: ndHost,
+		Lower: lowerFFTND(ir.FFTInverse)})
 	realCons := []Constraint{{"Treal", []ir.DType{ir.F32}}, {"Tcomplex", Complex}}
-	register(Kernel{Op: "RFFTND", Constraints: realCons, Inputs: nd, HostInputs: ndHost, HostInputIndex: []int{1, 2},
-		Lower: lowerFFTND(ir.FFTReal), File: fileArray})
-	register(Kernel{Op: "IRFFTND", Constraints: realCons, Inputs: nd, HostInputs: ndHost, HostInputIndex: []int{1, 2},
-		Lower: lowerFFTND(ir.FFTInverseReal), File: fileArray})
+	register(Kernel{Op: "RFFTND", Constraints: realCons, Inputs: nd, HostInputs: ndHost,
+		Lower: lowerFFTND(ir.FFTReal)})
+	register(Kernel{Op: "IRFFTND", Constraints: realCons, Inputs: nd, HostInputs: ndHost,
+		Lower: lowerFFTND(ir.FFTInverseReal)})
 }
 
 // rawBytes returns the contents of read input i, checked against its type.

@@ -23,18 +23,16 @@ import (
 //
 // NHWC and NCHW (NDHWC and NCDHW for 5-D input) are supported.
 
-const fileBatchNorm = "plugin/tf/lower/batchnorm.go"
-
 func init() {
 	cons := []Constraint{{"T", Floats}, {"U", []ir.DType{ir.F32}}}
 	attrs := []AttrSpec{{Name: "epsilon", Kind: AttrFloat, Optional: true}, {Name: "data_format", Kind: AttrString, Optional: true},
 		{Name: "is_training", Kind: AttrBool, Optional: true}}
 	fwd := append(attrs[:len(attrs):len(attrs)], AttrSpec{Name: "exponential_avg_factor", Kind: AttrFloat, Optional: true})
 	register(Kernel{Op: "FusedBatchNormV3", Constraints: cons, Inputs: []string{"x", "scale", "offset", "mean", "variance"},
-		Attrs: fwd, Lower: lowerFusedBatchNorm, File: fileBatchNorm})
+		Attrs: fwd, Lower: lowerFusedBatchNorm})
 	register(Kernel{Op: "FusedBatchNormGradV3", Constraints: cons,
 		Inputs: []string{"y_backprop", "x", "scale", "reserve_space_1", "reserve_space_2", "reserve_space_3"},
-		Attrs:  attrs, Lower: lowerFusedBatchNormGrad, File: fileBatchNorm})
+		Attrs:  attrs, Lower: lowerFusedBatchNormGrad})
 	// The older forms: V2 as V3 without reserve_space_3 (in or out) and for
 	// 4-D input only (their data_format has no NDHWC); the first, float32
 	// alone, without U.
@@ -62,11 +60,11 @@ func init() {
 	}
 	bn := []string{"x", "scale", "offset", "mean", "variance"}
 	grad := []string{"y_backprop", "x", "scale", "reserve_space_1", "reserve_space_2"}
-	register(Kernel{Op: "FusedBatchNormV2", Constraints: cons, Inputs: bn, Attrs: fwd, Lower: v2, File: fileBatchNorm})
-	register(Kernel{Op: "FusedBatchNormGradV2", Constraints: cons, Inputs: grad, Attrs: attrs, Lower: v2Grad, File: fileBatchNorm})
-	register(Kernel{Op: "FusedBatchNorm", Constraints: T([]ir.DType{ir.F32}), Inputs: bn, Attrs: fwd, Lower: v2, File: fileBatchNorm})
+	register(Kernel{Op: "FusedBatchNormV2", Constraints: cons, Inputs: bn, Attrs: fwd, Lower: v2})
+	register(Kernel{Op: "FusedBatchNormGradV2", Constraints: cons, Inputs: grad, Attrs: attrs, Lower: v2Grad})
+	register(Kernel{Op: "FusedBatchNorm", Constraints: T([]ir.DType{ir.F32}), Inputs: bn, Attrs: fwd, Lower: v2})
 	register(Kernel{Op: "FusedBatchNormGrad", Constraints: T([]ir.DType{ir.F32}), Inputs: grad, Attrs: attrs,
-		Lower: v2Grad, File: fileBatchNorm})
+		Lower: v2Grad})
 }
 
 // bnAxes returns the channel axis and the axes reduced over for x of rank r.

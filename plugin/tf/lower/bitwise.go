@@ -10,14 +10,12 @@ import (
 // TensorFlow's GPU registers them for every integer width; the device has
 // int32, int64 and uint8.
 
-const fileBitwise = "plugin/tf/lower/bitwise.go"
-
 // Ints are the integer dtypes the device supports.
 var Ints = []ir.DType{ir.I32, ir.I64, ir.U8}
 
 func init() {
 	bin := func(name string, f func(c *Call, x, y ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: T(Ints), Inputs: []string{"x", "y"}, File: fileBitwise, Lower: lowerBinary(f)})
+		register(Kernel{Op: name, Constraints: T(Ints), Inputs: []string{"x", "y"}, Lower: lowerBinary(f)})
 	}
 	op := func(o ir.Op) func(c *Call, x, y ir.Value) ir.Value {
 		return func(c *Call, x, y ir.Value) ir.Value { return c.B.Binary(o, x, y) }
@@ -36,9 +34,9 @@ func init() {
 		}
 		return c.B.Binary(o, x, clampShift(c, y))
 	})
-	register(Kernel{Op: "Invert", Constraints: T(Ints), Inputs: []string{"x"}, File: fileBitwise,
+	register(Kernel{Op: "Invert", Constraints: T(Ints), Inputs: []string{"x"},
 		Lower: lowerUnary(func(c *Call, x ir.Value) ir.Value { return c.B.Unary(ir.OpNot, x) })})
-	register(Kernel{Op: "PopulationCount", Constraints: T(Ints), Inputs: []string{"x"}, File: fileBitwise, Lower: lowerUnary(popCount)})
+	register(Kernel{Op: "PopulationCount", Constraints: T(Ints), Inputs: []string{"x"}, Lower: lowerUnary(popCount)})
 }
 
 // clampShift clamps shift amounts to [0, bits-1].

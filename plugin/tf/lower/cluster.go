@@ -46,8 +46,6 @@ var ClusterSignature = struct{ Attrs, Inputs, Outputs []string }{
 	Outputs: []string{"results: Tout"},
 }
 
-const fileCluster = "plugin/tf/lower/cluster.go"
-
 func init() {
 	register(Kernel{Op: ClusterOp, Inputs: []string{"args", "host_args"},
 		HostInputs: []string{"host_args"}, HostInputIndex: []int{-1}, HostInputsOf: clusterHostInputs,
@@ -55,7 +53,7 @@ func init() {
 			{Name: "members", Kind: AttrString}, {Name: "inputs", Kind: AttrStrings},
 			{Name: "host_inputs", Kind: AttrStrings}, {Name: "outputs", Kind: AttrStrings},
 		},
-		Lower: lowerCluster, File: fileCluster})
+		Lower: lowerCluster})
 }
 
 // clusterHostInputs: the host args are the last len(host_inputs) inputs.

@@ -7,11 +7,9 @@ import (
 
 // Comparisons, logical ops, Select, SelectV2 and Cast.
 
-const fileCompare = "plugin/tf/lower/compare.go"
-
 func init() {
 	cmp := func(name string, types []ir.DType, dir ir.CompareDir, attrs []AttrSpec) {
-		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x", "y"}, Attrs: attrs, File: fileCompare,
+		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x", "y"}, Attrs: attrs,
 			Lower: lowerCompare(dir)})
 	}
 	// Equal and NotEqual: incompatible_shape_error=false turns unbroadcastable
@@ -27,9 +25,9 @@ func init() {
 	cmp("GreaterEqual", Numeric, ir.CmpGE, nil)
 
 	// The logical ops have no type attribute: their inputs are bool.
-	register(Kernel{Op: "LogicalAnd", Inputs: []string{"x", "y"}, File: fileCompare, Lower: lowerLogical(ir.OpAnd)})
-	register(Kernel{Op: "LogicalOr", Inputs: []string{"x", "y"}, File: fileCompare, Lower: lowerLogical(ir.OpOr)})
-	register(Kernel{Op: "LogicalNot", Inputs: []string{"x"}, File: fileCompare, Lower: func(c *Call) error {
+	register(Kernel{Op: "LogicalAnd", Inputs: []string{"x", "y"}, Lower: lowerLogical(ir.OpAnd)})
+	register(Kernel{Op: "LogicalOr", Inputs: []string{"x", "y"}, Lower: lowerLogical(ir.OpOr)})
+	register(Kernel{Op: "LogicalNot", Inputs: []string{"x"}, Lower: func(c *Call) error {
 		if err := c.arity(1); err != nil {
 			return err
 		}
@@ -40,10 +38,10 @@ func init() {
 		return nil
 	}})
 
-	register(Kernel{Op: "Select", Constraints: T(All), Inputs: []string{"condition", "t", "e"}, File: fileCompare, Lower: lowerSelect})
-	register(Kernel{Op: "SelectV2", Constraints: T(All), Inputs: []string{"condition", "t", "e"}, File: fileCompare, Lower: lowerSelectV2})
+	register(Kernel{Op: "Select", Constraints: T(All), Inputs: []string{"condition", "t", "e"}, Lower: lowerSelect})
+	register(Kernel{Op: "SelectV2", Constraints: T(All), Inputs: []string{"condition", "t", "e"}, Lower: lowerSelectV2})
 
-	register(Kernel{Op: "Cast", File: fileCompare, Inputs: []string{"x"},
+	register(Kernel{Op: "Cast", Inputs: []string{"x"},
 		Constraints: []Constraint{{"SrcT", All}, {"DstT", All}},
 		Attrs:       []AttrSpec{{Name: "DstT", Kind: AttrType}, {Name: "Truncate", Kind: AttrBool, Optional: true}},
 		Lower:       lowerCast})

@@ -13,12 +13,10 @@ import (
 // The IR's real, imag and complex move the parts exactly, signed zeros and
 // NaN payloads included; the IR has no other arithmetic on complex64.
 
-const fileComplex = "plugin/tf/lower/complex.go"
-
 func init() {
 	parts := []Constraint{{"T", Complex}, {"Tout", []ir.DType{ir.F32}}}
 	part := func(name, input string, f func(c *Call, re, im ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: parts, Inputs: []string{input}, File: fileComplex,
+		register(Kernel{Op: name, Constraints: parts, Inputs: []string{input},
 			Lower: func(c *Call) error {
 				if err := c.arity(1); err != nil {
 					return err
@@ -37,8 +35,8 @@ func init() {
 	part("Angle", "input", func(c *Call, re, im ir.Value) ir.Value { return atan2(c, im, re) })
 	part("ComplexAbs", "x", func(c *Call, re, im ir.Value) ir.Value { return compose.Hypot(c.B, re, im) })
 	register(Kernel{Op: "Complex", Constraints: []Constraint{{"T", []ir.DType{ir.F32}}, {"Tout", Complex}},
-		Inputs: []string{"real", "imag"}, File: fileComplex, Lower: lowerComplex})
-	register(Kernel{Op: "Conj", Constraints: T(Complex), Inputs: []string{"input"}, File: fileComplex,
+		Inputs: []string{"real", "imag"}, Lower: lowerComplex})
+	register(Kernel{Op: "Conj", Constraints: T(Complex), Inputs: []string{"input"},
 		Lower: func(c *Call) error {
 			if err := c.arity(1); err != nil {
 				return err
@@ -52,7 +50,7 @@ func init() {
 	// ConjugateTranspose is Transpose for every real dtype, and conjugates
 	// complex64 as it moves it.
 	register(Kernel{Op: "ConjugateTranspose", Constraints: T(append(append([]ir.DType(nil), All...), ir.C64)),
-		Inputs: []string{"x", "perm"}, HostInputs: []string{"perm"}, HostInputIndex: []int{1}, File: fileComplex,
+		Inputs: []string{"x", "perm"}, HostInputs: []string{"perm"},
 		Lower: func(c *Call) error {
 			if err := lowerTranspose(c); err != nil {
 				return err

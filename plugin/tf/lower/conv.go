@@ -9,8 +9,6 @@ import (
 // padding helpers the convolution gradients and pools share. The IR computes
 // channels-last; channels-first formats transpose around it.
 
-const fileConv = "plugin/tf/lower/conv.go"
-
 func convAttrs(explicit bool) []AttrSpec {
 	a := []AttrSpec{{Name: "strides", Kind: AttrInts}, {Name: "padding", Kind: AttrString},
 		{Name: "data_format", Kind: AttrString, Optional: true}, {Name: "dilations", Kind: AttrInts, Optional: true}}
@@ -22,11 +20,11 @@ func convAttrs(explicit bool) []AttrSpec {
 
 func init() {
 	register(Kernel{Op: "Conv2D", Constraints: T(Floats), Inputs: []string{"input", "filter"}, Attrs: convAttrs(true),
-		Lower: lowerConv(2, false), File: fileConv})
+		Lower: lowerConv(2, false)})
 	register(Kernel{Op: "Conv3D", Constraints: T(Floats), Inputs: []string{"input", "filter"}, Attrs: convAttrs(false),
-		Lower: lowerConv(3, false), File: fileConv})
+		Lower: lowerConv(3, false)})
 	register(Kernel{Op: "DepthwiseConv2dNative", Constraints: T(Floats), Inputs: []string{"input", "filter"}, Attrs: convAttrs(true),
-		Lower: lowerConv(2, true), File: fileConv})
+		Lower: lowerConv(2, true)})
 }
 
 // layout is a data_format with ns spatial dims: channels last (NHWC, NDHWC)

@@ -17,21 +17,19 @@ import (
 // the strides; grouped and depthwise filters take one dot_general per window
 // position instead, since the IR has no batch groups.
 
-const fileConvGrad = "plugin/tf/lower/conv_grad.go"
-
 func init() {
 	in := []string{"input_sizes", "filter", "out_backprop"}
 	flt := []string{"input", "filter_sizes", "out_backprop"}
-	reg := func(name string, inputs []string, host string, hostIdx int, explicit bool, f func(c *Call) error) {
-		register(Kernel{Op: name, Constraints: T(Floats), Inputs: inputs, HostInputs: []string{host}, HostInputIndex: []int{hostIdx},
-			Attrs: convAttrs(explicit), Lower: f, File: fileConvGrad})
+	reg := func(name string, inputs []string, host string, explicit bool, f func(c *Call) error) {
+		register(Kernel{Op: name, Constraints: T(Floats), Inputs: inputs, HostInputs: []string{host},
+			Attrs: convAttrs(explicit), Lower: f})
 	}
-	reg("Conv2DBackpropInput", in, "input_sizes", 0, true, lowerConvBackpropInput(2, false))
-	reg("Conv3DBackpropInputV2", in, "input_sizes", 0, false, lowerConvBackpropInput(3, false))
-	reg("DepthwiseConv2dNativeBackpropInput", in, "input_sizes", 0, true, lowerConvBackpropInput(2, true))
-	reg("Conv2DBackpropFilter", flt, "filter_sizes", 1, true, lowerConvBackpropFilter(2, false))
-	reg("Conv3DBackpropFilterV2", flt, "filter_sizes", 1, false, lowerConvBackpropFilter(3, false))
-	reg("DepthwiseConv2dNativeBackpropFilter", flt, "filter_sizes", 1, true, lowerConvBackpropFilter(2, true))
+	reg("Conv2DBackpropInput", in, "input_sizes", true, lowerConvBackpropInput(2, false))
+	reg("Conv3DBackpropInputV2", in, "input_sizes", false, lowerConvBackpropInput(3, false))
+	reg("DepthwiseConv2dNativeBackpropInput", in, "input_sizes", true, lowerConvBackpropInput(2, true))
+	reg("Conv2DBackpropFilter", flt, "filter_sizes", true, lowerConvBackpropFilter(2, false))
+	reg("Conv3DBackpropFilterV2", flt, "filter_sizes", false, lowerConvBackpropFilter(3, false))
+	reg("DepthwiseConv2dNativeBackpropFilter", flt, "filter_sizes", true, lowerConvBackpropFilter(2, true))
 }
 
 // convGeometry checks out_backprop (channels-last) against the forward

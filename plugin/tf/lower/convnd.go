@@ -11,8 +11,6 @@ import (
 // then the rest in the data format's order; the convolution is the IR's,
 // as Conv2D's and Conv3D's.
 
-const fileConvND = "plugin/tf/lower/convnd.go"
-
 func init() {
 	// TensorFlow's GPU also registers int32, which the IR's convolution
 	// (floating only) does not take.
@@ -21,7 +19,7 @@ func init() {
 			{Name: "explicit_paddings", Kind: AttrInts, Optional: true}, {Name: "data_format", Kind: AttrString, Optional: true},
 			{Name: "dilations", Kind: AttrInts, Optional: true}, {Name: "batch_dims", Kind: AttrInt, Optional: true},
 			{Name: "groups", Kind: AttrInt, Optional: true}},
-		Lower: lowerConvND, File: fileConvND})
+		Lower: lowerConvND})
 }
 
 func lowerConvND(c *Call) error {

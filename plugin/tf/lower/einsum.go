@@ -14,10 +14,8 @@ import (
 // a transpose orders the result. Ellipsis dims broadcast numpy-style; named
 // labels must agree in size exactly, as in TensorFlow.
 
-const fileEinsum = "plugin/tf/lower/einsum.go"
-
 func init() {
-	register(Kernel{Op: "Einsum", Constraints: T(Floats), Inputs: []string{"inputs"}, File: fileEinsum, Lower: lowerEinsum,
+	register(Kernel{Op: "Einsum", Constraints: T(Floats), Inputs: []string{"inputs"}, Lower: lowerEinsum,
 		Attrs: []AttrSpec{{Name: "equation", Kind: AttrString}}})
 }
 

@@ -9,20 +9,18 @@ import (
 // dim is cropped or zero-padded to it (to fft_length/2+1 for the last dim of
 // IRFFT's complex input).
 
-const fileFFT = "plugin/tf/lower/fft.go"
-
 func init() {
 	for n, suffix := range []string{"", "2D", "3D"} {
 		rank := n + 1
 		register(Kernel{Op: "FFT" + suffix, Constraints: []Constraint{{"Tcomplex", Complex}}, Inputs: []string{"input"},
-			Lower: lowerFFT(ir.FFTForward, rank), File: fileFFT})
+			Lower: lowerFFT(ir.FFTForward, rank)})
 		register(Kernel{Op: "IFFT" + suffix, Constraints: []Constraint{{"Tcomplex", Complex}}, Inputs: []string{"input"},
-			Lower: lowerFFT(ir.FFTInverse, rank), File: fileFFT})
+			Lower: lowerFFT(ir.FFTInverse, rank)})
 		realCons := []Constraint{{"Treal", []ir.DType{ir.F32}}, {"Tcomplex", Complex}}
 		register(Kernel{Op: "RFFT" + suffix, Constraints: realCons, Inputs: []string{"input", "fft_length"},
-			HostInputs: []string{"fft_length"}, HostInputIndex: []int{1}, Lower: lowerFFT(ir.FFTReal, rank), File: fileFFT})
+			HostInputs: []string{"fft_length"}, Lower: lowerFFT(ir.FFTReal, rank)})
 		register(Kernel{Op: "IRFFT" + suffix, Constraints: realCons, Inputs: []string{"input", "fft_length"},
-			HostInputs: []string{"fft_length"}, HostInputIndex: []int{1}, Lower: lowerFFT(ir.FFTInverseReal, rank), File: fileFFT})
+			HostInputs: []string{"fft_length"}, Lower: lowerFFT(ir.FFTInverseReal, rank)})
 	}
 }
 

@@ -15,8 +15,6 @@ import (
 // activation's. Only fused_ops ["BiasAdd"] and ["BiasAdd", activation] are
 // lowered; the batch-norm and Add fusions are the caller's error here.
 
-const fileFused = "plugin/tf/lower/fused.go"
-
 // fusedActivations are the activations a fused op may apply after its
 // BiasAdd, by the name fused_ops gives them. LeakyRelu's slope is the fused
 // ops' leakyrelu_alpha attribute.
@@ -42,9 +40,9 @@ func init() {
 				return 0, c.Errorf("filter_format %q is not supported; use HWIO (inputs %s)", f, c.Inputs())
 			}
 			return convolve(c, 2, false, x, k)
-		}), File: fileFused})
+		})})
 	register(Kernel{Op: "_FusedMatMul", Constraints: T(Floats), Inputs: []string{"a", "b", "args"},
-		Attrs: append(append([]AttrSpec(nil), matMulAttrs...), fused...), Lower: lowerFused(matMul), File: fileFused})
+		Attrs: append(append([]AttrSpec(nil), matMulAttrs...), fused...), Lower: lowerFused(matMul)})
 }
 
 // fusedOpsString renders the node's fused_ops for messages: [BiasAdd, Relu].

@@ -10,33 +10,31 @@ import (
 // branches as selects; the 16-bit floats TensorFlow's GPU takes are
 // computed in float32, as its GPU kernels compute them.
 
-const fileImage = "plugin/tf/lower/image.go"
-
 func init() {
 	f32only := []ir.DType{ir.F32}
 	half := []ir.DType{ir.F32, ir.F16}
-	register(Kernel{Op: "RGBToHSV", Constraints: T(f32only), Inputs: []string{"images"}, Lower: lowerColor(rgbToHSV), File: fileImage})
-	register(Kernel{Op: "HSVToRGB", Constraints: T(f32only), Inputs: []string{"images"}, Lower: lowerColor(hsvToRGB), File: fileImage})
+	register(Kernel{Op: "RGBToHSV", Constraints: T(f32only), Inputs: []string{"images"}, Lower: lowerColor(rgbToHSV)})
+	register(Kernel{Op: "HSVToRGB", Constraints: T(f32only), Inputs: []string{"images"}, Lower: lowerColor(hsvToRGB)})
 	register(Kernel{Op: "AdjustContrastv2", Constraints: T(half), Inputs: []string{"images", "contrast_factor"},
-		Lower: lowerAdjustContrast, File: fileImage})
-	register(Kernel{Op: "AdjustHue", Constraints: T(half), Inputs: []string{"images", "delta"}, Lower: lowerAdjust(adjustHue), File: fileImage})
-	register(Kernel{Op: "AdjustSaturation", Constraints: T(half), Inputs: []string{"images", "scale"}, Lower: lowerAdjust(adjustSaturation), File: fileImage})
+		Lower: lowerAdjustContrast})
+	register(Kernel{Op: "AdjustHue", Constraints: T(half), Inputs: []string{"images", "delta"}, Lower: lowerAdjust(adjustHue)})
+	register(Kernel{Op: "AdjustSaturation", Constraints: T(half), Inputs: []string{"images", "scale"}, Lower: lowerAdjust(adjustSaturation)})
 	crop := []AttrSpec{{Name: "method", Kind: AttrString, Optional: true}, {Name: "extrapolation_value", Kind: AttrFloat, Optional: true}}
 	register(Kernel{Op: "CropAndResize", Constraints: T(half), Inputs: []string{"image", "boxes", "box_ind", "crop_size"},
-		HostInputs: []string{"crop_size"}, HostInputIndex: []int{3}, Attrs: crop, Lower: lowerCropAndResize, File: fileImage})
+		HostInputs: []string{"crop_size"}, Attrs: crop, Lower: lowerCropAndResize})
 	register(Kernel{Op: "CropAndResizeGradImage", Constraints: T(half), Inputs: []string{"grads", "boxes", "box_ind", "image_size"},
-		HostInputs: []string{"image_size"}, HostInputIndex: []int{3}, Attrs: []AttrSpec{crop[0], {Name: "T", Kind: AttrType}}, Lower: lowerCropAndResizeGradImage, File: fileImage})
+		HostInputs: []string{"image_size"}, Attrs: []AttrSpec{crop[0], {Name: "T", Kind: AttrType}}, Lower: lowerCropAndResizeGradImage})
 	register(Kernel{Op: "CropAndResizeGradBoxes", Constraints: T(half), Inputs: []string{"grads", "image", "boxes", "box_ind"},
-		Attrs: crop[:1], Lower: lowerCropAndResizeGradBoxes, File: fileImage})
+		Attrs: crop[:1], Lower: lowerCropAndResizeGradBoxes})
 	proj := []ir.DType{ir.F32, ir.F16, ir.I32, ir.I64, ir.U8}
 	projAttrs := []AttrSpec{{Name: "interpolation", Kind: AttrString}, {Name: "fill_mode", Kind: AttrString, Optional: true}}
 	register(Kernel{Op: "ImageProjectiveTransformV2", Constraints: []Constraint{{"dtype", proj}}, Inputs: []string{"images", "transforms", "output_shape"},
-		HostInputs: []string{"output_shape"}, HostInputIndex: []int{2}, Attrs: projAttrs, Lower: lowerProjective(false), File: fileImage})
+		HostInputs: []string{"output_shape"}, Attrs: projAttrs, Lower: lowerProjective(false)})
 	// V3's fill_value is a device input here (TensorFlow's GPU keeps it in
 	// host memory): host inputs arrive as integers, and the program reads it.
 	register(Kernel{Op: "ImageProjectiveTransformV3", Constraints: []Constraint{{"dtype", proj}},
 		Inputs:     []string{"images", "transforms", "output_shape", "fill_value"},
-		HostInputs: []string{"output_shape"}, HostInputIndex: []int{2}, Attrs: projAttrs, Lower: lowerProjective(true), File: fileImage})
+		HostInputs: []string{"output_shape"}, Attrs: projAttrs, Lower: lowerProjective(true)})
 }
 
 // pix is one image's three channels, float32, each shaped as the image

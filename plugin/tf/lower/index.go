@@ -14,49 +14,42 @@ import (
 // (gather_functor_gpu.cu.h; its CPU kernel raises instead); out-of-range
 // scatter indices are skipped.
 
-const fileIndex = "plugin/tf/lower/index.go"
-
 func init() {
 	idx := func(t []ir.DType) []Constraint { return []Constraint{{"T", t}, {"Tindices", Indices}} }
 	register(Kernel{Op: "GatherV2", Constraints: []Constraint{{"Tparams", All}, {"Tindices", Indices}},
-		Inputs: []string{"params", "indices", "axis"}, HostInputs: []string{"axis"}, HostInputIndex: []int{2},
-		Attrs: []AttrSpec{{Name: "batch_dims", Kind: AttrInt, Optional: true}}, Lower: lowerGatherV2, File: fileIndex})
+		Inputs: []string{"params", "indices", "axis"}, HostInputs: []string{"axis"},
+		Attrs: []AttrSpec{{Name: "batch_dims", Kind: AttrInt, Optional: true}}, Lower: lowerGatherV2})
 	register(Kernel{Op: "GatherNd", Constraints: []Constraint{{"Tparams", All}, {"Tindices", Indices}},
-		Inputs: []string{"params", "indices"}, Lower: lowerGatherNd, File: fileIndex})
+		Inputs: []string{"params", "indices"}, Lower: lowerGatherNd})
 	register(Kernel{Op: "ScatterNd", Constraints: idx(FloatsInts), Inputs: []string{"indices", "updates", "shape"},
-		HostInputs: []string{"shape"}, HostInputIndex: []int{2}, Lower: lowerScatterNd, File: fileIndex})
+		HostInputs: []string{"shape"}, Lower: lowerScatterNd})
 	register(Kernel{Op: "TensorScatterUpdate", Constraints: idx(All), Inputs: []string{"tensor", "indices", "updates"},
-		Lower: lowerTensorScatter(ir.ScatterReplace), File: fileIndex})
+		Lower: lowerTensorScatter(ir.ScatterReplace)})
 	register(Kernel{Op: "TensorScatterAdd", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
-		Lower: lowerTensorScatter(ir.ScatterAdd), File: fileIndex})
+		Lower: lowerTensorScatter(ir.ScatterAdd)})
 	register(Kernel{Op: "TensorScatterMax", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
-		Lower: lowerTensorScatter(ir.ScatterMax), File: fileIndex})
+		Lower: lowerTensorScatter(ir.ScatterMax)})
 	register(Kernel{Op: "TensorScatterMin", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
-		Lower: lowerTensorScatter(ir.ScatterMin), File: fileIndex})
+		Lower: lowerTensorScatter(ir.ScatterMin)})
 	// TensorScatterSub adds the negated updates.
 	register(Kernel{Op: "TensorScatterSub", Constraints: idx(FloatsInts), Inputs: []string{"tensor", "indices", "updates"},
-		Lower: lowerScatterUpdates(ir.ScatterAdd, true), File: fileIndex})
+		Lower: lowerScatterUpdates(ir.ScatterAdd, true)})
 	register(Kernel{Op: "ScatterNdNonAliasingAdd", Constraints: idx(FloatsInts), Inputs: []string{"input", "indices", "updates"},
-		Lower: lowerTensorScatter(ir.ScatterAdd), File: fileIndex})
+		Lower: lowerTensorScatter(ir.ScatterAdd)})
 	register(Kernel{Op: "OneHot", Constraints: []Constraint{{"T", All}, {"TI", []ir.DType{ir.U8, ir.I32, ir.I64}}},
-		Inputs: []string{"indices", "depth", "on_value", "off_value"}, HostInputs: []string{"depth"}, HostInputIndex: []int{1},
-		Attrs: []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, Lower: lowerOneHot, File: fileIndex})
+		Inputs: []string{"indices", "depth", "on_value", "off_value"}, HostInputs: []string{"depth"},
+		Attrs: []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, Lower: lowerOneHot})
 	scan := []AttrSpec{{Name: "exclusive", Kind: AttrBool, Optional: true}, {Name: "reverse", Kind: AttrBool, Optional: true}}
-	register(Kernel{Op: "Cumsum", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
-		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(scanSum), File: fileIndex})
-	register(Kernel{Op: "Cumprod", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
-		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(scanProd), File: fileIndex})
-	register(Kernel{Op: "CumulativeLogsumexp", Constraints: T(Floats), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"},
-		HostInputIndex: []int{1}, Attrs: scan, Lower: lowerScan(scanLogSumExp), File: fileIndex})
-	register(Kernel{Op: "TopKV2", Constraints: T(FloatsInts), Inputs: []string{"input", "k"}, HostInputs: []string{"k"},
-		HostInputIndex: []int{1}, Attrs: []AttrSpec{{Name: "sorted", Kind: AttrBool, Optional: true}, {Name: "index_type", Kind: AttrType, Optional: true}},
-		Lower: lowerTopK, File: fileIndex})
+	register(Kernel{Op: "Cumsum", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"}, Attrs: scan, Lower: lowerScan(scanSum)})
+	register(Kernel{Op: "Cumprod", Constraints: T(FloatsInts), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"}, Attrs: scan, Lower: lowerScan(scanProd)})
+	register(Kernel{Op: "CumulativeLogsumexp", Constraints: T(Floats), Inputs: []string{"x", "axis"}, HostInputs: []string{"axis"}, Attrs: scan, Lower: lowerScan(scanLogSumExp)})
+	register(Kernel{Op: "TopKV2", Constraints: T(FloatsInts), Inputs: []string{"input", "k"}, HostInputs: []string{"k"}, Attrs: []AttrSpec{{Name: "sorted", Kind: AttrBool, Optional: true}, {Name: "index_type", Kind: AttrType, Optional: true}},
+		Lower: lowerTopK})
 	// InTopKV2's GPU kernel takes float32 predictions and k in device
 	// memory (in_topk_op.cc).
-	register(Kernel{Op: "InTopKV2", Constraints: T(Indices), Inputs: []string{"predictions", "targets", "k"}, Lower: lowerInTopK, File: fileIndex})
-	register(Kernel{Op: "ReverseV2", Constraints: T(All), Inputs: []string{"tensor", "axis"}, HostInputs: []string{"axis"},
-		HostInputIndex: []int{1}, Lower: lowerReverse, File: fileIndex})
-	register(Kernel{Op: "Where", Constraints: T(All), Inputs: []string{"input"}, ReadInputs: []int{0}, Lower: lowerWhere, File: fileIndex})
+	register(Kernel{Op: "InTopKV2", Constraints: T(Indices), Inputs: []string{"predictions", "targets", "k"}, Lower: lowerInTopK})
+	register(Kernel{Op: "ReverseV2", Constraints: T(All), Inputs: []string{"tensor", "axis"}, HostInputs: []string{"axis"}, Lower: lowerReverse})
+	register(Kernel{Op: "Where", Constraints: T(All), Inputs: []string{"input"}, ReadInputs: []int{0}, Lower: lowerWhere})
 }
 
 // intVector is a constant vector of integer dtype d.

@@ -13,8 +13,6 @@ import (
 // device has no float64, and the IR's decompositions are real, so these
 // are float32 (and Qr float16, through float32).
 
-const fileLinalg = "plugin/tf/lower/linalg.go"
-
 func init() {
 	f32 := []ir.DType{ir.F32}
 	boolAttr := func(names ...string) []AttrSpec {
@@ -25,7 +23,7 @@ func init() {
 		return out
 	}
 	reg := func(op string, ds []ir.DType, inputs []string, attrs []AttrSpec, f func(c *Call) error) {
-		register(Kernel{Op: op, Constraints: T(ds), Inputs: inputs, Attrs: attrs, Lower: f, File: fileLinalg})
+		register(Kernel{Op: op, Constraints: T(ds), Inputs: inputs, Attrs: attrs, Lower: f})
 	}
 	reg("Cholesky", f32, []string{"input"}, nil, lowerCholesky)
 	reg("MatrixTriangularSolve", f32, []string{"matrix", "rhs"}, boolAttr("lower", "adjoint"), lowerMatrixTriangularSolve)
@@ -37,7 +35,7 @@ func init() {
 	reg("MatrixDeterminant", f32, []string{"input"}, nil, lowerDeterminant(false))
 	reg("LogMatrixDeterminant", f32, []string{"input"}, nil, lowerDeterminant(true))
 	register(Kernel{Op: "Lu", Constraints: []Constraint{{"T", f32}, {"output_idx_type", []ir.DType{ir.I32, ir.I64}}},
-		Inputs: []string{"input"}, Attrs: []AttrSpec{{Name: "output_idx_type", Kind: AttrType}}, Lower: lowerLu, File: fileLinalg})
+		Inputs: []string{"input"}, Attrs: []AttrSpec{{Name: "output_idx_type", Kind: AttrType}}, Lower: lowerLu})
 	reg("TridiagonalMatMul", f32, []string{"superdiag", "maindiag", "subdiag", "rhs"}, nil, lowerTridiagonalMatMul)
 	reg("TridiagonalSolve", f32, []string{"diagonals", "rhs"}, boolAttr("partial_pivoting", "perturb_singular"), lowerTridiagonalSolve)
 }

@@ -12,11 +12,9 @@ import (
 // tensorflow/core/kernels/cwise_op_*.cc (int32 there is a HostMemory kernel
 // that runs on the CPU; here it runs on the device).
 
-const fileMath = "plugin/tf/lower/math.go"
-
 func init() {
 	bin := func(name string, types []ir.DType, f func(c *Call, x, y ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x", "y"}, File: fileMath, Lower: lowerBinary(f)})
+		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x", "y"}, Lower: lowerBinary(f)})
 	}
 	op := func(o ir.Op) func(c *Call, x, y ir.Value) ir.Value {
 		return func(c *Call, x, y ir.Value) ir.Value { return binaryOp(c.B, o, x, y) }
@@ -69,7 +67,7 @@ func init() {
 	bin("Mod", []ir.DType{ir.I32}, op(ir.OpRem))
 
 	un := func(name string, types []ir.DType, f func(c *Call, x ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x"}, File: fileMath, Lower: lowerUnary(f)})
+		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x"}, Lower: lowerUnary(f)})
 	}
 	uop := func(o ir.Op) func(c *Call, x ir.Value) ir.Value {
 		return func(c *Call, x ir.Value) ir.Value { return unaryOp(c.B, o, x) }
@@ -128,12 +126,11 @@ func init() {
 	})
 
 	register(Kernel{Op: "ApproximateEqual", Constraints: T([]ir.DType{ir.F32}), Inputs: []string{"x", "y"},
-		Attrs: []AttrSpec{{Name: "tolerance", Kind: AttrFloat, Optional: true}}, File: fileMath, Lower: lowerApproximateEqual})
+		Attrs: []AttrSpec{{Name: "tolerance", Kind: AttrFloat, Optional: true}}, Lower: lowerApproximateEqual})
 	// Cross's GPU kernels are every real type (cross_op.cc).
-	register(Kernel{Op: "Cross", Constraints: T(Numeric), Inputs: []string{"a", "b"}, File: fileMath, Lower: lowerCross})
-	register(Kernel{Op: "AddN", Constraints: T(withComplex(FloatsInts)), Inputs: []string{"inputs"}, File: fileMath, Lower: lowerAddN})
-	register(Kernel{Op: "ClipByValue", Constraints: T(FloatsInts), Inputs: []string{"t", "clip_value_min", "clip_value_max"},
-		File: fileMath, Lower: lowerClipByValue})
+	register(Kernel{Op: "Cross", Constraints: T(Numeric), Inputs: []string{"a", "b"}, Lower: lowerCross})
+	register(Kernel{Op: "AddN", Constraints: T(withComplex(FloatsInts)), Inputs: []string{"inputs"}, Lower: lowerAddN})
+	register(Kernel{Op: "ClipByValue", Constraints: T(FloatsInts), Inputs: []string{"t", "clip_value_min", "clip_value_max"}, Lower: lowerClipByValue})
 }
 
 // sigmoid and tanh are also activations of the fused ops (fused.go).

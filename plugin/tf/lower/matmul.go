@@ -4,26 +4,24 @@ import "github.com/metalplug/metalplug/backend/ir"
 
 // MatMul and BatchMatMul, V2 and V3 (matmul_op_impl.h); Einsum is in einsum.go.
 
-const fileMatMul = "plugin/tf/lower/matmul.go"
-
 // matMulAttrs are MatMul's, and _FusedMatMul's product's.
 var matMulAttrs = []AttrSpec{{Name: "transpose_a", Kind: AttrBool, Optional: true}, {Name: "transpose_b", Kind: AttrBool, Optional: true}}
 
 func init() {
-	register(Kernel{Op: "MatMul", Constraints: T(Floats), Inputs: []string{"a", "b"}, Lower: lowerMatMul, File: fileMatMul,
+	register(Kernel{Op: "MatMul", Constraints: T(Floats), Inputs: []string{"a", "b"}, Lower: lowerMatMul,
 		Attrs: matMulAttrs})
 	bmmAttrs := []AttrSpec{{Name: "adj_x", Kind: AttrBool, Optional: true}, {Name: "adj_y", Kind: AttrBool, Optional: true}}
-	register(Kernel{Op: "BatchMatMulV2", Constraints: T(Floats), Inputs: []string{"x", "y"}, Lower: lowerBatchMatMul, File: fileMatMul,
+	register(Kernel{Op: "BatchMatMulV2", Constraints: T(Floats), Inputs: []string{"x", "y"}, Lower: lowerBatchMatMul,
 		Attrs: bmmAttrs})
 	// BatchMatMul is V2 without broadcasting (its shape function already
 	// requires equal batch dims).
-	register(Kernel{Op: "BatchMatMul", Constraints: T(Floats), Inputs: []string{"x", "y"}, Lower: lowerBatchMatMul, File: fileMatMul,
+	register(Kernel{Op: "BatchMatMul", Constraints: T(Floats), Inputs: []string{"x", "y"}, Lower: lowerBatchMatMul,
 		Attrs: bmmAttrs})
 	// BatchMatMulV3 has separate input and output dtypes. TensorFlow's GPU
 	// registers only Ta = Tb = Tout; the constraint is on Ta, and the lowering
 	// converts both operands to Tout.
 	register(Kernel{Op: "BatchMatMulV3", Constraints: []Constraint{{"Ta", Floats}}, Inputs: []string{"x", "y"},
-		Lower: lowerBatchMatMul, File: fileMatMul,
+		Lower: lowerBatchMatMul,
 		Attrs: append([]AttrSpec{{Name: "Tout", Kind: AttrType}}, bmmAttrs...)})
 }
 

@@ -14,34 +14,32 @@ import (
 // bool, with k, num_rows and num_cols in host memory; padding_value is a
 // device input here.
 
-const fileMatrix = "plugin/tf/lower/matrix.go"
-
 func init() {
 	floatsBool := []ir.DType{ir.F32, ir.F16, ir.BF16, ir.Bool}
-	reg := func(name string, inputs, host []string, hostIdx []int, attrs []AttrSpec, f func(c *Call) error) {
-		register(Kernel{Op: name, Constraints: T(floatsBool), Inputs: inputs, HostInputs: host, HostInputIndex: hostIdx,
-			Attrs: attrs, Lower: f, File: fileMatrix})
+	reg := func(name string, inputs, host []string, attrs []AttrSpec, f func(c *Call) error) {
+		register(Kernel{Op: name, Constraints: T(floatsBool), Inputs: inputs, HostInputs: host,
+			Attrs: attrs, Lower: f})
 	}
 	register(Kernel{Op: "MatrixBandPart", Constraints: []Constraint{{"T", floatsBool}, {"Tindex", Indices}},
-		Inputs: []string{"input", "num_lower", "num_upper"}, HostInputs: []string{"num_lower", "num_upper"}, HostInputIndex: []int{1, 2},
-		Lower: lowerMatrixBandPart, File: fileMatrix})
+		Inputs: []string{"input", "num_lower", "num_upper"}, HostInputs: []string{"num_lower", "num_upper"},
+		Lower: lowerMatrixBandPart})
 	align := []AttrSpec{{Name: "align", Kind: AttrString, Optional: true}}
-	reg("MatrixDiag", []string{"diagonal"}, nil, nil, nil, lowerMatrixDiag(0))
+	reg("MatrixDiag", []string{"diagonal"}, nil, nil, lowerMatrixDiag(0))
 	reg("MatrixDiagV2", []string{"diagonal", "k", "num_rows", "num_cols", "padding_value"},
-		[]string{"k", "num_rows", "num_cols"}, []int{1, 2, 3}, nil, lowerMatrixDiag(2))
+		[]string{"k", "num_rows", "num_cols"}, nil, lowerMatrixDiag(2))
 	reg("MatrixDiagV3", []string{"diagonal", "k", "num_rows", "num_cols", "padding_value"},
-		[]string{"k", "num_rows", "num_cols"}, []int{1, 2, 3}, align, lowerMatrixDiag(3))
-	reg("MatrixDiagPart", []string{"input"}, nil, nil, nil, lowerMatrixDiagPart(0))
-	reg("MatrixDiagPartV2", []string{"input", "k", "padding_value"}, []string{"k"}, []int{1}, nil, lowerMatrixDiagPart(2))
-	reg("MatrixDiagPartV3", []string{"input", "k", "padding_value"}, []string{"k"}, []int{1}, align, lowerMatrixDiagPart(3))
-	reg("MatrixSetDiag", []string{"input", "diagonal"}, nil, nil, nil, lowerMatrixSetDiag(0))
-	reg("MatrixSetDiagV2", []string{"input", "diagonal", "k"}, []string{"k"}, []int{2}, nil, lowerMatrixSetDiag(2))
-	reg("MatrixSetDiagV3", []string{"input", "diagonal", "k"}, []string{"k"}, []int{2}, align, lowerMatrixSetDiag(3))
+		[]string{"k", "num_rows", "num_cols"}, align, lowerMatrixDiag(3))
+	reg("MatrixDiagPart", []string{"input"}, nil, nil, lowerMatrixDiagPart(0))
+	reg("MatrixDiagPartV2", []string{"input", "k", "padding_value"}, []string{"k"}, nil, lowerMatrixDiagPart(2))
+	reg("MatrixDiagPartV3", []string{"input", "k", "padding_value"}, []string{"k"}, align, lowerMatrixDiagPart(3))
+	reg("MatrixSetDiag", []string{"input", "diagonal"}, nil, nil, lowerMatrixSetDiag(0))
+	reg("MatrixSetDiagV2", []string{"input", "diagonal", "k"}, []string{"k"}, nil, lowerMatrixSetDiag(2))
+	reg("MatrixSetDiagV3", []string{"input", "diagonal", "k"}, []string{"k"}, align, lowerMatrixSetDiag(3))
 	// Diag and DiagPart's GPU kernels are float, double, int32, int64 and
 	// complex (diag_op.cc).
 	diagTypes := []ir.DType{ir.F32, ir.I32, ir.I64}
-	register(Kernel{Op: "Diag", Constraints: T(diagTypes), Inputs: []string{"diagonal"}, Lower: lowerDiag, File: fileMatrix})
-	register(Kernel{Op: "DiagPart", Constraints: T(diagTypes), Inputs: []string{"input"}, Lower: lowerDiagPart, File: fileMatrix})
+	register(Kernel{Op: "Diag", Constraints: T(diagTypes), Inputs: []string{"diagonal"}, Lower: lowerDiag})
+	register(Kernel{Op: "DiagPart", Constraints: T(diagTypes), Inputs: []string{"input"}, Lower: lowerDiagPart})
 }
 
 // pickColumns is x [rows, K] gathered column by column: column j of the

@@ -9,15 +9,13 @@ import (
 // (TensorFlow keeps them in host memory on its GPU too). StridedSlice is in
 // slice.go.
 
-const fileMovement = "plugin/tf/lower/movement.go"
-
 func init() {
-	reg := func(name string, types []ir.DType, inputs []string, host []string, hostIdx []int, attrs []AttrSpec, f func(c *Call) error) {
+	reg := func(name string, types []ir.DType, inputs []string, host []string, attrs []AttrSpec, f func(c *Call) error) {
 		var cons []Constraint
 		if types != nil {
 			cons = T(types)
 		}
-		register(Kernel{Op: name, Constraints: cons, Inputs: inputs, HostInputs: host, HostInputIndex: hostIdx, Attrs: attrs, Lower: f, File: fileMovement})
+		register(Kernel{Op: name, Constraints: cons, Inputs: inputs, HostInputs: host, Attrs: attrs, Lower: f})
 	}
 	identity := func(c *Call) error {
 		if err := c.arity(1); err != nil {
@@ -26,46 +24,47 @@ func init() {
 		c.Out = []ir.Value{c.In[0]}
 		return nil
 	}
-	reg("Identity", All, []string{"input"}, nil, nil, nil, identity)
+	reg("Identity", All, []string{"input"}, nil, nil, identity)
 	// Snapshot, StopGradient and PreventGradient are identities to the
 	// device (the last two matter only to gradient code).
-	reg("Snapshot", All, []string{"input"}, nil, nil, nil, identity)
-	reg("StopGradient", All, []string{"input"}, nil, nil, nil, identity)
-	reg("PreventGradient", All, []string{"input"}, nil, nil, []AttrSpec{{Name: "message", Kind: AttrString, Optional: true}}, identity)
-	reg("Reshape", All, []string{"tensor", "shape"}, []string{"shape"}, []int{1}, nil, lowerReshape)
-	reg("Squeeze", All, []string{"input"}, nil, nil, []AttrSpec{{Name: "squeeze_dims", Kind: AttrInts, Optional: true}}, lowerSqueeze)
-	reg("ExpandDims", All, []string{"input", "dim"}, []string{"dim"}, []int{1}, nil, lowerExpandDims)
-	reg("Transpose", All, []string{"x", "perm"}, []string{"perm"}, []int{1}, nil, lowerTranspose)
-	reg("ConcatV2", All, []string{"values", "axis"}, []string{"axis"}, []int{-1}, nil, lowerConcat(false))
+	reg("Snapshot", All, []string{"input"}, nil, nil, identity)
+	reg("StopGradient", All, []string{"input"}, nil, nil, identity)
+	reg("PreventGradient", All, []string{"input"}, nil, []AttrSpec{{Name: "message", Kind: AttrString, Optional: true}}, identity)
+	reg("Reshape", All, []string{"tensor", "shape"}, []string{"shape"}, nil, lowerReshape)
+	reg("Squeeze", All, []string{"input"}, nil, []AttrSpec{{Name: "squeeze_dims", Kind: AttrInts, Optional: true}}, lowerSqueeze)
+	reg("ExpandDims", All, []string{"input", "dim"}, []string{"dim"}, nil, lowerExpandDims)
+	reg("Transpose", All, []string{"x", "perm"}, []string{"perm"}, nil, lowerTranspose)
+	// The axis comes after a list, so its position counts from the end.
+	register(Kernel{Op: "ConcatV2", Constraints: T(All), Inputs: []string{"values", "axis"}, HostInputs: []string{"axis"}, HostInputIndex: []int{-1}, Lower: lowerConcat(false)})
 	// Concat is ConcatV2's older form, with the axis first.
-	reg("Concat", All, []string{"concat_dim", "values"}, []string{"concat_dim"}, []int{0}, nil, lowerConcat(true))
-	reg("Split", All, []string{"split_dim", "value"}, []string{"split_dim"}, []int{0},
+	reg("Concat", All, []string{"concat_dim", "values"}, []string{"concat_dim"}, nil, lowerConcat(true))
+	reg("Split", All, []string{"split_dim", "value"}, []string{"split_dim"},
 		[]AttrSpec{{Name: "num_split", Kind: AttrInt}}, lowerSplit)
-	reg("SplitV", All, []string{"value", "size_splits", "split_dim"}, []string{"size_splits", "split_dim"}, []int{1, 2},
+	reg("SplitV", All, []string{"value", "size_splits", "split_dim"}, []string{"size_splits", "split_dim"},
 		[]AttrSpec{{Name: "num_split", Kind: AttrInt}}, lowerSplitV)
-	reg("Slice", All, []string{"input", "begin", "size"}, []string{"begin", "size"}, []int{1, 2}, nil, lowerSlice)
-	reg("Pad", All, []string{"input", "paddings"}, []string{"paddings"}, []int{1}, nil, lowerPad(false))
-	reg("PadV2", All, []string{"input", "paddings", "constant_values"}, []string{"paddings"}, []int{1}, nil, lowerPad(true))
-	reg("MirrorPad", All, []string{"input", "paddings"}, []string{"paddings"}, []int{1},
+	reg("Slice", All, []string{"input", "begin", "size"}, []string{"begin", "size"}, nil, lowerSlice)
+	reg("Pad", All, []string{"input", "paddings"}, []string{"paddings"}, nil, lowerPad(false))
+	reg("PadV2", All, []string{"input", "paddings", "constant_values"}, []string{"paddings"}, nil, lowerPad(true))
+	reg("MirrorPad", All, []string{"input", "paddings"}, []string{"paddings"},
 		[]AttrSpec{{Name: "mode", Kind: AttrString}}, lowerMirrorPad)
-	reg("Tile", All, []string{"input", "multiples"}, []string{"multiples"}, []int{1}, nil, lowerTile)
-	reg("Pack", All, []string{"values"}, nil, nil, []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, lowerPack)
-	reg("Unpack", All, []string{"value"}, nil, nil,
+	reg("Tile", All, []string{"input", "multiples"}, []string{"multiples"}, nil, lowerTile)
+	reg("Pack", All, []string{"values"}, nil, []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, lowerPack)
+	reg("Unpack", All, []string{"value"}, nil,
 		[]AttrSpec{{Name: "num", Kind: AttrInt}, {Name: "axis", Kind: AttrInt, Optional: true}}, lowerUnpack)
-	reg("Fill", All, []string{"dims", "value"}, []string{"dims"}, []int{0}, nil, lowerFill)
-	reg("ZerosLike", All, []string{"x"}, nil, nil, nil, lowerFullLike(0))
-	reg("OnesLike", All, []string{"x"}, nil, nil, nil, lowerFullLike(1))
-	reg("BroadcastTo", All, []string{"input", "shape"}, []string{"shape"}, []int{1}, nil, lowerBroadcastTo)
+	reg("Fill", All, []string{"dims", "value"}, []string{"dims"}, nil, lowerFill)
+	reg("ZerosLike", All, []string{"x"}, nil, nil, lowerFullLike(0))
+	reg("OnesLike", All, []string{"x"}, nil, nil, lowerFullLike(1))
+	reg("BroadcastTo", All, []string{"input", "shape"}, []string{"shape"}, nil, lowerBroadcastTo)
 	// LinSpace's GPU kernel is float32 with start, stop and num in host
 	// memory (sequence_ops.cc); start and stop are device scalars here, since
 	// host inputs arrive as integers; num decides the shape.
 	register(Kernel{Op: "LinSpace", Constraints: []Constraint{{"T", []ir.DType{ir.F32}}, {"Tidx", Indices}}, Inputs: []string{"start", "stop", "num"},
-		HostInputs: []string{"num"}, HostInputIndex: []int{2}, Lower: lowerLinSpace, File: fileMovement})
+		HostInputs: []string{"num"}, Lower: lowerLinSpace})
 	// Range's inputs are host scalars; the host inputs arrive as integers,
 	// so only integer ranges are registered (see the package report).
 	register(Kernel{Op: "Range", Constraints: []Constraint{{"Tidx", Indices}}, Inputs: []string{"start", "limit", "delta"},
-		HostInputs: []string{"start", "limit", "delta"}, HostInputIndex: []int{0, 1, 2},
-		Attrs: []AttrSpec{{Name: "Tidx", Kind: AttrType}}, Lower: lowerRange, File: fileMovement})
+		HostInputs: []string{"start", "limit", "delta"},
+		Attrs:      []AttrSpec{{Name: "Tidx", Kind: AttrType}}, Lower: lowerRange})
 }
 
 func lowerReshape(c *Call) error {

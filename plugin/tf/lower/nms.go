@@ -18,21 +18,19 @@ import (
 // the CPU on the Metal lowering anyway (NotLowered), and the output could
 // not be allocated before it ran.
 
-const fileNMS = "plugin/tf/lower/nms.go"
-
 func init() {
 	f32 := []ir.DType{ir.F32}
 	register(Kernel{Op: "NonMaxSuppressionV2", Constraints: T(f32), Inputs: []string{"boxes", "scores", "max_output_size", "iou_threshold"},
-		HostInputs: []string{"max_output_size"}, HostInputIndex: []int{2}, ReadInputs: []int{0, 1, 3},
-		Lower: lowerNMS(2), File: fileNMS})
+		HostInputs: []string{"max_output_size"}, ReadInputs: []int{0, 1, 3},
+		Lower: lowerNMS(2)})
 	thr := []Constraint{{"T", f32}, {"T_threshold", f32}}
 	in := []string{"boxes", "scores", "max_output_size", "iou_threshold", "score_threshold"}
 	register(Kernel{Op: "NonMaxSuppressionV3", Constraints: thr, Inputs: in,
-		HostInputs: []string{"max_output_size"}, HostInputIndex: []int{2}, ReadInputs: []int{0, 1, 3, 4},
-		Lower: lowerNMS(3), File: fileNMS})
+		HostInputs: []string{"max_output_size"}, ReadInputs: []int{0, 1, 3, 4},
+		Lower: lowerNMS(3)})
 	register(Kernel{Op: "NonMaxSuppressionV4", Constraints: thr, Inputs: in,
-		HostInputs: []string{"max_output_size"}, HostInputIndex: []int{2}, ReadInputs: []int{0, 1, 3, 4},
-		Attrs: []AttrSpec{{Name: "pad_to_max_output_size", Kind: AttrBool, Optional: true}}, Lower: lowerNMS(4), File: fileNMS})
+		HostInputs: []string{"max_output_size"}, ReadInputs: []int{0, 1, 3, 4},
+		Attrs: []AttrSpec{{Name: "pad_to_max_output_size", Kind: AttrBool, Optional: true}}, Lower: lowerNMS(4)})
 }
 
 // rawF32 reads read input i as float32s.

@@ -18,8 +18,6 @@ import (
 // SigmoidGrad, TanhGrad, RsqrtGrad, SqrtGrad, ReciprocalGrad and InvGrad take
 // (y, dy) with y the forward output.
 
-const fileNN = "plugin/tf/lower/nn.go"
-
 // Selu's constants, from relu_op_functor.h.
 const (
 	seluScale      = 1.0507009873554804934193349852946
@@ -28,10 +26,10 @@ const (
 
 func init() {
 	act := func(name string, attrs []AttrSpec, f func(c *Call, x ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: T(Floats), Inputs: []string{"features"}, Attrs: attrs, File: fileNN, Lower: lowerUnary(f)})
+		register(Kernel{Op: name, Constraints: T(Floats), Inputs: []string{"features"}, Attrs: attrs, Lower: lowerUnary(f)})
 	}
 	grad := func(name string, inputs []string, attrs []AttrSpec, f func(c *Call, g, x ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: T(Floats), Inputs: inputs, Attrs: attrs, File: fileNN, Lower: sameShapeBinary(f)})
+		register(Kernel{Op: name, Constraints: T(Floats), Inputs: inputs, Attrs: attrs, Lower: sameShapeBinary(f)})
 	}
 	fx := []string{"gradients", "features"}
 	out := []string{"gradients", "outputs"}
@@ -108,24 +106,23 @@ func init() {
 	yGrad("ReciprocalGrad", inverseGrad)
 	yGrad("InvGrad", inverseGrad)
 
-	register(Kernel{Op: "Softmax", Constraints: T(Floats), Inputs: []string{"logits"}, File: fileNN, Lower: lowerSoftmax(false)})
-	register(Kernel{Op: "LogSoftmax", Constraints: T(Floats), Inputs: []string{"logits"}, File: fileNN, Lower: lowerSoftmax(true)})
-	register(Kernel{Op: "SoftmaxCrossEntropyWithLogits", Constraints: T(Floats), Inputs: []string{"features", "labels"},
-		File: fileNN, Lower: lowerXent})
+	register(Kernel{Op: "Softmax", Constraints: T(Floats), Inputs: []string{"logits"}, Lower: lowerSoftmax(false)})
+	register(Kernel{Op: "LogSoftmax", Constraints: T(Floats), Inputs: []string{"logits"}, Lower: lowerSoftmax(true)})
+	register(Kernel{Op: "SoftmaxCrossEntropyWithLogits", Constraints: T(Floats), Inputs: []string{"features", "labels"}, Lower: lowerXent})
 	register(Kernel{Op: "SparseSoftmaxCrossEntropyWithLogits", Constraints: []Constraint{{"T", Floats}, {"Tlabels", Indices}},
-		Inputs: []string{"features", "labels"}, File: fileNN, Lower: lowerSparseXent})
+		Inputs: []string{"features", "labels"}, Lower: lowerSparseXent})
 
 	lrn := []AttrSpec{{Name: "depth_radius", Kind: AttrInt, Optional: true}, {Name: "bias", Kind: AttrFloat, Optional: true},
 		{Name: "alpha", Kind: AttrFloat, Optional: true}, {Name: "beta", Kind: AttrFloat, Optional: true}}
 	// LRN and LRNGrad's GPU kernels are float32 (lrn_op.cc).
-	register(Kernel{Op: "LRN", Constraints: T([]ir.DType{ir.F32}), Inputs: []string{"input"}, Attrs: lrn, File: fileNN, Lower: lowerLRN})
+	register(Kernel{Op: "LRN", Constraints: T([]ir.DType{ir.F32}), Inputs: []string{"input"}, Attrs: lrn, Lower: lowerLRN})
 	register(Kernel{Op: "LRNGrad", Constraints: T([]ir.DType{ir.F32}), Inputs: []string{"input_grads", "input_image", "output_image"},
-		Attrs: lrn, File: fileNN, Lower: lowerLRNGrad})
+		Attrs: lrn, Lower: lowerLRNGrad})
 	format := []AttrSpec{{Name: "data_format", Kind: AttrString, Optional: true}}
-	register(Kernel{Op: "BiasAdd", Constraints: T(Floats), Inputs: []string{"value", "bias"}, Attrs: format, File: fileNN, Lower: lowerBiasAdd})
+	register(Kernel{Op: "BiasAdd", Constraints: T(Floats), Inputs: []string{"value", "bias"}, Attrs: format, Lower: lowerBiasAdd})
 	// BiasAddV1 is BiasAdd without data_format: channels last.
-	register(Kernel{Op: "BiasAddV1", Constraints: T(Floats), Inputs: []string{"value", "bias"}, File: fileNN, Lower: lowerBiasAdd})
-	register(Kernel{Op: "BiasAddGrad", Constraints: T(Floats), Inputs: []string{"out_backprop"}, Attrs: format, File: fileNN, Lower: lowerBiasAddGrad})
+	register(Kernel{Op: "BiasAddV1", Constraints: T(Floats), Inputs: []string{"value", "bias"}, Lower: lowerBiasAdd})
+	register(Kernel{Op: "BiasAddGrad", Constraints: T(Floats), Inputs: []string{"out_backprop"}, Attrs: format, Lower: lowerBiasAddGrad})
 }
 
 // The activations that _FusedConv2D and _FusedMatMul share with the

@@ -143,8 +143,6 @@ func (g windowGeom) flatIndex(b *ir.Builder, t tap, full ir.Shape) ir.Value {
 	return spread(b, i64Constant(b, ir.Shape(g.out).Clone(), t.flat), full)
 }
 
-const filePatches = "plugin/tf/lower/patches.go"
-
 func init() {
 	win := func(rates bool) []AttrSpec {
 		a := []AttrSpec{{Name: "ksizes", Kind: AttrInts}, {Name: "strides", Kind: AttrInts}, {Name: "padding", Kind: AttrString}}
@@ -157,16 +155,16 @@ func init() {
 	// the FFT ops (TestEveryKernelRegistersSomeDType).
 	patchTypes := append(append([]ir.DType{}, Floats...), ir.Bool)
 	register(Kernel{Op: "ExtractImagePatches", Constraints: T(patchTypes), Inputs: []string{"images"}, Attrs: win(true),
-		Lower: lowerExtractPatches(2), File: filePatches})
+		Lower: lowerExtractPatches(2)})
 	register(Kernel{Op: "ExtractVolumePatches", Constraints: T(Floats), Inputs: []string{"input"}, Attrs: win(false),
-		Lower: lowerExtractPatches(3), File: filePatches})
+		Lower: lowerExtractPatches(3)})
 	dil := []AttrSpec{{Name: "strides", Kind: AttrInts}, {Name: "rates", Kind: AttrInts}, {Name: "padding", Kind: AttrString}}
 	register(Kernel{Op: "Dilation2D", Constraints: T(Floats), Inputs: []string{"input", "filter"}, Attrs: dil,
-		Lower: lowerDilation, File: filePatches})
+		Lower: lowerDilation})
 	register(Kernel{Op: "Dilation2DBackpropInput", Constraints: T(Floats), Inputs: []string{"input", "filter", "out_backprop"}, Attrs: dil,
-		Lower: lowerDilationGrad(false), File: filePatches})
+		Lower: lowerDilationGrad(false)})
 	register(Kernel{Op: "Dilation2DBackpropFilter", Constraints: T(Floats), Inputs: []string{"input", "filter", "out_backprop"}, Attrs: dil,
-		Lower: lowerDilationGrad(true), File: filePatches})
+		Lower: lowerDilationGrad(true)})
 }
 
 // patchGeom reads a window's attributes (ksize, strides, rates: ns+2

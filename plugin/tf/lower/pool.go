@@ -10,8 +10,6 @@ import (
 // by the number of real, unpadded elements under each window, as TensorFlow
 // counts them, and its gradient spreads each gradient evenly back over them.
 
-const filePool = "plugin/tf/lower/pool.go"
-
 func init() {
 	attrs := func(explicit bool) []AttrSpec {
 		a := []AttrSpec{{Name: "ksize", Kind: AttrInts}, {Name: "strides", Kind: AttrInts},
@@ -22,9 +20,9 @@ func init() {
 		return a
 	}
 	reg := func(name string, inputs []string, host bool, explicit bool, f func(c *Call) error) {
-		k := Kernel{Op: name, Constraints: T(Floats), Inputs: inputs, Attrs: attrs(explicit), Lower: f, File: filePool}
+		k := Kernel{Op: name, Constraints: T(Floats), Inputs: inputs, Attrs: attrs(explicit), Lower: f}
 		if host {
-			k.HostInputs, k.HostInputIndex = []string{"orig_input_shape"}, []int{0}
+			k.HostInputs = []string{"orig_input_shape"}
 		}
 		register(k)
 	}
@@ -41,11 +39,11 @@ func init() {
 	// after the data, not as attributes.
 	v2 := []AttrSpec{{Name: "padding", Kind: AttrString}, {Name: "data_format", Kind: AttrString, Optional: true}}
 	register(Kernel{Op: "MaxPoolV2", Constraints: T(Floats), Inputs: []string{"input", "ksize", "strides"},
-		HostInputs: []string{"ksize", "strides"}, HostInputIndex: []int{1, 2}, Attrs: v2,
-		Lower: windowFromHost(1, lowerPool(2, ir.ReduceMax)), File: filePool})
+		HostInputs: []string{"ksize", "strides"}, Attrs: v2,
+		Lower: windowFromHost(1, lowerPool(2, ir.ReduceMax))})
 	register(Kernel{Op: "MaxPoolGradV2", Constraints: T(Floats), Inputs: []string{"orig_input", "orig_output", "grad", "ksize", "strides"},
-		HostInputs: []string{"ksize", "strides"}, HostInputIndex: []int{3, 4}, Attrs: v2,
-		Lower: windowFromHost(3, lowerMaxPoolGrad(2)), File: filePool})
+		HostInputs: []string{"ksize", "strides"}, Attrs: v2,
+		Lower: windowFromHost(3, lowerMaxPoolGrad(2))})
 	reg("AvgPool3DGrad", []string{"orig_input_shape", "grad"}, true, false, lowerAvgPoolGrad(3))
 }
 

@@ -13,30 +13,28 @@ import (
 // the one chosen (MaxPoolGradGrad), so ties and NaN go where the CPU puts
 // them.
 
-const filePool2 = "plugin/tf/lower/pool2.go"
-
 func init() {
 	poolAttrs := []AttrSpec{{Name: "ksize", Kind: AttrInts}, {Name: "strides", Kind: AttrInts},
 		{Name: "padding", Kind: AttrString}, {Name: "include_batch_in_index", Kind: AttrBool, Optional: true}}
 	argmax := []Constraint{{"T", Floats}, {"Targmax", []ir.DType{ir.I64}}}
 	register(Kernel{Op: "MaxPoolWithArgmax", Constraints: argmax, Inputs: []string{"input"}, Attrs: poolAttrs,
-		Lower: lowerMaxPoolWithArgmax, File: filePool2})
+		Lower: lowerMaxPoolWithArgmax})
 	register(Kernel{Op: "MaxPoolGradWithArgmax", Constraints: argmax, Inputs: []string{"input", "grad", "argmax"}, Attrs: poolAttrs,
-		Lower: lowerMaxPoolGradWithArgmax, File: filePool2})
+		Lower: lowerMaxPoolGradWithArgmax})
 	register(Kernel{Op: "MaxPoolGradGradWithArgmax", Constraints: argmax, Inputs: []string{"input", "grad", "argmax"}, Attrs: poolAttrs,
-		Lower: lowerMaxPoolGradGradWithArgmax, File: filePool2})
+		Lower: lowerMaxPoolGradGradWithArgmax})
 	gg := []AttrSpec{{Name: "ksize", Kind: AttrInts}, {Name: "strides", Kind: AttrInts},
 		{Name: "padding", Kind: AttrString}, {Name: "data_format", Kind: AttrString, Optional: true}}
 	register(Kernel{Op: "MaxPoolGradGrad", Constraints: T(Floats), Inputs: []string{"orig_input", "orig_output", "grad"}, Attrs: gg,
-		Lower: lowerMaxPoolGradGrad(2), File: filePool2})
+		Lower: lowerMaxPoolGradGrad(2)})
 	register(Kernel{Op: "MaxPool3DGradGrad", Constraints: T(Floats), Inputs: []string{"orig_input", "orig_output", "grad"}, Attrs: gg,
-		Lower: lowerMaxPoolGradGrad(3), File: filePool2})
+		Lower: lowerMaxPoolGradGrad(3)})
 	register(Kernel{Op: "MaxPoolGradGradV2", Constraints: T(Floats), Inputs: []string{"orig_input", "orig_output", "grad", "ksize", "strides"},
-		HostInputs: []string{"ksize", "strides"}, HostInputIndex: []int{3, 4}, Attrs: gg[2:],
-		Lower: windowFromHost(3, lowerMaxPoolGradGrad(2)), File: filePool2})
+		HostInputs: []string{"ksize", "strides"}, Attrs: gg[2:],
+		Lower: windowFromHost(3, lowerMaxPoolGradGrad(2))})
 	register(Kernel{Op: "MirrorPadGrad", Constraints: []Constraint{{"T", Floats}, {"Tpaddings", Indices}}, Inputs: []string{"input", "paddings"},
-		HostInputs: []string{"paddings"}, HostInputIndex: []int{1}, Attrs: []AttrSpec{{Name: "mode", Kind: AttrString}},
-		Lower: lowerMirrorPadGrad, File: filePool2})
+		HostInputs: []string{"paddings"}, Attrs: []AttrSpec{{Name: "mode", Kind: AttrString}},
+		Lower: lowerMirrorPadGrad})
 }
 
 // maxPoolGeom reads ksize, strides and padding for a channels-last input

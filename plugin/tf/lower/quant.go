@@ -18,13 +18,11 @@ import (
 // the scale) are selects over the range tensors; the ranges given as
 // attributes (FakeQuantWithMinMaxArgs) are constants of the same program.
 
-const fileQuant = "plugin/tf/lower/quant.go"
-
 func init() {
 	fq := []AttrSpec{{Name: "num_bits", Kind: AttrInt, Optional: true}, {Name: "narrow_range", Kind: AttrBool, Optional: true}}
 	fqArgs := append([]AttrSpec{{Name: "min", Kind: AttrFloat, Optional: true}, {Name: "max", Kind: AttrFloat, Optional: true}}, fq...)
 	reg := func(op string, inputs []string, attrs []AttrSpec, f func(c *Call) error) {
-		register(Kernel{Op: op, Inputs: inputs, Attrs: attrs, File: fileQuant, Lower: f})
+		register(Kernel{Op: op, Inputs: inputs, Attrs: attrs, Lower: f})
 	}
 	reg("FakeQuantWithMinMaxArgs", []string{"inputs"}, fqArgs, lowerFakeQuantArgs(false))
 	reg("FakeQuantWithMinMaxArgsGradient", []string{"gradients", "inputs"}, fqArgs, lowerFakeQuantArgs(true))
@@ -38,15 +36,15 @@ func init() {
 	withBits := append([]AttrSpec{{Name: "num_bits", Kind: AttrInt, Optional: true}, {Name: "round_mode", Kind: AttrString, Optional: true}}, qdq...)
 	f32 := T([]ir.DType{ir.F32})
 	register(Kernel{Op: "QuantizeAndDequantizeV2", Constraints: f32, Inputs: []string{"input", "input_min", "input_max"},
-		Attrs: withBits, File: fileQuant, Lower: lowerQDQ(false)})
+		Attrs: withBits, Lower: lowerQDQ(false)})
 	register(Kernel{Op: "QuantizeAndDequantizeV4", Constraints: f32, Inputs: []string{"input", "input_min", "input_max"},
-		Attrs: withBits, File: fileQuant, Lower: lowerQDQ(false)})
+		Attrs: withBits, Lower: lowerQDQ(false)})
 	// V3's num_bits is an int32 scalar input, in host memory as on
 	// TensorFlow's GPU; its rounding is always half to even.
 	register(Kernel{Op: "QuantizeAndDequantizeV3", Constraints: f32, Inputs: []string{"input", "input_min", "input_max", "num_bits"},
-		HostInputs: []string{"num_bits"}, HostInputIndex: []int{3}, Attrs: qdq, File: fileQuant, Lower: lowerQDQ(true)})
+		HostInputs: []string{"num_bits"}, Attrs: qdq, Lower: lowerQDQ(true)})
 	register(Kernel{Op: "QuantizeAndDequantizeV4Grad", Constraints: f32, Inputs: []string{"gradients", "input", "input_min", "input_max"},
-		Attrs: []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, File: fileQuant, Lower: lowerQDQGrad})
+		Attrs: []AttrSpec{{Name: "axis", Kind: AttrInt, Optional: true}}, Lower: lowerQDQGrad})
 }
 
 // fakeQuantBits reads num_bits and narrow_range: the integer grid is

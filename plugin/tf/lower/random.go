@@ -17,8 +17,6 @@ import (
 // 32-bit (int32) or 64-bit (int64) Philox output read as unsigned, as
 // random::UniformDistribution<..., int32/int64> computes them.
 
-const fileRandom = "plugin/tf/lower/random.go"
-
 // TensorFlow's RNG algorithm numbers (tensorflow/core/framework/rng_alg.h).
 const (
 	rngAlgPhilox     = 1
@@ -29,21 +27,21 @@ func init() {
 	seeds := []AttrSpec{{Name: "seed", Kind: AttrInt, Optional: true}, {Name: "seed2", Kind: AttrInt, Optional: true}}
 	stateful := func(name string, dist ir.RngDistribution) {
 		register(Kernel{Op: name, Constraints: []Constraint{{"dtype", Floats}}, Inputs: []string{"shape"},
-			HostInputs: []string{"shape"}, HostInputIndex: []int{0}, Attrs: append([]AttrSpec{{Name: "dtype", Kind: AttrType}}, seeds...),
-			Lower: lowerRandom(dist, false), File: fileRandom})
+			HostInputs: []string{"shape"}, Attrs: append([]AttrSpec{{Name: "dtype", Kind: AttrType}}, seeds...),
+			Lower: lowerRandom(dist, false)})
 	}
 	stateful("RandomUniform", ir.RngUniform)
 	stateful("RandomStandardNormal", ir.RngNormal)
 	stateful("TruncatedNormal", ir.RngTruncatedNormal)
 	register(Kernel{Op: "RandomUniformInt", Constraints: []Constraint{{"Tout", Indices}}, Inputs: []string{"shape", "minval", "maxval"},
-		HostInputs: []string{"shape", "minval", "maxval"}, HostInputIndex: []int{0, 1, 2}, Attrs: seeds,
-		Lower: lowerRandomInt(false), File: fileRandom})
+		HostInputs: []string{"shape", "minval", "maxval"}, Attrs: seeds,
+		Lower: lowerRandomInt(false)})
 
 	stateless := []string{"shape", "key", "counter", "alg"}
 	sl := func(name string, types []ir.DType, dist ir.RngDistribution) {
 		register(Kernel{Op: name, Constraints: []Constraint{{"dtype", types}}, Inputs: stateless,
-			HostInputs: []string{"shape", "alg"}, HostInputIndex: []int{0, 3}, Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType}},
-			Lower: lowerRandom(dist, true), File: fileRandom})
+			HostInputs: []string{"shape", "alg"}, Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType}},
+			Lower: lowerRandom(dist, true)})
 	}
 	sl("StatelessRandomUniformV2", Floats, ir.RngUniform)
 	sl("StatelessRandomNormalV2", Floats, ir.RngNormal)
@@ -51,8 +49,8 @@ func init() {
 	sl("StatelessRandomUniformFullIntV2", Indices, ir.RngUniform)
 	register(Kernel{Op: "StatelessRandomUniformIntV2", Constraints: []Constraint{{"dtype", Indices}},
 		Inputs:     append(stateless, "minval", "maxval"),
-		HostInputs: []string{"shape", "alg", "minval", "maxval"}, HostInputIndex: []int{0, 3, 4, 5},
-		Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType}}, Lower: lowerRandomInt(true), File: fileRandom})
+		HostInputs: []string{"shape", "alg", "minval", "maxval"},
+		Attrs:      []AttrSpec{{Name: "dtype", Kind: AttrType}}, Lower: lowerRandomInt(true)})
 }
 
 // rngState returns the key and counter: the stateless ops' inputs 1 and 2

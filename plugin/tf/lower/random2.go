@@ -28,37 +28,34 @@ import (
 // Eigen's per-thread minimum, beyond which its own numbers depend on its
 // thread count).
 
-const fileRandom2 = "plugin/tf/lower/random2.go"
-
 func init() {
 	seedCons := Constraint{"Tseed", Indices}
 	shapeCons := Constraint{"T", Indices}
 	v1 := func(name string, types []ir.DType, dist ir.RngDistribution) {
 		register(Kernel{Op: name, Constraints: []Constraint{{"dtype", types}, shapeCons, seedCons}, Inputs: []string{"shape", "seed"},
-			HostInputs: []string{"shape", "seed"}, HostInputIndex: []int{0, 1}, Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType}},
-			Lower: lowerStatelessV1(dist), File: fileRandom2})
+			HostInputs: []string{"shape", "seed"}, Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType}},
+			Lower: lowerStatelessV1(dist)})
 	}
 	v1("StatelessRandomUniform", Floats, ir.RngUniform)
 	v1("StatelessRandomNormal", Floats, ir.RngNormal)
 	v1("StatelessTruncatedNormal", Floats, ir.RngTruncatedNormal)
 	v1("StatelessRandomUniformFullInt", Indices, ir.RngUniform)
 	register(Kernel{Op: "StatelessRandomUniformInt", Constraints: []Constraint{{"dtype", Indices}, shapeCons, seedCons},
-		Inputs: []string{"shape", "seed", "minval", "maxval"}, HostInputs: []string{"shape", "seed", "minval", "maxval"},
-		HostInputIndex: []int{0, 1, 2, 3}, Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType}}, Lower: lowerStatelessIntV1, File: fileRandom2})
+		Inputs: []string{"shape", "seed", "minval", "maxval"}, HostInputs: []string{"shape", "seed", "minval", "maxval"}, Attrs: []AttrSpec{{Name: "dtype", Kind: AttrType}}, Lower: lowerStatelessIntV1})
 	register(Kernel{Op: "StatelessRandomGetKeyCounter", Constraints: []Constraint{seedCons}, Inputs: []string{"seed"},
-		HostInputs: []string{"seed"}, HostInputIndex: []int{0}, Lower: lowerGetKeyCounter(false), File: fileRandom2})
+		HostInputs: []string{"seed"}, Lower: lowerGetKeyCounter(false)})
 	register(Kernel{Op: "StatelessRandomGetKeyCounterAlg", Constraints: []Constraint{seedCons}, Inputs: []string{"seed"},
-		HostInputs: []string{"seed"}, HostInputIndex: []int{0}, Lower: lowerGetKeyCounter(true), File: fileRandom2})
-	register(Kernel{Op: "StatelessRandomGetAlg", Inputs: []string{}, Lower: lowerGetAlg, File: fileRandom2})
+		HostInputs: []string{"seed"}, Lower: lowerGetKeyCounter(true)})
+	register(Kernel{Op: "StatelessRandomGetAlg", Inputs: []string{}, Lower: lowerGetAlg})
 	multi := []Constraint{{"T", []ir.DType{ir.F32, ir.F16}}, {"output_dtype", Indices}}
 	register(Kernel{Op: "StatelessMultinomial", Constraints: append(multi, seedCons), Inputs: []string{"logits", "num_samples", "seed"},
-		HostInputs: []string{"num_samples", "seed"}, HostInputIndex: []int{1, 2}, Attrs: []AttrSpec{{Name: "output_dtype", Kind: AttrType, Optional: true}},
-		Lower: lowerMultinomial(true), File: fileRandom2})
+		HostInputs: []string{"num_samples", "seed"}, Attrs: []AttrSpec{{Name: "output_dtype", Kind: AttrType, Optional: true}},
+		Lower: lowerMultinomial(true)})
 	register(Kernel{Op: "Multinomial", Constraints: multi, Inputs: []string{"logits", "num_samples"},
-		HostInputs: []string{"num_samples"}, HostInputIndex: []int{1},
+		HostInputs: []string{"num_samples"},
 		Attrs: []AttrSpec{{Name: "output_dtype", Kind: AttrType, Optional: true}, {Name: "seed", Kind: AttrInt, Optional: true},
 			{Name: "seed2", Kind: AttrInt, Optional: true}},
-		Lower: lowerMultinomial(false), File: fileRandom2})
+		Lower: lowerMultinomial(false)})
 }
 
 // generateKey is GenerateKey: the Philox key and counter a V1 stateless op

@@ -9,8 +9,6 @@ import (
 // (argmax_op.cc), EuclideanNorm and L2Loss. Sums of float16 and bfloat16
 // accumulate in float32, as TensorFlow's GPU reductions do.
 
-const fileReduce = "plugin/tf/lower/reduce.go"
-
 // reduction is how one reduction op folds.
 type reduction int
 
@@ -33,8 +31,8 @@ func init() {
 			cons = T(types)
 		}
 		register(Kernel{Op: name, Constraints: cons, Inputs: []string{"input", "reduction_indices"},
-			HostInputs: []string{"reduction_indices"}, HostInputIndex: []int{1},
-			Attrs: reduceAttrs, Lower: lowerReduce(r), File: fileReduce})
+			HostInputs: []string{"reduction_indices"},
+			Attrs:      reduceAttrs, Lower: lowerReduce(r)})
 	}
 	red("Sum", FloatsInts, redSum)
 	red("Mean", FloatsInts, redMean)
@@ -52,10 +50,10 @@ func init() {
 		kind ir.ReduceKind
 	}{{"ArgMax", ir.ReduceMax}, {"ArgMin", ir.ReduceMin}} {
 		register(Kernel{Op: a.name, Constraints: []Constraint{{"T", FloatsInts}, {"output_type", Indices}},
-			Inputs: []string{"input", "dimension"}, HostInputs: []string{"dimension"}, HostInputIndex: []int{1},
-			Attrs: argAttrs, Lower: lowerArgReduce(a.kind), File: fileReduce})
+			Inputs: []string{"input", "dimension"}, HostInputs: []string{"dimension"},
+			Attrs: argAttrs, Lower: lowerArgReduce(a.kind)})
 	}
-	register(Kernel{Op: "L2Loss", Constraints: T(Floats), Inputs: []string{"t"}, Lower: lowerL2Loss, File: fileReduce})
+	register(Kernel{Op: "L2Loss", Constraints: T(Floats), Inputs: []string{"t"}, Lower: lowerL2Loss})
 }
 
 // Axes normalises TensorFlow axes (negative counts from the end) for rank r;

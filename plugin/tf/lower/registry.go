@@ -6,6 +6,8 @@ package lower
 
 import (
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -33,8 +35,9 @@ type Kernel struct {
 	// lowering reads as values (axes, shapes, permutations).
 	HostInputs []string
 	// HostInputIndex maps each HostInputs name to its input position; a
-	// negative position counts from the end (-1 is the last input), for ops
-	// with a variable number of inputs such as ConcatV2.
+	// negative position counts from the end (-1 is the last input). register
+	// derives it from Inputs; it is given only where a list input comes
+	// first, so that positions count from the end (ConcatV2's axis).
 	HostInputIndex []int
 	// HostInputsOf, for an op whose host input is a list of any length
 	// (SparseConcat's shapes, a cluster's host_args), gives the positions of
@@ -57,7 +60,8 @@ type Kernel struct {
 	// (variables.go).
 	Variables Variables
 	// Lower builds the op (every op but AssignVariableOp, which TensorFlow
-	// computes itself). File says where, for the generated kernel table.
+	// computes itself). File says where, for the generated kernel table:
+	// register fills it in with the file of the init function registering.
 	Lower func(c *Call) error
 	File  string
 }
@@ -66,8 +70,17 @@ var registry = map[string]*Kernel{}
 
 // register adds k; the op's lowering file names itself for docs/kernels.md.
 func register(k Kernel) {
+	if k.File == "" {
+		k.File = callerInit()
+	}
 	if _, dup := registry[k.Op]; dup {
 		panic("lower: " + k.Op + " registered twice")
+	}
+	if k.HostInputIndex == nil && len(k.HostInputs) > 0 {
+		k.HostInputIndex = make([]int, len(k.HostInputs))
+		for j, name := range k.HostInputs {
+			k.HostInputIndex[j] = slices.Index(k.Inputs, name) // -1 when absent: checkInputs says so
+		}
 	}
 	if len(k.HostInputs) != len(k.HostInputIndex) {
 		panic("lower: " + k.Op + ": HostInputs and HostInputIndex differ in length")
@@ -346,4 +359,20 @@ func Table() []Row {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// callerInit is the file of the package init function that is registering,
+// relative to the repository: the file docs/kernels.md names for an op.
+func callerInit() string {
+	pcs := make([]uintptr, 16)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function[strings.LastIndex(f.Function, "/")+1:], "lower.init.") {
+			return "plugin/tf/lower/" + filepath.Base(f.File)
+		}
+		if !more {
+			return ""
+		}
+	}
 }

@@ -14,18 +14,13 @@ import (
 // the resize is gathers of the image and its gradient a scatter (nearest
 // neighbour) or two products with the weight matrices (bilinear).
 
-const fileResize = "plugin/tf/lower/resize.go"
-
 func init() {
 	attrs := []AttrSpec{{Name: "align_corners", Kind: AttrBool, Optional: true}, {Name: "half_pixel_centers", Kind: AttrBool, Optional: true}}
-	register(Kernel{Op: "ResizeNearestNeighbor", Constraints: T(Floats), Inputs: []string{"images", "size"}, HostInputs: []string{"size"},
-		HostInputIndex: []int{1}, Attrs: attrs, Lower: lowerResize(false), File: fileResize})
-	register(Kernel{Op: "ResizeBilinear", Constraints: T(Floats), Inputs: []string{"images", "size"}, HostInputs: []string{"size"},
-		HostInputIndex: []int{1}, Attrs: attrs, Lower: lowerResize(true), File: fileResize})
-	register(Kernel{Op: "ResizeNearestNeighborGrad", Constraints: T(Floats), Inputs: []string{"grads", "size"}, HostInputs: []string{"size"},
-		HostInputIndex: []int{1}, Attrs: attrs, Lower: lowerResizeNearestGrad, File: fileResize})
+	register(Kernel{Op: "ResizeNearestNeighbor", Constraints: T(Floats), Inputs: []string{"images", "size"}, HostInputs: []string{"size"}, Attrs: attrs, Lower: lowerResize(false)})
+	register(Kernel{Op: "ResizeBilinear", Constraints: T(Floats), Inputs: []string{"images", "size"}, HostInputs: []string{"size"}, Attrs: attrs, Lower: lowerResize(true)})
+	register(Kernel{Op: "ResizeNearestNeighborGrad", Constraints: T(Floats), Inputs: []string{"grads", "size"}, HostInputs: []string{"size"}, Attrs: attrs, Lower: lowerResizeNearestGrad})
 	register(Kernel{Op: "ResizeBilinearGrad", Constraints: T(Floats), Inputs: []string{"grads", "original_image"},
-		Attrs: attrs, Lower: lowerResizeBilinearGrad, File: fileResize})
+		Attrs: attrs, Lower: lowerResizeBilinearGrad})
 }
 
 // resizeScale is how many input pixels one output pixel spans

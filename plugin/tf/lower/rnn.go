@@ -11,8 +11,6 @@ import (
 // steps past it are zero. A step's outputs are rounded to the op's dtype
 // before the next step reads them, as the CPU stores them.
 
-const fileRNN = "plugin/tf/lower/rnn.go"
-
 // gateLayout is where the four gates sit in the [batch, 4*cell] product:
 // BlockLSTM and the cells use i, c, f, o; BlockLSTMV2 i, f, c, o.
 type gateLayout [4]int // positions of i, c, f, o
@@ -31,23 +29,23 @@ func init() {
 	peep := []AttrSpec{{Name: "use_peephole", Kind: AttrBool, Optional: true}}
 	fwdOut := []string{"i", "cs", "f", "o", "ci", "co", "h"}
 	register(Kernel{Op: "LSTMBlockCell", Constraints: T(half), Inputs: cellIn, Attrs: fwdAttrs,
-		Lower: lowerLSTMCell, File: fileRNN})
+		Lower: lowerLSTMCell})
 	register(Kernel{Op: "LSTMBlockCellGrad", Constraints: T(half), Inputs: append(append(cellIn[:8:8], fwdOut[:6]...), "cs_grad", "h_grad"),
-		Attrs: peep, Lower: lowerLSTMCellGrad, File: fileRNN})
+		Attrs: peep, Lower: lowerLSTMCellGrad})
 	seqIn := append([]string{"seq_len_max"}, cellIn...)
-	register(Kernel{Op: "BlockLSTM", Constraints: T(half), Inputs: seqIn, HostInputs: []string{"seq_len_max"}, HostInputIndex: []int{0},
-		Attrs: fwdAttrs, Lower: lowerBlockLSTM(icfo, true), File: fileRNN})
-	register(Kernel{Op: "BlockLSTMV2", Constraints: T(half), Inputs: seqIn, HostInputs: []string{"seq_len_max"}, HostInputIndex: []int{0},
-		Attrs: v2Attrs, Lower: lowerBlockLSTM(ifco, false), File: fileRNN})
+	register(Kernel{Op: "BlockLSTM", Constraints: T(half), Inputs: seqIn, HostInputs: []string{"seq_len_max"},
+		Attrs: fwdAttrs, Lower: lowerBlockLSTM(icfo, true)})
+	register(Kernel{Op: "BlockLSTMV2", Constraints: T(half), Inputs: seqIn, HostInputs: []string{"seq_len_max"},
+		Attrs: v2Attrs, Lower: lowerBlockLSTM(ifco, false)})
 	gradIn := append(append(seqIn[:9:9], fwdOut...), "cs_grad", "h_grad")
-	register(Kernel{Op: "BlockLSTMGrad", Constraints: T(half), Inputs: gradIn, HostInputs: []string{"seq_len_max"}, HostInputIndex: []int{0},
-		Attrs: peep, Lower: lowerBlockLSTMGrad(icfo), File: fileRNN})
-	register(Kernel{Op: "BlockLSTMGradV2", Constraints: T(half), Inputs: gradIn, HostInputs: []string{"seq_len_max"}, HostInputIndex: []int{0},
-		Attrs: peep, Lower: lowerBlockLSTMGrad(ifco), File: fileRNN})
+	register(Kernel{Op: "BlockLSTMGrad", Constraints: T(half), Inputs: gradIn, HostInputs: []string{"seq_len_max"},
+		Attrs: peep, Lower: lowerBlockLSTMGrad(icfo)})
+	register(Kernel{Op: "BlockLSTMGradV2", Constraints: T(half), Inputs: gradIn, HostInputs: []string{"seq_len_max"},
+		Attrs: peep, Lower: lowerBlockLSTMGrad(ifco)})
 	register(Kernel{Op: "GRUBlockCell", Constraints: T([]ir.DType{ir.F32}), Inputs: []string{"x", "h_prev", "w_ru", "w_c", "b_ru", "b_c"},
-		Lower: lowerGRUCell, File: fileRNN})
+		Lower: lowerGRUCell})
 	register(Kernel{Op: "GRUBlockCellGrad", Constraints: T([]ir.DType{ir.F32}),
-		Inputs: []string{"x", "h_prev", "w_ru", "w_c", "b_ru", "b_c", "r", "u", "c", "d_h"}, Lower: lowerGRUCellGrad, File: fileRNN})
+		Inputs: []string{"x", "h_prev", "w_ru", "w_c", "b_ru", "b_c", "r", "u", "c", "d_h"}, Lower: lowerGRUCellGrad})
 }
 
 // lstmParams are a cell's weights, float32: w [input+cell, 4*cell],

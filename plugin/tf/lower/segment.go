@@ -16,13 +16,11 @@ import (
 // highest finite value. Sums, means and products of the 16-bit floats
 // accumulate in float32.
 
-const fileSegment = "plugin/tf/lower/segment.go"
-
 func init() {
 	cons := func(t []ir.DType) []Constraint { return []Constraint{{"T", t}, {"Tindices", Indices}} }
 	sorted := func(name string, kind ir.ScatterKind, mean bool) {
 		register(Kernel{Op: name, Constraints: cons(Floats), Inputs: []string{"data", "segment_ids"}, ReadInputs: []int{1},
-			Lower: lowerSegment(kind, true, mean), File: fileSegment})
+			Lower: lowerSegment(kind, true, mean)})
 	}
 	sorted("SegmentSum", ir.ScatterAdd, false)
 	sorted("SegmentMean", ir.ScatterAdd, true)
@@ -31,8 +29,8 @@ func init() {
 	sorted("SegmentMax", ir.ScatterMax, false)
 	unsorted := func(name string, kind ir.ScatterKind) {
 		register(Kernel{Op: name, Constraints: cons([]ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32}),
-			Inputs: []string{"data", "segment_ids", "num_segments"}, HostInputs: []string{"num_segments"}, HostInputIndex: []int{2},
-			Lower: lowerSegment(kind, false, false), File: fileSegment})
+			Inputs: []string{"data", "segment_ids", "num_segments"}, HostInputs: []string{"num_segments"},
+			Lower: lowerSegment(kind, false, false)})
 	}
 	unsorted("UnsortedSegmentSum", ir.ScatterAdd)
 	unsorted("UnsortedSegmentProd", ir.ScatterMul)

@@ -13,18 +13,16 @@ import (
 // masked ends take the whole range in the stride's direction). A negative
 // stride is a reverse of that dim followed by a positive-stride slice.
 
-const fileSlice = "plugin/tf/lower/slice.go"
-
 func init() {
 	masks := []AttrSpec{{Name: "begin_mask", Kind: AttrInt, Optional: true}, {Name: "end_mask", Kind: AttrInt, Optional: true},
 		{Name: "ellipsis_mask", Kind: AttrInt, Optional: true}, {Name: "new_axis_mask", Kind: AttrInt, Optional: true},
 		{Name: "shrink_axis_mask", Kind: AttrInt, Optional: true}}
 	register(Kernel{Op: "StridedSlice", Constraints: T(All), Inputs: []string{"input", "begin", "end", "strides"},
-		HostInputs: []string{"begin", "end", "strides"}, HostInputIndex: []int{1, 2, 3}, Attrs: masks,
-		Lower: lowerStridedSlice, File: fileSlice})
+		HostInputs: []string{"begin", "end", "strides"}, Attrs: masks,
+		Lower: lowerStridedSlice})
 	register(Kernel{Op: "StridedSliceGrad", Constraints: T(All), Inputs: []string{"shape", "begin", "end", "strides", "dy"},
-		HostInputs: []string{"shape", "begin", "end", "strides"}, HostInputIndex: []int{0, 1, 2, 3}, Attrs: masks,
-		Lower: lowerStridedSliceGrad, File: fileSlice})
+		HostInputs: []string{"shape", "begin", "end", "strides"}, Attrs: masks,
+		Lower: lowerStridedSliceGrad})
 }
 
 // sliceDim is what a strided slice takes of one input dim: size elements at

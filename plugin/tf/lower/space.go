@@ -13,27 +13,23 @@ import (
 // slices, pads, reshapes and transposes, but ReverseSequence, whose lengths
 // are device data: a gather.
 
-const fileSpace = "plugin/tf/lower/space.go"
-
 func init() {
 	register(Kernel{Op: "Roll", Constraints: []Constraint{{"T", FloatsInts}, {"Tshift", Indices}, {"Taxis", Indices}},
-		Inputs: []string{"input", "shift", "axis"}, HostInputs: []string{"shift", "axis"}, HostInputIndex: []int{1, 2},
-		Lower: lowerRoll, File: fileSpace})
+		Inputs: []string{"input", "shift", "axis"}, HostInputs: []string{"shift", "axis"},
+		Lower: lowerRoll})
 	register(Kernel{Op: "ReverseSequence", Constraints: []Constraint{{"T", []ir.DType{ir.F32, ir.F16, ir.BF16, ir.Bool}}, {"Tlen", Indices}},
 		Inputs: []string{"input", "seq_lengths"}, Attrs: []AttrSpec{{Name: "seq_dim", Kind: AttrInt}, {Name: "batch_dim", Kind: AttrInt, Optional: true}},
-		Lower: lowerReverseSequence, File: fileSpace})
+		Lower: lowerReverseSequence})
 	block := []AttrSpec{{Name: "block_size", Kind: AttrInt}, {Name: "data_format", Kind: AttrString, Optional: true}}
-	register(Kernel{Op: "DepthToSpace", Constraints: T(Floats), Inputs: []string{"input"}, Attrs: block, Lower: lowerDepthSpace(true), File: fileSpace})
-	register(Kernel{Op: "SpaceToDepth", Constraints: T(Floats), Inputs: []string{"input"}, Attrs: block, Lower: lowerDepthSpace(false), File: fileSpace})
+	register(Kernel{Op: "DepthToSpace", Constraints: T(Floats), Inputs: []string{"input"}, Attrs: block, Lower: lowerDepthSpace(true)})
+	register(Kernel{Op: "SpaceToDepth", Constraints: T(Floats), Inputs: []string{"input"}, Attrs: block, Lower: lowerDepthSpace(false)})
 	register(Kernel{Op: "SpaceToBatchND", Constraints: T(Floats), Inputs: []string{"input", "block_shape", "paddings"},
-		HostInputs: []string{"block_shape", "paddings"}, HostInputIndex: []int{1, 2}, Lower: lowerSpaceToBatch(true), File: fileSpace})
+		HostInputs: []string{"block_shape", "paddings"}, Lower: lowerSpaceToBatch(true)})
 	register(Kernel{Op: "BatchToSpaceND", Constraints: T(Floats), Inputs: []string{"input", "block_shape", "crops"},
-		HostInputs: []string{"block_shape", "crops"}, HostInputIndex: []int{1, 2}, Lower: lowerBatchToSpace(true), File: fileSpace})
+		HostInputs: []string{"block_shape", "crops"}, Lower: lowerBatchToSpace(true)})
 	size := []AttrSpec{{Name: "block_size", Kind: AttrInt}}
-	register(Kernel{Op: "SpaceToBatch", Constraints: T(Floats), Inputs: []string{"input", "paddings"}, HostInputs: []string{"paddings"},
-		HostInputIndex: []int{1}, Attrs: size, Lower: lowerSpaceToBatch(false), File: fileSpace})
-	register(Kernel{Op: "BatchToSpace", Constraints: T(Floats), Inputs: []string{"input", "crops"}, HostInputs: []string{"crops"},
-		HostInputIndex: []int{1}, Attrs: size, Lower: lowerBatchToSpace(false), File: fileSpace})
+	register(Kernel{Op: "SpaceToBatch", Constraints: T(Floats), Inputs: []string{"input", "paddings"}, HostInputs: []string{"paddings"}, Attrs: size, Lower: lowerSpaceToBatch(false)})
+	register(Kernel{Op: "BatchToSpace", Constraints: T(Floats), Inputs: []string{"input", "crops"}, HostInputs: []string{"crops"}, Attrs: size, Lower: lowerBatchToSpace(false)})
 }
 
 // lowerRoll shifts elements along each axis, those that leave at one end

@@ -17,8 +17,6 @@ import (
 // index (read on the host), listed sorted beside. The 16-bit floats
 // accumulate in float32. And SparseToDense.
 
-const fileSparse = "plugin/tf/lower/sparse.go"
-
 // segKind is how a sparse segment reduction weighs a segment's rows.
 type segKind int
 
@@ -32,22 +30,21 @@ func init() {
 	cons := []Constraint{{"T", Floats}, {"Tidx", Indices}, {"Tsegmentids", Indices}}
 	family := func(k segKind, op, withNum, grad, gradV2 string) {
 		register(Kernel{Op: op, Constraints: cons, Inputs: []string{"data", "indices", "segment_ids"},
-			ReadInputs: []int{2}, Lower: lowerSparseSegment(k, false), File: fileSparse})
+			ReadInputs: []int{2}, Lower: lowerSparseSegment(k, false)})
 		register(Kernel{Op: withNum, Constraints: cons,
-			Inputs: []string{"data", "indices", "segment_ids", "num_segments"}, HostInputs: []string{"num_segments"}, HostInputIndex: []int{3},
-			Lower: lowerSparseSegment(k, true), File: fileSparse})
+			Inputs: []string{"data", "indices", "segment_ids", "num_segments"}, HostInputs: []string{"num_segments"},
+			Lower: lowerSparseSegment(k, true)})
 		register(Kernel{Op: grad, Constraints: cons, Inputs: []string{"grad", "indices", "segment_ids", "output_dim0"},
-			HostInputs: []string{"output_dim0"}, HostInputIndex: []int{3}, Lower: lowerSparseSegmentGrad(k, false), File: fileSparse})
+			HostInputs: []string{"output_dim0"}, Lower: lowerSparseSegmentGrad(k, false)})
 		register(Kernel{Op: gradV2, Constraints: cons,
-			Inputs: []string{"grad", "indices", "segment_ids", "dense_output_dim0"}, HostInputs: []string{"dense_output_dim0"}, HostInputIndex: []int{3},
-			ReadInputs: []int{1}, Lower: lowerSparseSegmentGrad(k, true), File: fileSparse})
+			Inputs: []string{"grad", "indices", "segment_ids", "dense_output_dim0"}, HostInputs: []string{"dense_output_dim0"},
+			ReadInputs: []int{1}, Lower: lowerSparseSegmentGrad(k, true)})
 	}
 	family(segSum, "SparseSegmentSum", "SparseSegmentSumWithNumSegments", "SparseSegmentSumGrad", "SparseSegmentSumGradV2")
 	family(segMean, "SparseSegmentMean", "SparseSegmentMeanWithNumSegments", "SparseSegmentMeanGrad", "SparseSegmentMeanGradV2")
 	family(segSqrtN, "SparseSegmentSqrtN", "SparseSegmentSqrtNWithNumSegments", "SparseSegmentSqrtNGrad", "SparseSegmentSqrtNGradV2")
 	register(Kernel{Op: "SparseToDense", Constraints: []Constraint{{"T", All}, {"Tindices", Indices}},
-		Inputs: []string{"sparse_indices", "output_shape", "sparse_values", "default_value"}, HostInputs: []string{"output_shape"},
-		HostInputIndex: []int{1}, Attrs: []AttrSpec{{Name: "validate_indices", Kind: AttrBool, Optional: true}}, Lower: lowerSparseToDense, File: fileSparse})
+		Inputs: []string{"sparse_indices", "output_shape", "sparse_values", "default_value"}, HostInputs: []string{"output_shape"}, Attrs: []AttrSpec{{Name: "validate_indices", Kind: AttrBool, Optional: true}}, Lower: lowerSparseToDense})
 }
 
 // segmentCounts is how many of the ids [k] name each of rows segments, as

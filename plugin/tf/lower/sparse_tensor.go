@@ -29,40 +29,38 @@ import (
 // DT_VARIANT tensor, which the C API TensorFlow 2.21 exports gives a
 // plugin no way to build or read.
 
-const fileSparseTensor = "plugin/tf/lower/sparse_tensor.go"
-
 // sparseTypes are the value dtypes of TensorFlow's GPU kernels that move
 // sparse values (TF_CALL_POD_TYPES) that the device has.
 var sparseTypes = All
 
 func init() {
 	register(Kernel{Op: "SparseTensorDenseMatMul", Constraints: []Constraint{{"T", []ir.DType{ir.F32, ir.F16}}, {"Tindices", Indices}},
-		Inputs: []string{"a_indices", "a_values", "a_shape", "b"}, HostInputs: []string{"a_shape"}, HostInputIndex: []int{2},
+		Inputs: []string{"a_indices", "a_values", "a_shape", "b"}, HostInputs: []string{"a_shape"},
 		ReadInputs: []int{0}, Attrs: []AttrSpec{{Name: "adjoint_a", Kind: AttrBool, Optional: true}, {Name: "adjoint_b", Kind: AttrBool, Optional: true}},
-		Lower: lowerSparseDenseMatMul, File: fileSparseTensor})
+		Lower: lowerSparseDenseMatMul})
 	register(Kernel{Op: "SparseReshape", Inputs: []string{"input_indices", "input_shape", "new_shape"},
-		HostInputs: []string{"input_shape", "new_shape"}, HostInputIndex: []int{1, 2}, Lower: lowerSparseReshape, File: fileSparseTensor})
+		HostInputs: []string{"input_shape", "new_shape"}, Lower: lowerSparseReshape})
 	register(Kernel{Op: "SparseSlice", Constraints: T(sparseTypes), Inputs: []string{"indices", "values", "shape", "start", "size"},
-		HostInputs: []string{"shape", "start", "size"}, HostInputIndex: []int{2, 3, 4}, ReadInputs: []int{0},
-		Lower: lowerSparseSlice, File: fileSparseTensor})
+		HostInputs: []string{"shape", "start", "size"}, ReadInputs: []int{0},
+		Lower: lowerSparseSlice})
 	register(Kernel{Op: "SparseSliceGrad", Constraints: T(Numeric), Inputs: []string{"backprop_val_grad", "input_indices", "input_start", "output_indices"},
-		ReadInputs: []int{1, 2, 3}, Lower: lowerSparseSliceGrad, File: fileSparseTensor})
+		ReadInputs: []int{1, 2, 3}, Lower: lowerSparseSliceGrad})
 	register(Kernel{Op: "SparseReorder", Constraints: T(sparseTypes), Inputs: []string{"input_indices", "input_values", "input_shape"},
-		Lower: lowerSparseReorder, File: fileSparseTensor})
+		Lower: lowerSparseReorder})
 	// shapes is a list of N host inputs, the last N of the 3N.
 	register(Kernel{Op: "SparseConcat", Constraints: T(sparseTypes), Inputs: []string{"indices", "values", "shapes"},
 		HostInputs: []string{"shapes"}, HostInputIndex: []int{-1}, HostInputsOf: func(_ *Attrs, n int) []int { return rangeInts(n-n/3, n) },
-		Attrs: []AttrSpec{{Name: "concat_dim", Kind: AttrInt}}, Lower: lowerSparseConcat, File: fileSparseTensor})
+		Attrs: []AttrSpec{{Name: "concat_dim", Kind: AttrInt}}, Lower: lowerSparseConcat})
 	register(Kernel{Op: "SparseSplit", Constraints: T(sparseTypes), Inputs: []string{"split_dim", "indices", "values", "shape"},
-		HostInputs: []string{"split_dim", "shape"}, HostInputIndex: []int{0, 3}, ReadInputs: []int{1},
-		Attrs: []AttrSpec{{Name: "num_split", Kind: AttrInt}}, Lower: lowerSparseSplit, File: fileSparseTensor})
+		HostInputs: []string{"split_dim", "shape"}, ReadInputs: []int{1},
+		Attrs: []AttrSpec{{Name: "num_split", Kind: AttrInt}}, Lower: lowerSparseSplit})
 	register(Kernel{Op: "SparseFillEmptyRows", Constraints: T(sparseTypes), Inputs: []string{"indices", "values", "dense_shape", "default_value"},
-		HostInputs: []string{"dense_shape"}, HostInputIndex: []int{2}, ReadInputs: []int{0}, Lower: lowerFillEmptyRows(false), File: fileSparseTensor})
+		HostInputs: []string{"dense_shape"}, ReadInputs: []int{0}, Lower: lowerFillEmptyRows(false)})
 	register(Kernel{Op: "RaggedFillEmptyRows", Constraints: T(sparseTypes), Inputs: []string{"value_rowids", "values", "nrows", "default_value"},
-		HostInputs: []string{"nrows"}, HostInputIndex: []int{2}, ReadInputs: []int{0}, Lower: lowerFillEmptyRows(true), File: fileSparseTensor})
+		HostInputs: []string{"nrows"}, ReadInputs: []int{0}, Lower: lowerFillEmptyRows(true)})
 	for _, op := range []string{"SparseFillEmptyRowsGrad", "RaggedFillEmptyRowsGrad"} {
 		register(Kernel{Op: op, Constraints: T(Numeric), Inputs: []string{"reverse_index_map", "grad_values"}, ReadInputs: []int{0},
-			Lower: lowerFillEmptyRowsGrad, File: fileSparseTensor})
+			Lower: lowerFillEmptyRowsGrad})
 	}
 }
 

@@ -16,16 +16,14 @@ import (
 // floats compute in float32 and round once, as Eigen's half functions do.
 // Dtypes are TensorFlow's GPU registrations (cwise_op_gpu_*.cu.cc).
 
-const fileSpecial = "plugin/tf/lower/special.go"
-
 func init() {
 	f32 := []ir.DType{ir.F32}
 	f32f16 := []ir.DType{ir.F32, ir.F16}
 	un := func(name string, types []ir.DType, f func(c *Call, x ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x"}, File: fileSpecial, Lower: lowerUnary(inFloat32(f))})
+		register(Kernel{Op: name, Constraints: T(types), Inputs: []string{"x"}, Lower: lowerUnary(inFloat32(f))})
 	}
 	bin := func(name string, inputs []string, f func(c *Call, x, y ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: T(f32), Inputs: inputs, File: fileSpecial, Lower: lowerBinary(f)})
+		register(Kernel{Op: name, Constraints: T(f32), Inputs: inputs, Lower: lowerBinary(f)})
 	}
 	un("Lgamma", f32f16, lgamma)
 	un("Digamma", f32f16, digamma)

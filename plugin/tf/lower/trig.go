@@ -14,11 +14,9 @@ import (
 // registers them for half, bfloat16, float and double
 // (cwise_op_acos.cc, cwise_op_atan2.cc, ...).
 
-const fileTrig = "plugin/tf/lower/trig.go"
-
 func init() {
 	un := func(name string, f func(c *Call, x ir.Value) ir.Value) {
-		register(Kernel{Op: name, Constraints: T(Floats), Inputs: []string{"x"}, File: fileTrig, Lower: lowerUnary(inFloat32(f))})
+		register(Kernel{Op: name, Constraints: T(Floats), Inputs: []string{"x"}, Lower: lowerUnary(inFloat32(f))})
 	}
 	un("Atan", atan)
 	un("Asin", asin)
@@ -27,7 +25,7 @@ func init() {
 	un("Acosh", acosh)
 	un("Atanh", atanh)
 	un("Erfc", erfc)
-	register(Kernel{Op: "Atan2", Constraints: T(Floats), Inputs: []string{"y", "x"}, File: fileTrig,
+	register(Kernel{Op: "Atan2", Constraints: T(Floats), Inputs: []string{"y", "x"},
 		Lower: lowerBinary(func(c *Call, y, x ir.Value) ir.Value {
 			d := c.B.Type(y).DType
 			if acc := accType(d); acc != d {

@@ -10,8 +10,6 @@ import (
 // device input, whose type is the variable's. They are registered only where
 // TensorFlow exports tensorflow/c/kernels_experimental.h.
 
-const fileVariables = "plugin/tf/lower/variables.go"
-
 // Variables says how an op uses resource variables.
 type Variables struct {
 	// N is the number of leading inputs that are resource variables.
@@ -76,28 +74,27 @@ var dtypeAttr = AttrSpec{Name: "dtype", Kind: AttrType}
 
 func init() {
 	register(Kernel{Op: "AssignVariableOp", Constraints: []Constraint{{"dtype", variableDTypes}}, Inputs: []string{"resource", "value"},
-		Variables: Variables{N: 1, Access: VarAssign}, Attrs: []AttrSpec{dtypeAttr, {Name: "validate_shape", Kind: AttrBool, Optional: true}},
-		File: fileVariables})
+		Variables: Variables{N: 1, Access: VarAssign}, Attrs: []AttrSpec{dtypeAttr, {Name: "validate_shape", Kind: AttrBool, Optional: true}}})
 	for _, op := range []struct {
 		name string
 		bop  ir.Op
 	}{{"AssignAddVariableOp", ir.OpAdd}, {"AssignSubVariableOp", ir.OpSub}} {
 		register(Kernel{Op: op.name, Constraints: []Constraint{{"dtype", arithmeticDTypes}}, Inputs: []string{"resource", "value"},
 			Variables: Variables{N: 1, Access: VarAssignUpdate, Lock: true}, Attrs: []AttrSpec{dtypeAttr},
-			Lower: lowerAssignUpdate(op.bop), File: fileVariables})
+			Lower: lowerAssignUpdate(op.bop)})
 	}
 	for _, o := range optimizers {
 		register(Kernel{Op: o.op, Constraints: T(Floats), Inputs: o.inputs, Variables: Variables{N: o.vars, Access: VarUpdate},
 			Attrs: []AttrSpec{{Name: "T", Kind: AttrType}, {Name: "use_locking", Kind: AttrBool, Optional: true}, {Name: "use_nesterov", Kind: AttrBool, Optional: true}},
-			Lower: lowerOptimizer(o.vars), File: fileVariables})
+			Lower: lowerOptimizer(o.vars)})
 	}
 	register(Kernel{Op: "ResourceGather", Constraints: []Constraint{{"dtype", variableDTypes}, {"Tindices", Indices}},
 		Inputs: []string{"resource", "indices"}, Variables: Variables{N: 1, Access: VarRead, Sparse: true},
 		Attrs: []AttrSpec{dtypeAttr, {Name: "batch_dims", Kind: AttrInt, Optional: true}},
-		Lower: lowerResourceGather, File: fileVariables})
+		Lower: lowerResourceGather})
 	register(Kernel{Op: "ResourceScatterUpdate", Constraints: []Constraint{{"dtype", variableDTypes}, {"Tindices", Indices}},
 		Inputs: []string{"resource", "indices", "updates"}, Variables: Variables{N: 1, Access: VarUpdate, Sparse: true, Lock: true},
-		Attrs: []AttrSpec{dtypeAttr}, Lower: lowerResourceScatterUpdate, File: fileVariables})
+		Attrs: []AttrSpec{dtypeAttr}, Lower: lowerResourceScatterUpdate})
 }
 
 // VariableOps lists the ops whose kernels need kernels_experimental.h,

@@ -150,9 +150,19 @@ func TestHostInputsMatchOpInputs(t *testing.T) {
 }
 
 func TestRegisterRejectsMisnamedHostInputs(t *testing.T) {
-	k := Kernel{Op: "X", Inputs: []string{"a", "b"}, HostInputs: []string{"a"}}
+	k := Kernel{Op: "X", Inputs: []string{"a", "b"}, HostInputs: []string{"a"}, HostInputIndex: []int{1}}
 	if k.checkInputs() == nil {
 		t.Error("host input a at index 1 accepted")
+	}
+	k = Kernel{Op: "X", Inputs: []string{"a", "b"}, HostInputs: []string{"c"}}
+	k.deriveHostInputIndex()
+	if k.checkInputs() == nil {
+		t.Error("host input c, no input of [a b], accepted")
+	}
+	k = Kernel{Op: "X", Inputs: []string{"a", "b"}, HostInputs: []string{"b"}}
+	k.deriveHostInputIndex()
+	if err := k.checkInputs(); err != nil || k.HostInputIndex[0] != 1 {
+		t.Errorf("host input b of [a b]: position %v, %v", k.HostInputIndex, err)
 	}
 	k = Kernel{Op: "X", Inputs: []string{"values", "axis"}, HostInputs: []string{"axis"}, HostInputIndex: []int{-1}}
 	if err := k.checkInputs(); err != nil {

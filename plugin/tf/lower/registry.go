@@ -76,12 +76,7 @@ func register(k Kernel) {
 	if _, dup := registry[k.Op]; dup {
 		panic("lower: " + k.Op + " registered twice")
 	}
-	if k.HostInputIndex == nil && len(k.HostInputs) > 0 {
-		k.HostInputIndex = make([]int, len(k.HostInputs))
-		for j, name := range k.HostInputs {
-			k.HostInputIndex[j] = slices.Index(k.Inputs, name) // -1 when absent: checkInputs says so
-		}
-	}
+	k.deriveHostInputIndex()
 	if len(k.HostInputs) != len(k.HostInputIndex) {
 		panic("lower: " + k.Op + ": HostInputs and HostInputIndex differ in length")
 	}
@@ -92,6 +87,22 @@ func register(k Kernel) {
 		panic("lower: " + k.Op + ": every op has a lowering but AssignVariableOp's kind, which has none")
 	}
 	registry[k.Op] = &k
+}
+
+// deriveHostInputIndex finds each host input's position by its name, unless
+// the kernel gave them.
+func (k *Kernel) deriveHostInputIndex() {
+	if k.HostInputIndex != nil || len(k.HostInputs) == 0 {
+		return
+	}
+	k.HostInputIndex = make([]int, len(k.HostInputs))
+	for j, name := range k.HostInputs {
+		// An absent name gets len(Inputs), which checkInputs rejects.
+		k.HostInputIndex[j] = len(k.Inputs)
+		if i := slices.Index(k.Inputs, name); i >= 0 {
+			k.HostInputIndex[j] = i
+		}
+	}
 }
 
 // checkInputs verifies that each host input's name is the op input at its

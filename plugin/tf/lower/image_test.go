@@ -5,7 +5,7 @@ import (
 )
 
 // Shape cases of the image, patch, pooling-extra and RNN families
-// (image.go, patches.go, pool2.go, rnn.go).
+// (image.go, patches.go, pool_argmax.go, rnn.go).
 
 func init() {
 	familyShapeCases = append(familyShapeCases, imageShapeCases)

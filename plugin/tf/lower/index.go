@@ -8,7 +8,8 @@ import (
 )
 
 // Indexing: gathers and scatters, OneHot, cumulative sums, products and
-// log-sum-exps, TopKV2, InTopKV2, ReverseV2 and Where.
+// log-sum-exps, TopKV2, InTopKV2, ReverseV2 and Where, and the V1 forms of
+// Gather and Reverse.
 //
 // Out-of-range gather indices give zeros, as on TensorFlow's GPU
 // (gather_functor_gpu.cu.h; its CPU kernel raises instead); out-of-range
@@ -49,6 +50,10 @@ func init() {
 	// memory (in_topk_op.cc).
 	register(Kernel{Op: "InTopKV2", Constraints: T(Indices), Inputs: []string{"predictions", "targets", "k"}, Lower: lowerInTopK})
 	register(Kernel{Op: "ReverseV2", Constraints: T(All), Inputs: []string{"tensor", "axis"}, HostInputs: []string{"axis"}, Lower: lowerReverse})
+	register(Kernel{Op: "Reverse", Constraints: T([]ir.DType{ir.F32, ir.F16, ir.BF16, ir.I32, ir.U8, ir.Bool}), Inputs: []string{"tensor", "dims"},
+		HostInputs: []string{"dims"}, Lower: lowerReverseV1})
+	register(Kernel{Op: "Gather", Constraints: []Constraint{{"Tparams", All}, {"Tindices", Indices}}, Inputs: []string{"params", "indices"},
+		Attrs: []AttrSpec{{Name: "validate_indices", Kind: AttrBool, Optional: true}}, Lower: lowerGatherV1})
 	register(Kernel{Op: "Where", Constraints: T(All), Inputs: []string{"input"}, ReadInputs: []int{0}, Lower: lowerWhere})
 }
 
@@ -492,5 +497,60 @@ func lowerWhere(c *Call) error {
 		}
 	}
 	c.Out = []ir.Value{i64Constant(c.B, ir.Shape{n, r}, coords)}
+	return nil
+}
+
+// lowerReverseV1 reverses the dims whose entry of the bool vector dims is
+// true.
+func lowerReverseV1(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
+	t := c.Type(0)
+	dims, err := c.hostInts(1, "dims")
+	if err != nil {
+		return err
+	}
+	if c.Type(1).DType != ir.Bool || len(dims) != t.Shape.Rank() {
+		return c.Errorf("dims %v must be a bool vector of one entry per dim of tensor %v", c.Type(1), t)
+	}
+	var axes []int
+	for i, d := range dims {
+		if d != 0 {
+			axes = append(axes, i)
+		}
+	}
+	c.Out = []ir.Value{c.B.Reverse(c.In[0], axes)}
+	return nil
+}
+
+// lowerGatherV1 is GatherV2 along axis 0: out-of-range indices give zeros,
+// as on TensorFlow's GPU.
+func lowerGatherV1(c *Call) error {
+	if err := c.arity(2); err != nil {
+		return err
+	}
+	tp, ti := c.Type(0), c.Type(1)
+	if tp.Shape.Rank() < 1 {
+		return c.Errorf("params must have rank at least 1, got %v", tp)
+	}
+	b := c.B
+	n := ti.Shape.Size()
+	out := append(ti.Shape.Clone(), tp.Shape[1:]...)
+	if n == 0 || tp.Shape.Size() == 0 {
+		if n > 0 && out.Size() > 0 {
+			return c.Errorf("indices %v index an empty params %v", ti, tp)
+		}
+		c.Out = []ir.Value{zeros(b, ir.TensorType{DType: tp.DType, Shape: out})}
+		return nil
+	}
+	sizes := tp.Shape.Clone()
+	sizes[0] = 1
+	ids := b.Reshape(c.In[1], ir.Shape{n, 1})
+	g := b.Gather(c.In[0], ids, ir.GatherDims{OffsetDims: rangeInts(1, tp.Shape.Rank()), CollapsedSliceDims: []int{0}, StartIndexMap: []int{0},
+		IndexVectorDim: 1, SliceSizes: sizes})
+	ok := inRange(b, b.Reshape(c.In[1], ir.Shape{n}), b.Reshape(intVector(b, ti.DType, []int{tp.Shape[0]}), nil), []int{})
+	g = b.Select(b.BroadcastInDim(ok, b.Type(g).Shape, []int{0}), g, zeros(b, b.Type(g)))
+	c.Out = []ir.Value{b.Reshape(g, out)}
 	return nil
 }

@@ -45,15 +45,11 @@ func lowerFFT(kind ir.FFTKind, n int) func(c *Call) error {
 		if err := c.arity(want); err != nil {
 			return err
 		}
-		t := c.Type(0)
+		t, err := fftInput(c, kind, n)
+		if err != nil {
+			return err
+		}
 		r := t.Shape.Rank()
-		in := ir.C64
-		if kind == ir.FFTReal {
-			in = ir.F32
-		}
-		if r < n || t.DType != in {
-			return c.Errorf("input must be %v of rank at least %d, got %v", in, n, t)
-		}
 		b := c.B
 		x := c.In[0]
 		length := t.Shape[r-n:].Clone()
@@ -128,15 +124,11 @@ func lowerFFTND(kind ir.FFTKind) func(c *Call) error {
 		if err := c.arity(3); err != nil {
 			return err
 		}
-		t := c.Type(0)
+		t, err := fftInput(c, kind, 0)
+		if err != nil {
+			return err
+		}
 		r := t.Shape.Rank()
-		in := ir.C64
-		if kind == ir.FFTReal {
-			in = ir.F32
-		}
-		if t.DType != in {
-			return c.Errorf("input must be %v, got %v", in, t)
-		}
 		fl, err := c.hostInts(1, "fft_length")
 		if err != nil {
 			return err
@@ -244,4 +236,21 @@ func lowerFFTND(kind ir.FFTKind) func(c *Call) error {
 		c.Out = []ir.Value{b.Transpose(x, inv)}
 		return nil
 	}
+}
+
+// fftInput is the type of a transform's input, checked: float32 for a real
+// forward transform, complex64 otherwise, of rank at least minRank.
+func fftInput(c *Call, kind ir.FFTKind, minRank int) (ir.TensorType, error) {
+	t := c.Type(0)
+	in := ir.C64
+	if kind == ir.FFTReal {
+		in = ir.F32
+	}
+	switch {
+	case t.DType != in && minRank == 0:
+		return t, c.Errorf("input must be %v, got %v", in, t)
+	case t.Shape.Rank() < minRank || t.DType != in:
+		return t, c.Errorf("input must be %v of rank at least %d, got %v", in, minRank, t)
+	}
+	return t, nil
 }

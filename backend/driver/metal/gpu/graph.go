@@ -168,26 +168,24 @@ func (g *Graph) unary(op Op, x Tensor) Tensor {
 	return g.add(&Node{Op: op, Args: []Tensor{x}}, clone(x.Shape), dt)
 }
 
-func (g *Graph) Identity(x Tensor) Tensor          { return g.unary(OpIdentity, x) }
-func (g *Graph) Negative(x Tensor) Tensor          { return g.unary(OpNegative, x) }
-func (g *Graph) Absolute(x Tensor) Tensor          { return g.unary(OpAbsolute, x) }
-func (g *Graph) Exponent(x Tensor) Tensor          { return g.unary(OpExponent, x) }
-func (g *Graph) Logarithm(x Tensor) Tensor         { return g.unary(OpLogarithm, x) }
-func (g *Graph) SquareRoot(x Tensor) Tensor        { return g.unary(OpSquareRoot, x) }
-func (g *Graph) ReverseSquareRoot(x Tensor) Tensor { return g.unary(OpReverseSquareRoot, x) }
-func (g *Graph) ReciprocalSquareRoot(x Tensor) Tensor {
-	return g.unary(OpReciprocalSquareRoot, x)
-}
-func (g *Graph) Tanh(x Tensor) Tensor     { return g.unary(OpTanh, x) }
-func (g *Graph) Sigmoid(x Tensor) Tensor  { return g.unary(OpSigmoid, x) }
-func (g *Graph) Erf(x Tensor) Tensor      { return g.unary(OpErf, x) }
-func (g *Graph) Sin(x Tensor) Tensor      { return g.unary(OpSin, x) }
-func (g *Graph) Cos(x Tensor) Tensor      { return g.unary(OpCos, x) }
-func (g *Graph) Floor(x Tensor) Tensor    { return g.unary(OpFloor, x) }
-func (g *Graph) Ceil(x Tensor) Tensor     { return g.unary(OpCeil, x) }
-func (g *Graph) IsNaN(x Tensor) Tensor    { return g.unary(OpIsNaN, x) }
-func (g *Graph) IsFinite(x Tensor) Tensor { return g.unary(OpIsFinite, x) }
-func (g *Graph) Not(x Tensor) Tensor      { return g.unary(OpNot, x) }
+func (g *Graph) Identity(x Tensor) Tensor             { return g.unary(OpIdentity, x) }
+func (g *Graph) Negative(x Tensor) Tensor             { return g.unary(OpNegative, x) }
+func (g *Graph) Absolute(x Tensor) Tensor             { return g.unary(OpAbsolute, x) }
+func (g *Graph) Exponent(x Tensor) Tensor             { return g.unary(OpExponent, x) }
+func (g *Graph) Logarithm(x Tensor) Tensor            { return g.unary(OpLogarithm, x) }
+func (g *Graph) SquareRoot(x Tensor) Tensor           { return g.unary(OpSquareRoot, x) }
+func (g *Graph) ReverseSquareRoot(x Tensor) Tensor    { return g.unary(OpReverseSquareRoot, x) }
+func (g *Graph) ReciprocalSquareRoot(x Tensor) Tensor { return g.unary(OpReciprocalSquareRoot, x) }
+func (g *Graph) Tanh(x Tensor) Tensor                 { return g.unary(OpTanh, x) }
+func (g *Graph) Sigmoid(x Tensor) Tensor              { return g.unary(OpSigmoid, x) }
+func (g *Graph) Erf(x Tensor) Tensor                  { return g.unary(OpErf, x) }
+func (g *Graph) Sin(x Tensor) Tensor                  { return g.unary(OpSin, x) }
+func (g *Graph) Cos(x Tensor) Tensor                  { return g.unary(OpCos, x) }
+func (g *Graph) Floor(x Tensor) Tensor                { return g.unary(OpFloor, x) }
+func (g *Graph) Ceil(x Tensor) Tensor                 { return g.unary(OpCeil, x) }
+func (g *Graph) IsNaN(x Tensor) Tensor                { return g.unary(OpIsNaN, x) }
+func (g *Graph) IsFinite(x Tensor) Tensor             { return g.unary(OpIsFinite, x) }
+func (g *Graph) Not(x Tensor) Tensor                  { return g.unary(OpNot, x) }
 
 // Broadcast is NumPy's broadcasting of two shapes, which MPSGraph's binary
 // operations follow.

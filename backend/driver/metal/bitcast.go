@@ -39,7 +39,7 @@ func lowerBitcast(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		return l.intToInt(x, src, dst)
 	}
 	if !l.g.Has(gpu.OpReinterpretCast) {
-		return tensor{}, fallback(in.Op, "%v to %v reads bits with reinterpretCastTensor and bitwise ops (macOS 13.2)", src, dst)
+		return tensor{}, fallback(in.Op, "%v to %v reads bits with reinterpretCastTensor (macOS 13.2)", src, dst)
 	}
 	switch {
 	case src == ir.C64:

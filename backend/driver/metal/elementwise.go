@@ -157,7 +157,7 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		return l.bxor(x, y), nil
 	case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
 		if !l.g.Has(gpu.OpReinterpretCast) {
-			return tensor{}, fallback(in.Op, "shifts of %v need bitwise ops and reinterpretCastTensor (macOS 13.2)", d)
+			return tensor{}, fallback(in.Op, "shifts of %v need reinterpretCastTensor (macOS 13.2)", d)
 		}
 		return l.shift(in.Op, d, x, y)
 	}
@@ -187,7 +187,7 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 			var q, r tensor
 			if d == ir.I64 || d == ir.U32 {
 				if !l.g.Has(gpu.OpReinterpretCast) {
-					return tensor{}, fallback(in.Op, "integer division of %v is bit by bit, with bitwise ops and reinterpretCast (macOS 13.2)", d)
+					return tensor{}, fallback(in.Op, "integer division of %v is bit by bit, with reinterpretCast (macOS 13.2)", d)
 				}
 				q, r = l.longDivRem(x, y, d)
 			} else {

@@ -292,7 +292,7 @@ func (l *lowering) store(x tensor, d ir.DType) (tensor, error) {
 		return l.cast(x, gpu.Float16), nil
 	case ir.BF16:
 		if !l.g.Has(gpu.OpReinterpretCast) {
-			return x, fallback(ir.OpParameter, "bfloat16 needs reinterpretCastTensor and bitwise ops (macOS 13.2)")
+			return x, fallback(ir.OpParameter, "bfloat16 needs reinterpretCastTensor (macOS 13.2)")
 		}
 		bits := l.bf16RoundBits(x)
 		// The upper half, as a signed 16-bit value, is in int16's range:
@@ -329,7 +329,7 @@ func (l *lowering) roundHalf(x tensor, d ir.DType) (tensor, error) {
 		return l.cast(l.cast(x, gpu.Float16), gpu.Float32), nil
 	case ir.BF16:
 		if !l.g.Has(gpu.OpReinterpretCast) {
-			return x, fallback(ir.OpConvert, "bfloat16 needs reinterpretCastTensor and bitwise ops (macOS 13.2)")
+			return x, fallback(ir.OpConvert, "bfloat16 needs reinterpretCastTensor (macOS 13.2)")
 		}
 		return l.reinterpret(l.bf16RoundBits(x), gpu.Float32), nil
 	}

@@ -86,45 +86,41 @@ var hostHome = map[ir.Op]bool{
 // select_and_scatter and gather, which handle that case on the GPU.
 var Fallbacks = map[ir.Op]string{
 	ir.OpRng: "normal and truncated-normal numbers: TensorFlow's Box-Muller uses the C library's logf, sinf and cosf, " +
-		"and the GPU's functions round differently, so the bits would differ; uniform numbers run on the GPU (macOS 13+)",
+		"and the GPU's functions round differently, so the bits would differ; uniform numbers run on the GPU",
 	ir.OpConvolution: "four or more spatial dimensions (three are a sum of 2-D convolutions: darwinkit v0.5.0 binds no 3-D convolution descriptor)",
-	ir.OpSort:        "rows longer than 46340 (the stable tie-break key must fit int32), or before macOS 13 (argSort, cumulativeSum, and bitwise ops: keys and integers gather as 16-bit pieces, since gathers move integers through float32) / 13.2 for floats (reinterpretCast)",
+	ir.OpSort:        "rows longer than 46340 (the stable tie-break key must fit int32); float keys before macOS 13.2 (their order is made from their bits with reinterpretCast)",
 	ir.OpArgSort:     "as sort",
 	ir.OpReduceRegion: "bodies of other forms than jax's argmax and argmin over (value, index) (ir.ArgReduceOf) and results that each fold one operand by " +
 		"add, mul, max, min, and, or or xor (ir.MonoidsOf) that are not elementwise, or are over complex64 or more than 1024 elements per result " +
 		"(folded one element at a time); as reduce for each such fold (complex64; int64 before macOS 13.3, uint32 sums and products before " +
 		"13.2 and its max and min before 13.3); argmax and argmin of int64 or uint32 values, or into int64 or uint32 indices, before 13.3 (their extremes " +
-		"reduce in int64); and, or and xor of integers, and the flipped-order max, min, argmax and argmin of unsigned types held as signed, before 13 (bitwise ops)",
+		"reduce in int64)",
 	ir.OpSortRegion: "comparators of other forms than ir.SortKeysOf's (jax's sort, argsort, lax.sort with num_keys, top_k and approx_max_k are of them); " +
 		"complex64 compared whole (jax compares its real, then its imaginary parts, which run on the GPU); a float compared plainly (not in a total order) as one key of several (no strict weak order once a NaN occurs); " +
-		"otherwise as sort: rows longer than 46340, before macOS 13 (argSort, cumulativeSum, bitwise ops), float keys before 13.2 (reinterpretCast)",
+		"otherwise as sort: rows longer than 46340, float keys before macOS 13.2 (reinterpretCast)",
 	ir.OpFFT:                  "transform lengths above 2048: the DFT-matrix lowering would need matrices of more than 2^22 elements",
 	ir.OpDotGeneral:           "integer operands whose broadcast product exceeds 2^27 elements (integers multiply-and-sum exactly rather than through the float matmul); int64 before macOS 13.3 and uint32 before 13.2 (MPSGraph's reductions lack them)",
 	ir.OpReduceWindow:         "windows of more than 1024 elements (window positions are unrolled), unless cumulative (jax's cumsum, cummax and cummin: the whole axis, padded at one end), which is a scan of any length",
 	ir.OpSelectAndScatter:     "windows of more than 1024 elements",
-	ir.OpGather:               "operands of 2^31 elements or more (positions are int32); int32, uint32 and int64 data before macOS 13 (gather moves integers through float32, so they gather in 16-bit pieces cut with bitwise ops)",
-	ir.OpScatter:              "operands or updates of 2^31 elements or more; replace of 2^24 update elements or more (which of several writes to one element is last is found with ordinals, which scatterND carries as float32); replace of uint32 and int64 before macOS 13 (cut into 16-bit parts, each exact as float32, with bitwise ops); add, multiply, max and min of int64, max and min of uint32, and uint32 add and multiply before macOS 13.2 (MPSGraph's scatterND takes float32, float16 and int32 data)",
-	ir.OpAnd:                  "integer operands before macOS 13 (bitwise ops)",
-	ir.OpXor:                  "integer operands before macOS 13 (bitwise ops)",
+	ir.OpGather:               "operands of 2^31 elements or more (positions are int32)",
+	ir.OpScatter:              "operands or updates of 2^31 elements or more; replace of 2^24 update elements or more (which of several writes to one element is last is found with ordinals, which scatterND carries as float32); add, multiply, max and min of int64, max and min of uint32, and uint32 add and multiply before macOS 13.2 (MPSGraph's scatterND takes float32, float16 and int32 data)",
 	ir.OpShiftLeft:            "before macOS 13.2 (bitwise ops and reinterpretCastTensor)",
 	ir.OpShiftRightLogical:    "as shift_left",
 	ir.OpShiftRightArithmetic: "as shift_left",
-	ir.OpOr:                   "integer operands before macOS 13 (bitwise ops)",
-	ir.OpConvert:              "to or from complex64 (not defined by the host driver either); narrowing int64 before macOS 13 (bitwise ops)",
+	ir.OpConvert:              "to or from complex64 (not defined by the host driver either)",
 	ir.OpIota:                 "complex64 and bool iotas",
 	ir.OpReduce:               "complex64 operands; int64 before macOS 13.3, uint32 sums before 13.2 and its max and min before 13.3 (MPSGraph's reductions take float32, float16 and int32, and int64 from 13.3)",
 	ir.OpDiv:                  "int64 and uint32 operands before macOS 13.2 (MPSGraph's division has float32, float16 and int32 kernels only: they divide bit by bit, with bitwise ops and reinterpretCast)",
 	ir.OpRem:                  "as divide",
-	ir.OpPow:                  "int64 and uint32 operands before macOS 13 (the exponent's bits are read with bitwise ops)",
 	ir.OpArgReduce:            "int64 and uint32 operands before macOS 13.3 (as reduce)",
 	ir.OpCompare:              "LT, LE, GT, GE on complex64",
-	ir.OpParameter:            "bfloat16 values anywhere in the program before macOS 13.2 (reinterpretCast and bitwise ops)",
+	ir.OpParameter:            "bfloat16 values anywhere in the program before macOS 13.2 (reinterpretCast)",
 	ir.OpReduceWindowRegion: "a body with other than elementwise ops, " +
 		"complex64 operands, and windows of more than 1024 elements (window positions are unrolled) unless the fold is cumulative " +
 		"(jax's cumsum, cumprod, cummax, cummin: the whole axis, padded at one end) by a monoid from its identity, which is a scan of any length",
 	ir.OpScatterRegion: "a body with other than elementwise ops that is not replace, keep, a monoid or a choice of the operand or the update by a comparison; " +
 		"any other elementwise body (applied in rounds of distinct positions, or once per hit where it reads the operand alone) with more than 256 " +
-		"index vectors, or, with repeated indices, more than 2048 update elements, and with 32- or 64-bit integer data before macOS 13 (exact 16-bit pieces); " +
+		"index vectors, or, with repeated indices, more than 2048 update elements; " +
 		"and scatter's own cases",
-	ir.OpBitcastConvert: "a float or complex64 type on either side before macOS 13.2 (reinterpretCastTensor and bitwise ops); between integers it runs on every release",
+	ir.OpBitcastConvert: "a float or complex64 type on either side before macOS 13.2 (reinterpretCastTensor); between integers it runs on every release",
 }

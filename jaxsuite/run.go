@@ -434,10 +434,15 @@ func runModule(o Options, pytest, logs, name, platform string, ids ...string) (*
 	// its timeout still shows where it stood; --tb=native formats a
 	// failure without repr() of the frames' arguments, which for a test
 	// timed out mid-computation waits on the device's unfinished arrays
-	// (random_lax_test on the model sat 35 minutes in that repr).
+	// (random_lax_test on the model sat 35 minutes in that repr). The
+	// timeout's thread method ends the worker of a test that overran: its
+	// default, SIGALRM, is only seen once the test's thread is back in
+	// Python, never for a test waiting in jaxlib on a long computation
+	// (random_lax_test's multinomials on the model); xdist then reports
+	// that test as a crashed worker's and starts another.
 	args := append(targets, "-v", "--tb=native", "-p", "no:cacheprovider",
 		"--junitxml="+xmlPath, "-o", "junit_logging=no", "-rN",
-		fmt.Sprintf("--timeout=%d", int(o.TestTimeout.Seconds())))
+		fmt.Sprintf("--timeout=%d", int(o.TestTimeout.Seconds())), "--timeout-method=thread")
 	if o.Workers > 1 {
 		args = append(args, "-n", strconv.Itoa(o.Workers))
 	}

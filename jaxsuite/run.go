@@ -439,12 +439,13 @@ func runModule(o Options, pytest, logs, name, platform string, ids ...string) (*
 	// default, SIGALRM, is only seen once the test's thread is back in
 	// Python, never for a test waiting in jaxlib on a long computation
 	// (random_lax_test's multinomials on the model); xdist then reports
-	// that test as a crashed worker's and starts another.
+	// that test as a crashed worker's and starts another. Without workers
+	// it would end pytest itself, so one process keeps the signal.
 	args := append(targets, "-v", "--tb=native", "-p", "no:cacheprovider",
 		"--junitxml="+xmlPath, "-o", "junit_logging=no", "-rN",
-		fmt.Sprintf("--timeout=%d", int(o.TestTimeout.Seconds())), "--timeout-method=thread")
+		fmt.Sprintf("--timeout=%d", int(o.TestTimeout.Seconds())))
 	if o.Workers > 1 {
-		args = append(args, "-n", strconv.Itoa(o.Workers))
+		args = append(args, "-n", strconv.Itoa(o.Workers), "--timeout-method=thread")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.ModuleTimeout)
 	defer cancel()

@@ -21,6 +21,9 @@ func TestClasses(t *testing.T) {
 		{"or classifies the unclassified", Or(base, InvalidArgument), InvalidArgument},
 		{"or keeps internal", Or(InternalError(base), InvalidArgument), Internal},
 		{"or keeps exhausted", Or(fmt.Errorf("x: %w", Exhausted(base)), InvalidArgument), ResourceExhausted},
+		{"unsupported", fmt.Errorf("op foo: %w", Unsupported), Unimplemented},
+		{"or keeps unsupported", Or(fmt.Errorf("op foo: %w", Unsupported), InvalidArgument), Unimplemented},
+		{"errorf", Errorf(FailedPrecondition, "the event is set already"), FailedPrecondition},
 	}
 	for _, c := range cases {
 		if got := CodeOf(c.err); got != c.want {
@@ -35,5 +38,21 @@ func TestClasses(t *testing.T) {
 	}
 	if !errors.Is(Invalid(base), base) {
 		t.Error("a classified error must unwrap to its cause")
+	}
+}
+
+// TestCodeNames: each code prints its canonical name, and nothing else
+// prints as one.
+func TestCodeNames(t *testing.T) {
+	if len(Codes) != 16 || Codes[0] != 1 || Codes[15] != 16 {
+		t.Fatalf("Codes = %v, want the 16 canonical codes 1..16", Codes)
+	}
+	for i, c := range Codes {
+		if int(c) != i+1 || c.String() != codeNames[i+1] {
+			t.Errorf("code %d: %d %q", i+1, c, c)
+		}
+	}
+	if InvalidArgument.String() != "INVALID_ARGUMENT" || Code(0).String() != "INTERNAL" || Code(99).String() != "INTERNAL" {
+		t.Error("names of INVALID_ARGUMENT, 0 and 99")
 	}
 }

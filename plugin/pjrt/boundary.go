@@ -6,7 +6,6 @@ package pjrt
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"runtime/cgo"
@@ -121,56 +120,46 @@ func hook(name string) {
 // code is a PJRT_Error_Code.
 type code int
 
-const (
-	codeInvalidArgument    = code(C.PJRT_Error_Code_INVALID_ARGUMENT)
-	codeNotFound           = code(C.PJRT_Error_Code_NOT_FOUND)
-	codeResourceExhausted  = code(C.PJRT_Error_Code_RESOURCE_EXHAUSTED)
-	codeFailedPrecondition = code(C.PJRT_Error_Code_FAILED_PRECONDITION)
-	codeUnimplemented      = code(C.PJRT_Error_Code_UNIMPLEMENTED)
-	codeInternal           = code(C.PJRT_Error_Code_INTERNAL)
+// pjrtCodes is backend/status's vocabulary in PJRT's: the one table from an
+// error's class to the code it is reported with.
+var pjrtCodes = map[status.Code]code{
+	status.Cancelled: C.PJRT_Error_Code_CANCELLED, status.Unknown: C.PJRT_Error_Code_UNKNOWN,
+	status.InvalidArgument: C.PJRT_Error_Code_INVALID_ARGUMENT, status.DeadlineExceeded: C.PJRT_Error_Code_DEADLINE_EXCEEDED,
+	status.NotFound: C.PJRT_Error_Code_NOT_FOUND, status.AlreadyExists: C.PJRT_Error_Code_ALREADY_EXISTS,
+	status.PermissionDenied: C.PJRT_Error_Code_PERMISSION_DENIED, status.ResourceExhausted: C.PJRT_Error_Code_RESOURCE_EXHAUSTED,
+	status.FailedPrecondition: C.PJRT_Error_Code_FAILED_PRECONDITION, status.Aborted: C.PJRT_Error_Code_ABORTED,
+	status.OutOfRange: C.PJRT_Error_Code_OUT_OF_RANGE, status.Unimplemented: C.PJRT_Error_Code_UNIMPLEMENTED,
+	status.Internal: C.PJRT_Error_Code_INTERNAL, status.Unavailable: C.PJRT_Error_Code_UNAVAILABLE,
+	status.DataLoss: C.PJRT_Error_Code_DATA_LOSS, status.Unauthenticated: C.PJRT_Error_Code_UNAUTHENTICATED,
+}
+
+// The codes the tests expect, in PJRT's numbers.
+var (
+	codeInvalidArgument    = pjrtCodes[status.InvalidArgument]
+	codeResourceExhausted  = pjrtCodes[status.ResourceExhausted]
+	codeFailedPrecondition = pjrtCodes[status.FailedPrecondition]
+	codeUnimplemented      = pjrtCodes[status.Unimplemented]
+	codeInternal           = pjrtCodes[status.Internal]
 )
-
-// codedError is an error with the PJRT code it is reported with.
-type codedError struct {
-	code code
-	err  error
-}
-
-func (e *codedError) Error() string { return e.err.Error() }
-func (e *codedError) Unwrap() error { return e.err }
-
-func errorf(c code, format string, args ...any) error {
-	return &codedError{c, fmt.Errorf(format, args...)}
-}
-
-func invalidf(format string, args ...any) error { return errorf(codeInvalidArgument, format, args...) }
-func unimplementedf(format string, args ...any) error {
-	return errorf(codeUnimplemented, format, args...)
-}
 
 // ErrUnsupported is what a Translator wraps (fmt.Errorf("...: %w",
 // pjrt.ErrUnsupported)) when the program uses something metalplug does not
 // support; Compile then reports UNIMPLEMENTED rather than INVALID_ARGUMENT.
-var ErrUnsupported = errors.New("not supported by metalplug")
+var ErrUnsupported = status.Unsupported
 
-// codeOf is the PJRT code err is reported with: its own, else that of
-// backend/status's class (drivers and lowerings classify their errors
-// there), INTERNAL when it carries none.
-func codeOf(err error) code {
-	var ce *codedError
-	if errors.As(err, &ce) {
-		return ce.code
+// codeOf is the PJRT code err is reported with: its backend/status class's,
+// INTERNAL when it carries none.
+func codeOf(err error) code { return pjrtCodes[status.CodeOf(err)] }
+
+// statusOf is the class of a PJRT code a caller hands us (PJRT_Event_Set),
+// INTERNAL for one PJRT does not define.
+func statusOf(c code) status.Code {
+	for s, p := range pjrtCodes {
+		if p == c {
+			return s
+		}
 	}
-	if errors.Is(err, ErrUnsupported) {
-		return codeUnimplemented
-	}
-	switch status.CodeOf(err) {
-	case status.InvalidArgument:
-		return codeInvalidArgument
-	case status.ResourceExhausted:
-		return codeResourceExhausted
-	}
-	return codeInternal
+	return status.Internal
 }
 
 // newCError makes a PJRT_Error in C memory (abi.c copies the message).
@@ -204,11 +193,11 @@ func cErrorOf(err error) *C.PJRT_Error {
 // fields we do not know.
 func need[T any](args *T, end uintptr) error {
 	if args == nil {
-		return invalidf("the argument struct is NULL")
+		return status.Invalidf("the argument struct is NULL")
 	}
 	got := uintptr(*(*C.size_t)(unsafe.Pointer(args)))
 	if got < end {
-		return invalidf("the caller's %s has struct_size %d, smaller than the %d bytes this function reads and writes (metalplug implements PJRT %d.%d; the caller's PJRT is older)",
+		return status.Invalidf("the caller's %s has struct_size %d, smaller than the %d bytes this function reads and writes (metalplug implements PJRT %d.%d; the caller's PJRT is older)",
 			cTypeName[T](), got, end, C.MP_PJRT_MAJOR, C.MP_PJRT_MINOR)
 	}
 	return nil
@@ -242,15 +231,15 @@ func newHandle(v any) C.uintptr_t { return C.uintptr_t(cgo.NewHandle(v)) }
 func lookup[T any](h C.uintptr_t, what string) (v T, err error) {
 	defer func() {
 		if recover() != nil {
-			err = invalidf("%s is not a live metalplug object (destroyed already?)", what)
+			err = status.Invalidf("%s is not a live metalplug object (destroyed already?)", what)
 		}
 	}()
 	if h == 0 {
-		return v, invalidf("%s is not a live metalplug object (destroyed already?)", what)
+		return v, status.Invalidf("%s is not a live metalplug object (destroyed already?)", what)
 	}
 	v, ok := cgo.Handle(h).Value().(T)
 	if !ok {
-		return v, invalidf("%s is a metalplug %T, not the object expected", what, cgo.Handle(h).Value())
+		return v, status.Invalidf("%s is a metalplug %T, not the object expected", what, cgo.Handle(h).Value())
 	}
 	return v, nil
 }

@@ -1,12 +1,14 @@
 package pjrt
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"strings"
 	"testing"
 
+	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/plugin/internal/exports"
 
 	"github.com/metalplug/metalplug/plugin/testhook"
@@ -266,5 +268,29 @@ func TestVersionExportRecovers(t *testing.T) {
 	defer disarm()
 	if v := metalplug_jaxlib_built_against(); v != nil {
 		t.Errorf("after a panic: %p, want NULL", v)
+	}
+}
+
+// TestErrorCodesTable: every class of backend/status has its own PJRT code,
+// numbered as PJRT numbers it, and a code a caller hands in comes back as
+// the same class.
+func TestErrorCodesTable(t *testing.T) {
+	if len(pjrtCodes) != len(status.Codes) {
+		t.Fatalf("%d PJRT codes for %d classes", len(pjrtCodes), len(status.Codes))
+	}
+	for _, c := range status.Codes {
+		p, ok := pjrtCodes[c]
+		if !ok || int(p) != int(c) {
+			t.Errorf("%v: PJRT code %d (present %v), want %d, PJRT's number for it", c, p, ok, int(c))
+		}
+		if back := statusOf(p); back != c {
+			t.Errorf("%v: back from PJRT as %v", c, back)
+		}
+		if got := codeOf(status.Errorf(c, "x")); got != p {
+			t.Errorf("%v: reported as %d", c, got)
+		}
+	}
+	if codeOf(errors.New("unclassified")) != codeInternal || statusOf(99) != status.Internal {
+		t.Error("an unclassified error, or an unknown PJRT code, must be INTERNAL")
 	}
 }

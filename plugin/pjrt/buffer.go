@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // buffer is one PJRT_Buffer: a dense row-major array in device memory. Its
@@ -48,14 +49,14 @@ func (c *client) newBuffer(typ bufType, dims []int64) (*buffer, error) {
 	}
 	size, err := shapeBytes(dims, elem)
 	if err != nil {
-		return nil, invalidf("%v", err)
+		return nil, status.Invalidf("%v", err)
 	}
 	p, err := c.drv.Allocate(int(size))
 	if err != nil && c.pending.wait() {
 		p, err = c.drv.Allocate(int(size)) // with what jax had let go of
 	}
 	if err != nil {
-		return nil, errorf(codeResourceExhausted, "allocating %d bytes of device memory for %s: %v", size, shapeString(typ, dims), err)
+		return nil, status.Errorf(status.ResourceExhausted, "allocating %d bytes of device memory for %s: %v", size, shapeString(typ, dims), err)
 	}
 	c.stats.allocated(size)
 	b := &buffer{client: c, typ: typ, elem: elem, dims: append([]int64(nil), dims...), size: size, ptr: p}
@@ -89,7 +90,7 @@ func (b *buffer) freeNow() {
 // after the old; the old one, failed, finishes quickly.
 func (b *buffer) usable(c *client) (unsafe.Pointer, error) {
 	if b.deleted || b.ptr == nil {
-		return nil, invalidf("buffer %s has been deleted", b)
+		return nil, status.Invalidf("buffer %s has been deleted", b)
 	}
 	if b.gen != c.gen {
 		if err := b.ready.wait(); err != nil {
@@ -142,7 +143,7 @@ func (b *buffer) freeAfterStream() {
 
 func bufferOf(p *C.PJRT_Buffer) (*buffer, error) {
 	if p == nil {
-		return nil, invalidf("buffer is NULL")
+		return nil, status.Invalidf("buffer is NULL")
 	}
 	return lookup[*buffer](p.handle, "buffer")
 }
@@ -155,7 +156,7 @@ func (c *client) placeOf(dev *C.PJRT_Device, mem *C.PJRT_Memory) error {
 			return err
 		}
 		if m != c.mem {
-			return invalidf("memory %s belongs to another client", C.GoStringN(m.str.p, C.int(m.str.n)))
+			return status.Invalidf("memory %s belongs to another client", C.GoStringN(m.str.p, C.int(m.str.n)))
 		}
 		return nil
 	}
@@ -165,7 +166,7 @@ func (c *client) placeOf(dev *C.PJRT_Device, mem *C.PJRT_Memory) error {
 			return err
 		}
 		if d != c.dev {
-			return invalidf("device belongs to another client")
+			return status.Invalidf("device belongs to another client")
 		}
 	}
 	return nil
@@ -177,7 +178,7 @@ func cDims(p *C.int64_t, n C.size_t) ([]int64, error) {
 		return nil, nil
 	}
 	if p == nil {
-		return nil, invalidf("dims is NULL for %d dimensions", n)
+		return nil, status.Invalidf("dims is NULL for %d dimensions", n)
 	}
 	return append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(p)), int(n))...), nil
 }
@@ -192,7 +193,7 @@ func layoutStrides(l *C.PJRT_Buffer_MemoryLayout, dims []int64, elem int) ([]int
 	case C.PJRT_Buffer_MemoryLayout_Type_Tiled:
 		t := C.mp_layout_tiled(l)
 		if t.num_tiles != 0 {
-			return nil, unimplementedf("tiled layouts (%d tiles) are not supported: metalplug arrays are dense", t.num_tiles)
+			return nil, status.Errorf(status.Unimplemented, "tiled layouts (%d tiles) are not supported: metalplug arrays are dense", t.num_tiles)
 		}
 		m2m, err := cDims(t.minor_to_major, t.minor_to_major_size)
 		if err != nil {
@@ -206,11 +207,11 @@ func layoutStrides(l *C.PJRT_Buffer_MemoryLayout, dims []int64, elem int) ([]int
 			return nil, err
 		}
 		if len(strides) != len(dims) {
-			return nil, invalidf("the layout has %d byte strides for %d dimensions", len(strides), len(dims))
+			return nil, status.Invalidf("the layout has %d byte strides for %d dimensions", len(strides), len(dims))
 		}
 		return strides, nil
 	}
-	return nil, invalidf("layout type %d is neither tiled nor strides", int(l._type))
+	return nil, status.Invalidf("layout type %d is neither tiled nor strides", int(l._type))
 }
 
 // hostSpan is the caller's host array of dims with strides as a byte slice
@@ -218,13 +219,13 @@ func layoutStrides(l *C.PJRT_Buffer_MemoryLayout, dims []int64, elem int) ([]int
 func hostSpan(data unsafe.Pointer, dims, strides []int64, elem int) ([]byte, int64, error) {
 	lo, hi, err := span(dims, strides, elem)
 	if err != nil {
-		return nil, 0, invalidf("%v", err)
+		return nil, 0, status.Invalidf("%v", err)
 	}
 	if hi == lo {
 		return nil, 0, nil
 	}
 	if data == nil {
-		return nil, 0, invalidf("the host data pointer is NULL")
+		return nil, 0, status.Invalidf("the host data pointer is NULL")
 	}
 	return unsafe.Slice((*byte)(unsafe.Add(data, lo)), hi-lo), -lo, nil
 }
@@ -252,13 +253,13 @@ func (c *client) fromHost(data unsafe.Pointer, typ bufType, dims, strides []int6
 		return nil, nil, err
 	}
 	if _, err := shapeBytes(dims, elem); err != nil {
-		return nil, nil, invalidf("%v", err)
+		return nil, nil, status.Invalidf("%v", err)
 	}
 	if strides == nil {
 		strides = denseStrides(dims, elem)
 	}
 	if len(strides) != len(dims) {
-		return nil, nil, invalidf("%d byte strides for %d dimensions", len(strides), len(dims))
+		return nil, nil, status.Invalidf("%d byte strides for %d dimensions", len(strides), len(dims))
 	}
 	switch semantics {
 	case C.PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
@@ -266,7 +267,7 @@ func (c *client) fromHost(data unsafe.Pointer, typ bufType, dims, strides []int6
 		C.PJRT_HostBufferSemantics_kImmutableZeroCopy,
 		C.PJRT_HostBufferSemantics_kMutableZeroCopy:
 	default:
-		return nil, nil, invalidf("host_buffer_semantics %d is not one of PJRT's", int(semantics))
+		return nil, nil, status.Invalidf("host_buffer_semantics %d is not one of PJRT's", int(semantics))
 	}
 	src, at, err := hostSpan(data, dims, strides, elem)
 	if err != nil {
@@ -282,7 +283,7 @@ func (c *client) fromHost(data unsafe.Pointer, typ bufType, dims, strides []int6
 		staging = C.malloc(C.size_t(b.size))
 		if staging == nil {
 			b.destroy()
-			return nil, nil, errorf(codeResourceExhausted, "no host memory to stage %d bytes of %s", b.size, b)
+			return nil, nil, status.Errorf(status.ResourceExhausted, "no host memory to stage %d bytes of %s", b.size, b)
 		}
 		copyStrided(deviceBytes(staging, b.size), 0, denseStrides(dims, elem), src, at, strides, dims, elem)
 	}
@@ -361,7 +362,7 @@ func (b *buffer) toHost(dst unsafe.Pointer, strides []int64) (*event, error) {
 		}
 		staging := C.malloc(C.size_t(b.size))
 		if staging == nil {
-			return errorf(codeResourceExhausted, "no host memory to stage %d bytes of %s", b.size, b)
+			return status.Errorf(status.ResourceExhausted, "no host memory to stage %d bytes of %s", b.size, b)
 		}
 		s.Memcpy(staging, p, int(b.size))
 		ev = newEvent()
@@ -447,7 +448,7 @@ func mp_PJRT_Client_BufferFromHostBuffer(args *C.PJRT_Client_BufferFromHostBuffe
 			return fail(name, fmt.Errorf("device_layout: %w", err))
 		}
 		if !isDense(dims, want, elem) {
-			return fail(name, unimplementedf("device_layout with byte strides %v for %s: metalplug device arrays are dense row-major", want, shapeString(typ, dims)))
+			return fail(name, status.Errorf(status.Unimplemented, "device_layout with byte strides %v for %s: metalplug device arrays are dense row-major", want, shapeString(typ, dims)))
 		}
 	}
 	b, done, err := c.fromHost(args.data, typ, dims, strides, args.host_buffer_semantics)
@@ -489,7 +490,7 @@ func mp_PJRT_Client_CreateUninitializedBuffer(args *C.PJRT_Client_CreateUninitia
 			return fail(name, fmt.Errorf("shape_layout: %w", err))
 		}
 		if !isDense(dims, want, elem) {
-			return fail(name, unimplementedf("shape_layout with byte strides %v: metalplug device arrays are dense row-major", want))
+			return fail(name, status.Errorf(status.Unimplemented, "shape_layout with byte strides %v: metalplug device arrays are dense row-major", want))
 		}
 	}
 	b, err := c.newBuffer(typ, dims)
@@ -687,7 +688,7 @@ func mp_PJRT_Buffer_CopyToDevice(args *C.PJRT_Buffer_CopyToDevice_Args) (res err
 		return fail(name, err)
 	}
 	if args.dst_device == nil {
-		return fail(name, invalidf("dst_device is NULL"))
+		return fail(name, status.Invalidf("dst_device is NULL"))
 	}
 	if err := b.client.placeOf(args.dst_device, nil); err != nil {
 		return fail(name, err)
@@ -715,7 +716,7 @@ func mp_PJRT_Buffer_CopyToMemory(args *C.PJRT_Buffer_CopyToMemory_Args) (res err
 		return fail(name, err)
 	}
 	if args.dst_memory == nil {
-		return fail(name, invalidf("dst_memory is NULL"))
+		return fail(name, status.Invalidf("dst_memory is NULL"))
 	}
 	if err := b.client.placeOf(nil, args.dst_memory); err != nil {
 		return fail(name, err)
@@ -746,7 +747,7 @@ func mp_PJRT_Buffer_ToHostBuffer(args *C.PJRT_Buffer_ToHostBuffer_Args) (res err
 	}
 	_, hi, err := span(b.dims, strides, b.elem)
 	if err != nil {
-		return fail(name, invalidf("host_layout for %s: %v", b, err))
+		return fail(name, status.Invalidf("host_layout for %s: %v", b, err))
 	}
 	if args.dst == nil {
 		// A size query: XLA answers it without an event.
@@ -754,7 +755,7 @@ func mp_PJRT_Buffer_ToHostBuffer(args *C.PJRT_Buffer_ToHostBuffer_Args) (res err
 		return nil
 	}
 	if int64(args.dst_size) < hi {
-		return fail(name, invalidf("dst_size %d is smaller than the %d bytes %s needs on the host", args.dst_size, hi, b))
+		return fail(name, status.Invalidf("dst_size %d is smaller than the %d bytes %s needs on the host", args.dst_size, hi, b))
 	}
 	ev, err := b.toHost(args.dst, strides)
 	if err != nil {
@@ -778,10 +779,10 @@ func mp_PJRT_Buffer_CopyRawToHost(args *C.PJRT_Buffer_CopyRawToHost_Args) (res e
 	}
 	off, n := int64(args.offset), int64(args.transfer_size)
 	if off < 0 || n < 0 || off > b.size || n > b.size-off {
-		return fail(name, invalidf("bytes [%d, %d) are not within the %d bytes of %s", off, off+n, b.size, b))
+		return fail(name, status.Invalidf("bytes [%d, %d) are not within the %d bytes of %s", off, off+n, b.size, b))
 	}
 	if n > 0 && args.dst == nil {
-		return fail(name, invalidf("dst is NULL"))
+		return fail(name, status.Invalidf("dst is NULL"))
 	}
 	c := b.client
 	var ev *event
@@ -835,7 +836,7 @@ func mp_PJRT_Buffer_ReadyEvent(args *C.PJRT_Buffer_ReadyEvent_Args) (res errT) {
 	b.client.mu.Lock()
 	ev := b.ready
 	if b.deleted {
-		ev = readyEvent(invalidf("metalplug: buffer %s has been deleted", b))
+		ev = readyEvent(status.Invalidf("metalplug: buffer %s has been deleted", b))
 	}
 	b.client.mu.Unlock()
 	args.event = newCEvent(ev)
@@ -856,7 +857,7 @@ func mp_PJRT_Buffer_UnsafePointer(args *C.PJRT_Buffer_UnsafePointer_Args) (res e
 	b.client.mu.Lock()
 	defer b.client.mu.Unlock()
 	if b.ptr == nil {
-		return fail("mp_PJRT_Buffer_UnsafePointer", invalidf("buffer %s has been deleted", b))
+		return fail("mp_PJRT_Buffer_UnsafePointer", status.Invalidf("buffer %s has been deleted", b))
 	}
 	args.buffer_pointer = C.uintptr_t(uintptr(b.ptr))
 	return nil
@@ -876,7 +877,7 @@ func mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(args *C.PJRT_Buffer_OpaqueDevi
 	b.client.mu.Lock()
 	defer b.client.mu.Unlock()
 	if b.ptr == nil {
-		return fail("mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer", invalidf("buffer %s has been deleted", b))
+		return fail("mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer", status.Invalidf("buffer %s has been deleted", b))
 	}
 	args.device_memory_ptr = b.ptr
 	return nil
@@ -896,7 +897,7 @@ func mp_PJRT_Buffer_IncreaseExternalReferenceCount(args *C.PJRT_Buffer_IncreaseE
 	b.client.mu.Lock()
 	defer b.client.mu.Unlock()
 	if b.deleted {
-		return fail("mp_PJRT_Buffer_IncreaseExternalReferenceCount", invalidf("buffer %s has been deleted", b))
+		return fail("mp_PJRT_Buffer_IncreaseExternalReferenceCount", status.Invalidf("buffer %s has been deleted", b))
 	}
 	b.extRefs++
 	return nil
@@ -916,7 +917,7 @@ func mp_PJRT_Buffer_DecreaseExternalReferenceCount(args *C.PJRT_Buffer_DecreaseE
 	b.client.mu.Lock()
 	defer b.client.mu.Unlock()
 	if b.extRefs == 0 {
-		return fail("mp_PJRT_Buffer_DecreaseExternalReferenceCount", errorf(codeFailedPrecondition, "buffer %s holds no external reference", b))
+		return fail("mp_PJRT_Buffer_DecreaseExternalReferenceCount", status.Errorf(status.FailedPrecondition, "buffer %s holds no external reference", b))
 	}
 	b.extRefs--
 	if b.extRefs == 0 && b.freeWait {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/metalplug/metalplug/backend/stats"
+	"github.com/metalplug/metalplug/backend/status"
 	"sync"
 	"unsafe"
 
@@ -23,11 +24,11 @@ import (
 // load: jax loads every plugin it finds, and asks few of them for a client.
 func chooseDriver() (driver.Driver, string, error) {
 	if cenv.Get("METALPLUG_DISABLE") == "1" {
-		return nil, "", errorf(codeFailedPrecondition, "metalplug is disabled (METALPLUG_DISABLE=1): no device offered")
+		return nil, "", status.Errorf(status.FailedPrecondition, "metalplug is disabled (METALPLUG_DISABLE=1): no device offered")
 	}
 	d, kind, why := backing.For(stats.JAX)
 	if d == nil {
-		return nil, "", errorf(codeFailedPrecondition, "%s", why)
+		return nil, "", status.Errorf(status.FailedPrecondition, "%s", why)
 	}
 	return d, deviceKind(kind), nil
 }
@@ -186,7 +187,7 @@ func (c *client) withStream(fn func(s driver.Stream) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return errorf(codeFailedPrecondition, "the client has been destroyed")
+		return status.Errorf(status.FailedPrecondition, "the client has been destroyed")
 	}
 	if failed := c.stream.Err(); failed != nil {
 		s, err := c.drv.NewStream()
@@ -203,7 +204,7 @@ func (c *client) withStream(fn func(s driver.Stream) error) error {
 
 func clientOf(p *C.PJRT_Client) (*client, error) {
 	if p == nil {
-		return nil, invalidf("client is NULL")
+		return nil, status.Invalidf("client is NULL")
 	}
 	return lookup[*client](p.handle, "client")
 }
@@ -366,7 +367,7 @@ func mp_PJRT_Client_LookupDevice(args *C.PJRT_Client_LookupDevice_Args) (res err
 		return fail("mp_PJRT_Client_LookupDevice", err)
 	}
 	if args.id != deviceID {
-		return fail("mp_PJRT_Client_LookupDevice", errorf(codeNotFound, "no device with id %d: metalplug has one device, id %d", args.id, deviceID))
+		return fail("mp_PJRT_Client_LookupDevice", status.Errorf(status.NotFound, "no device with id %d: metalplug has one device, id %d", args.id, deviceID))
 	}
 	args.device = c.dev.c
 	return nil
@@ -384,7 +385,7 @@ func mp_PJRT_Client_LookupAddressableDevice(args *C.PJRT_Client_LookupAddressabl
 		return fail("mp_PJRT_Client_LookupAddressableDevice", err)
 	}
 	if args.local_hardware_id != deviceID {
-		return fail("mp_PJRT_Client_LookupAddressableDevice", errorf(codeNotFound, "no device with local hardware id %d: metalplug has one device, id %d", args.local_hardware_id, deviceID))
+		return fail("mp_PJRT_Client_LookupAddressableDevice", status.Errorf(status.NotFound, "no device with local hardware id %d: metalplug has one device, id %d", args.local_hardware_id, deviceID))
 	}
 	args.addressable_device = c.dev.c
 	return nil
@@ -417,10 +418,10 @@ func mp_PJRT_Client_DefaultDeviceAssignment(args *C.PJRT_Client_DefaultDeviceAss
 	}
 	r, p := int64(args.num_replicas), int64(args.num_partitions)
 	if r != 1 || p != 1 {
-		return fail("mp_PJRT_Client_DefaultDeviceAssignment", invalidf("%d replicas × %d partitions need %d devices; metalplug has one", r, p, r*p))
+		return fail("mp_PJRT_Client_DefaultDeviceAssignment", status.Invalidf("%d replicas × %d partitions need %d devices; metalplug has one", r, p, r*p))
 	}
 	if args.default_assignment_size < 1 || args.default_assignment == nil {
-		return fail("mp_PJRT_Client_DefaultDeviceAssignment", invalidf("default_assignment has room for %d entries, needs 1", args.default_assignment_size))
+		return fail("mp_PJRT_Client_DefaultDeviceAssignment", status.Invalidf("default_assignment has room for %d entries, needs 1", args.default_assignment_size))
 	}
 	*args.default_assignment = deviceID
 	return nil

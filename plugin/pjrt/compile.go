@@ -14,6 +14,7 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // ============================== THE SEAM ==============================
@@ -101,24 +102,24 @@ type program struct {
 func (c *client) compile(code []byte, format string, options []byte) (*program, error) {
 	opts, err := parseCompileOptions(options)
 	if err != nil {
-		return nil, invalidf("%v", err)
+		return nil, status.Invalidf("%v", err)
 	}
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
 	translate := Translate
 	if translate == nil {
-		return nil, unimplementedf("%s", seamMessage)
+		return nil, status.Errorf(status.Unimplemented, "%s", seamMessage)
 	}
 	p, marks, err := translate(code, format)
 	if err != nil {
-		if codeOf(err) == codeInternal {
-			err = &codedError{codeInvalidArgument, err} // the program's fault unless said otherwise
+		if status.CodeOf(err) == status.Internal {
+			err = status.Invalid(err) // the program's fault unless said otherwise
 		}
 		return nil, fmt.Errorf("reading the %q program: %w", format, err)
 	}
 	if p == nil {
-		return nil, errorf(codeInternal, "the translator returned no program and no error")
+		return nil, status.Errorf(status.Internal, "the translator returned no program and no error")
 	}
 	// A program with no results computes nothing anyone sees: it is not
 	// compiled, and running it is checking its arguments.
@@ -130,11 +131,11 @@ func (c *client) compile(code []byte, format string, options []byte) (*program, 
 	}
 	results := p.ResultTypes()
 	if marks.Hidden < 0 || marks.Hidden > len(results) {
-		return nil, errorf(codeInternal, "the translator hides %d of the program's %d results", marks.Hidden, len(results))
+		return nil, status.Errorf(status.Internal, "the translator hides %d of the program's %d results", marks.Hidden, len(results))
 	}
 	for _, t := range results[len(results)-marks.Hidden:] {
 		if t.Bytes() != 0 {
-			return nil, errorf(codeInternal, "the translator hides a result of %v, which is not a token", t)
+			return nil, status.Errorf(status.Internal, "the translator hides a result of %v, which is not a token", t)
 		}
 	}
 	pr := &program{prog: p, exe: exe, params: p.Params, results: results[:len(results)-marks.Hidden], hidden: marks.Hidden,
@@ -229,7 +230,7 @@ func mp_PJRT_Client_Compile(args *C.PJRT_Client_Compile_Args) (res errT) {
 		return fail(name, err)
 	}
 	if args.program == nil {
-		return fail(name, invalidf("program is NULL"))
+		return fail(name, status.Invalidf("program is NULL"))
 	}
 	if err := need(args.program, C.PJRT_Program_STRUCT_SIZE); err != nil {
 		return fail(name, fmt.Errorf("program: %w", err))

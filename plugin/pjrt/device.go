@@ -8,6 +8,8 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // deviceID is the one device's id, local hardware id and memory id.
@@ -69,14 +71,14 @@ func (d *device) destroy() {
 
 func deviceOf(p *C.PJRT_Device) (*device, error) {
 	if p == nil {
-		return nil, invalidf("device is NULL")
+		return nil, status.Invalidf("device is NULL")
 	}
 	return lookup[*device](p.handle, "device")
 }
 
 func descriptionOf(p *C.PJRT_DeviceDescription) (*device, error) {
 	if p == nil {
-		return nil, invalidf("device_description is NULL")
+		return nil, status.Invalidf("device_description is NULL")
 	}
 	return lookup[*device](p.handle, "device_description")
 }
@@ -115,7 +117,7 @@ func (m *memory) destroy() {
 
 func memoryOf(p *C.PJRT_Memory) (*memory, error) {
 	if p == nil {
-		return nil, invalidf("memory is NULL")
+		return nil, status.Invalidf("memory is NULL")
 	}
 	return lookup[*memory](p.handle, "memory")
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // bufType is a PJRT_Buffer_Type.
@@ -75,9 +76,9 @@ func (t bufType) storable() (int, error) {
 	info, ok := bufTypes[t]
 	switch {
 	case !ok:
-		return 0, invalidf("element type %d is not a PJRT_Buffer_Type", int(t))
+		return 0, status.Invalidf("element type %d is not a PJRT_Buffer_Type", int(t))
 	case info.size == 0:
-		return 0, unimplementedf("element type %s is not supported by metalplug buffers (1-bit and token types are not)", info.name)
+		return 0, status.Errorf(status.Unimplemented, "element type %s is not supported by metalplug buffers (1-bit and token types are not)", info.name)
 	}
 	return info.size, nil
 }

@@ -6,12 +6,14 @@ package pjrt
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/stats"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // event is a point jax waits for: a copy or an execution reaching its place
@@ -170,7 +172,7 @@ func newCEvent(e *event) *C.PJRT_Event {
 
 func eventOf(p *C.PJRT_Event) (*event, error) {
 	if p == nil {
-		return nil, invalidf("event is NULL")
+		return nil, status.Invalidf("event is NULL")
 	}
 	return lookup[*event](p.handle, "event")
 }
@@ -222,11 +224,11 @@ func mp_PJRT_Event_Error(args *C.PJRT_Event_Error_Args) (res errT) {
 	if err != nil {
 		return fail("mp_PJRT_Event_Error", err)
 	}
-	done, status := e.status()
+	done, result := e.status()
 	if !done {
-		return fail("mp_PJRT_Event_Error", errorf(codeFailedPrecondition, "the event is not ready yet (ask PJRT_Event_IsReady or PJRT_Event_Await first)"))
+		return fail("mp_PJRT_Event_Error", status.Errorf(status.FailedPrecondition, "the event is not ready yet (ask PJRT_Event_IsReady or PJRT_Event_Await first)"))
 	}
-	return cErrorOf(status)
+	return cErrorOf(result)
 }
 
 //export mp_PJRT_Event_Await
@@ -255,7 +257,7 @@ func mp_PJRT_Event_OnReady(args *C.PJRT_Event_OnReady_Args) (res errT) {
 		return fail("mp_PJRT_Event_OnReady", err)
 	}
 	if args.callback == nil {
-		return fail("mp_PJRT_Event_OnReady", invalidf("callback is NULL"))
+		return fail("mp_PJRT_Event_OnReady", status.Invalidf("callback is NULL"))
 	}
 	e.onReady(onReady{fn: args.callback, arg: args.user_arg})
 	return nil
@@ -284,13 +286,13 @@ func mp_PJRT_Event_Set(args *C.PJRT_Event_Set_Args) (res errT) {
 		return fail("mp_PJRT_Event_Set", err)
 	}
 	if done, _ := e.status(); done {
-		return fail("mp_PJRT_Event_Set", errorf(codeFailedPrecondition, "the event is set already"))
+		return fail("mp_PJRT_Event_Set", status.Errorf(status.FailedPrecondition, "the event is set already"))
 	}
-	var status error
+	var result error
 	if args.error_code != C.PJRT_Error_Code_OK {
 		msg := C.GoStringN(args.error_message, C.int(args.error_message_size))
-		status = &codedError{code(args.error_code), fmt.Errorf("%s", msg)}
+		result = status.New(statusOf(code(args.error_code)), errors.New(msg))
 	}
-	e.finish(status)
+	e.finish(result)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // loadedExecutable is a program loaded on a client's device: what
@@ -36,14 +37,14 @@ func newLoadedExecutable(c *client, pr *program) *loadedExecutable {
 
 func loadedOf(p *C.PJRT_LoadedExecutable) (*loadedExecutable, error) {
 	if p == nil {
-		return nil, invalidf("executable is NULL")
+		return nil, status.Invalidf("executable is NULL")
 	}
 	return lookup[*loadedExecutable](p.handle, "executable")
 }
 
 func programOf(p *C.PJRT_Executable) (*program, error) {
 	if p == nil {
-		return nil, invalidf("executable is NULL")
+		return nil, status.Invalidf("executable is NULL")
 	}
 	return lookup[*program](p.handle, "executable")
 }
@@ -121,15 +122,15 @@ func dims64(s ir.Shape) []int64 {
 // checkArgs matches the caller's argument buffers to the parameters.
 func (pr *program) checkArgs(c *client, bufs []*buffer) error {
 	if len(bufs) != len(pr.params) {
-		return invalidf("%d arguments for a program of %d parameters", len(bufs), len(pr.params))
+		return status.Invalidf("%d arguments for a program of %d parameters", len(bufs), len(pr.params))
 	}
 	for i, b := range bufs {
 		if b.client != c {
-			return invalidf("argument %d (%s) belongs to another client", i, b)
+			return status.Invalidf("argument %d (%s) belongs to another client", i, b)
 		}
 		want, wt := pr.params[i], pr.paramTypes[i]
 		if b.typ != wt || !equalDims(b.dims, want.Shape) {
-			return invalidf("argument %d is %s; the program's parameter %d is %s", i, b, i, shapeString(wt, dims64(want.Shape)))
+			return status.Invalidf("argument %d is %s; the program's parameter %d is %s", i, b, i, shapeString(wt, dims64(want.Shape)))
 		}
 	}
 	return nil
@@ -293,14 +294,14 @@ func mp_PJRT_LoadedExecutable_Execute(args *C.PJRT_LoadedExecutable_Execute_Args
 		return fail(name, err)
 	}
 	if le.deleted.Load() {
-		return fail(name, errorf(codeFailedPrecondition, "the executable has been deleted"))
+		return fail(name, status.Errorf(status.FailedPrecondition, "the executable has been deleted"))
 	}
 	if err := checkExecuteOptions(args.options); err != nil {
 		return fail(name, err)
 	}
 	c := le.client
 	if args.num_devices != 1 {
-		return fail(name, invalidf("%d devices' argument lists; metalplug executes on one device", args.num_devices))
+		return fail(name, status.Invalidf("%d devices' argument lists; metalplug executes on one device", args.num_devices))
 	}
 	if args.execute_device != nil {
 		if err := c.placeOf(args.execute_device, nil); err != nil {
@@ -308,14 +309,14 @@ func mp_PJRT_LoadedExecutable_Execute(args *C.PJRT_LoadedExecutable_Execute_Args
 		}
 	}
 	if args.argument_lists == nil || args.output_lists == nil {
-		return fail(name, invalidf("argument_lists or output_lists is NULL"))
+		return fail(name, status.Invalidf("argument_lists or output_lists is NULL"))
 	}
 	n := int(args.num_args)
 	in := make([]*buffer, n)
 	if n > 0 {
 		list := *args.argument_lists
 		if list == nil {
-			return fail(name, invalidf("argument_lists[0] is NULL for %d arguments", n))
+			return fail(name, status.Invalidf("argument_lists[0] is NULL for %d arguments", n))
 		}
 		for i, p := range unsafe.Slice(list, n) {
 			if in[i], err = bufferOf(p); err != nil {
@@ -328,7 +329,7 @@ func mp_PJRT_LoadedExecutable_Execute(args *C.PJRT_LoadedExecutable_Execute_Args
 	}
 	outList := *args.output_lists
 	if outList == nil && len(le.prog.results) > 0 {
-		return fail(name, invalidf("output_lists[0] is NULL"))
+		return fail(name, status.Invalidf("output_lists[0] is NULL"))
 	}
 	// Results are always fresh buffers, so no input is ever written; a
 	// donated one is consumed: deleted once the execution is enqueued
@@ -381,7 +382,7 @@ func (pr *program) consumed(in []*buffer, keep map[int]bool) ([]*buffer, error) 
 		}
 		for j, o := range in {
 			if j != i && o == b {
-				return nil, invalidf("Attempt to donate the same buffer twice in Execute() (argument %d, donated, is argument %d too): "+
+				return nil, status.Invalidf("Attempt to donate the same buffer twice in Execute() (argument %d, donated, is argument %d too): "+
 					"pass a copy, or do not donate it (f(donate(a), a))", i, j)
 			}
 		}
@@ -401,10 +402,10 @@ func checkExecuteOptions(o *C.PJRT_ExecuteOptions) error {
 		return fmt.Errorf("options: %w", err)
 	}
 	if o.num_send_ops > 0 || o.num_recv_ops > 0 {
-		return unimplementedf("host send/recv callbacks (%d sends, %d receives) are not supported by metalplug", o.num_send_ops, o.num_recv_ops)
+		return status.Errorf(status.Unimplemented, "host send/recv callbacks (%d sends, %d receives) are not supported by metalplug", o.num_send_ops, o.num_recv_ops)
 	}
 	if has(o.struct_size, fieldEnd(unsafe.Offsetof(o.num_hlo_output_callbacks), unsafe.Sizeof(o.num_hlo_output_callbacks))) && o.num_hlo_output_callbacks > 0 {
-		return unimplementedf("HLO output callbacks (%d) are not supported by metalplug", o.num_hlo_output_callbacks)
+		return status.Errorf(status.Unimplemented, "HLO output callbacks (%d) are not supported by metalplug", o.num_hlo_output_callbacks)
 	}
 	return nil
 }

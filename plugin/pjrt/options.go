@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/metalplug/metalplug/backend/status"
 )
 
 // compileOptions is what metalplug reads of a serialized
@@ -139,7 +141,7 @@ func (o *compileOptions) check() error {
 	// value as INTERNAL then.
 	for _, name := range names {
 		if o.overrides[name].kind == "" {
-			return errorf(codeInternal, "OptionOverrideProto value not set.")
+			return status.Errorf(status.Internal, "OptionOverrideProto value not set.")
 		}
 	}
 	for _, name := range names {
@@ -149,7 +151,7 @@ func (o *compileOptions) check() error {
 	}
 	r, p := max(o.numReplicas, 1), max(o.numPartitions, 1)
 	if r != 1 || p != 1 {
-		return invalidf("the program asks for %d replicas × %d partitions; metalplug runs programs on one device (num_replicas = num_partitions = 1)", r, p)
+		return status.Invalidf("the program asks for %d replicas × %d partitions; metalplug runs programs on one device (num_replicas = num_partitions = 1)", r, p)
 	}
 	return nil
 }
@@ -186,7 +188,7 @@ func checkOverride(name string, v optionOverride) error {
 		if slices.Contains(debugOptionsReserved, name) || strings.HasPrefix(name, "xla_") {
 			return nil
 		}
-		return invalidf("No such compile option: '%s'", name)
+		return status.Invalidf("No such compile option: '%s'", name)
 	}
 	if v.kind == "string" {
 		if !opt.repeated {
@@ -221,7 +223,7 @@ func checkOverride(name string, v optionOverride) error {
 		ok = v.kind == "double"
 	}
 	if !ok {
-		return invalidf("While setting option %s, '%s' is not a valid %s value.", name, strCat(v), opt.typ)
+		return status.Invalidf("While setting option %s, '%s' is not a valid %s value.", name, strCat(v), opt.typ)
 	}
 	return nil
 }
@@ -249,7 +251,7 @@ func (opt debugOption) checkString(name, s string) error {
 		ok = err == nil || slices.Contains(opt.values, s)
 	}
 	if !ok {
-		return invalidf("While setting option %s, '%s' is not a valid %s value.", name, s, opt.typ)
+		return status.Invalidf("While setting option %s, '%s' is not a valid %s value.", name, s, opt.typ)
 	}
 	return nil
 }

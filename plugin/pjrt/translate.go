@@ -10,7 +10,7 @@ import (
 // the IR (plugin/pjrt/stablehlo). What the translation does not support is
 // UNIMPLEMENTED; a malformed artifact INVALID_ARGUMENT.
 func init() {
-	tr := stablehlo.SignedTranslator(ErrUnsupported)
+	tr := stablehlo.SignedTranslator()
 	Translate = func(code []byte, format string) (*ir.Program, Marks, error) {
 		p, sig, err := tr(code, format)
 		var u Marks

@@ -104,16 +104,20 @@ func logPanic(name string, err error) {
 	}
 }
 
-// tfCode maps an error's class to TensorFlow's code.
-func tfCode(err error) C.TF_Code {
-	switch status.CodeOf(err) {
-	case status.InvalidArgument:
-		return C.TF_INVALID_ARGUMENT
-	case status.ResourceExhausted:
-		return C.TF_RESOURCE_EXHAUSTED
-	}
-	return C.TF_INTERNAL
+// tfCodes is backend/status's vocabulary in TensorFlow's: the one table
+// from an error's class to the TF_Code it is reported with.
+var tfCodes = map[status.Code]C.TF_Code{
+	status.Cancelled: C.TF_CANCELLED, status.Unknown: C.TF_UNKNOWN, status.InvalidArgument: C.TF_INVALID_ARGUMENT,
+	status.DeadlineExceeded: C.TF_DEADLINE_EXCEEDED, status.NotFound: C.TF_NOT_FOUND, status.AlreadyExists: C.TF_ALREADY_EXISTS,
+	status.PermissionDenied: C.TF_PERMISSION_DENIED, status.ResourceExhausted: C.TF_RESOURCE_EXHAUSTED,
+	status.FailedPrecondition: C.TF_FAILED_PRECONDITION, status.Aborted: C.TF_ABORTED, status.OutOfRange: C.TF_OUT_OF_RANGE,
+	status.Unimplemented: C.TF_UNIMPLEMENTED, status.Internal: C.TF_INTERNAL, status.Unavailable: C.TF_UNAVAILABLE,
+	status.DataLoss: C.TF_DATA_LOSS, status.Unauthenticated: C.TF_UNAUTHENTICATED,
 }
+
+// tfCode is the TF_Code err is reported with: its class's, INTERNAL when
+// it carries none.
+func tfCode(err error) C.TF_Code { return tfCodes[status.CodeOf(err)] }
 
 // setStatus reports err, classified, in st; a nil err leaves st alone.
 func setStatus(st *C.TF_Status, err error) {

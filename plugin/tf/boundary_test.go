@@ -1,6 +1,7 @@
 package tf
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/plugin/internal/exports"
 )
 
@@ -248,5 +250,21 @@ func wantNil(isNil bool) func() string {
 			return "the result must be NULL after a panic"
 		}
 		return ""
+	}
+}
+
+// TestErrorCodesTable: every class of backend/status has its own TF_Code,
+// numbered as TensorFlow numbers it.
+func TestErrorCodesTable(t *testing.T) {
+	if len(tfCodes) != len(status.Codes) {
+		t.Fatalf("%d TF codes for %d classes", len(tfCodes), len(status.Codes))
+	}
+	for _, c := range status.Codes {
+		if got := tfCode(status.Errorf(c, "x")); int(got) != int(c) {
+			t.Errorf("%v: reported as TF_Code %d, want %d", c, got, int(c))
+		}
+	}
+	if int(tfCode(errors.New("unclassified"))) != int(status.Internal) {
+		t.Error("an unclassified error must be TF_INTERNAL")
 	}
 }

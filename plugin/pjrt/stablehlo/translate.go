@@ -1,7 +1,6 @@
 package stablehlo
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -12,17 +11,15 @@ import (
 
 // ErrUnsupported is wrapped by every error about something the translation
 // does not support (an op, an attribute value, a dtype, a dynamic shape),
-// as opposed to a module that is malformed. The PJRT layer reports these
-// as UNIMPLEMENTED.
-var ErrUnsupported = errors.New("not supported by metalplug")
+// as opposed to a module that is malformed: backend/status's Unsupported,
+// whose class (Unimplemented) the PJRT layer reports as UNIMPLEMENTED.
+var ErrUnsupported = status.Unsupported
 
-// Translator reads format "mlir" (what jax sends) and translates it, and
-// its errors about something unsupported also match errors.Is(err,
-// unsupported), so that the PJRT layer reports them as UNIMPLEMENTED.
+// Translator reads format "mlir" (what jax sends) and translates it.
 // plugin/pjrt's seam (pjrt.Translate) uses SignedTranslator, which also
 // gives main's signature (which arguments and results are unsigned).
-func Translator(unsupported error) func(code []byte, format string) (*ir.Program, error) {
-	tr := SignedTranslator(unsupported)
+func Translator() func(code []byte, format string) (*ir.Program, error) {
+	tr := SignedTranslator()
 	return func(code []byte, format string) (*ir.Program, error) {
 		p, _, err := tr(code, format)
 		return p, err
@@ -30,28 +27,14 @@ func Translator(unsupported error) func(code []byte, format string) (*ir.Program
 }
 
 // SignedTranslator is Translator that also gives main's Signature.
-func SignedTranslator(unsupported error) func(code []byte, format string) (*ir.Program, *Signature, error) {
+func SignedTranslator() func(code []byte, format string) (*ir.Program, *Signature, error) {
 	return func(code []byte, format string) (*ir.Program, *Signature, error) {
 		if format != "mlir" {
-			return nil, nil, alsoIs{fmt.Errorf("stablehlo: programs of format %q (only \"mlir\", a StableHLO portable artifact) (%w)", format, ErrUnsupported), unsupported}
+			return nil, nil, fmt.Errorf("stablehlo: programs of format %q (only \"mlir\", a StableHLO portable artifact) (%w)", format, ErrUnsupported)
 		}
-		p, sig, err := Read(code)
-		if errors.Is(err, ErrUnsupported) {
-			err = alsoIs{err, unsupported}
-		}
-		return p, sig, err
+		return Read(code)
 	}
 }
-
-// alsoIs is err, which also matches target.
-type alsoIs struct {
-	err    error
-	target error
-}
-
-func (a alsoIs) Error() string        { return a.err.Error() }
-func (a alsoIs) Unwrap() error        { return a.err }
-func (a alsoIs) Is(target error) bool { return target != nil && target == a.target }
 
 // Read reads a portable artifact (format "mlir", as jax passes it to
 // PJRT_Client_Compile) and translates it.

@@ -21,7 +21,7 @@ import (
 	"github.com/metalplug/metalplug/setup/docs"
 	"github.com/metalplug/metalplug/setup/install"
 	"github.com/metalplug/metalplug/setup/probe"
-	"github.com/metalplug/metalplug/setup/tasks"
+	"github.com/metalplug/metalplug/tasks"
 	"github.com/metalplug/metalplug/wheels"
 )
 

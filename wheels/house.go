@@ -53,7 +53,7 @@ type HouseOptions struct {
 	Root, Dir string
 	// Releases are the TensorFlow releases, one wheel each: matrix.Releases
 	// (package wheels cannot import matrix, which imports it through
-	// setup/tasks, so the caller passes the list).
+	// tasks, so the caller passes the list).
 	Releases []string
 	// Distribution is the TensorFlow distribution; Distribution(GOOS) when
 	// empty.

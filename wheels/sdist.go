@@ -219,7 +219,7 @@ func Sdist(root, dir, goCmd string) (string, error) {
 
 // BuildEntryPoints are the packages an install from the sdist builds: the
 // PEP 517 backend's command and the library.
-var BuildEntryPoints = []string{"./setup/cmd/pep517", "./plugin/libmetalplug"}
+var BuildEntryPoints = []string{"./cmd/pep517", "./plugin/libmetalplug"}
 
 // buildPlatforms are the platforms whose imports the sdist must carry: the
 // library's own and the Linux build the tests install.

@@ -523,7 +523,7 @@ func TestSdistCarriesWhatTheInstallBuildNeeds(t *testing.T) {
 		have[strings.TrimPrefix(h.Name, prefix)] = true
 	}
 	for _, want := range []string{"go.mod", "go.sum", "pyproject.toml", "PKG-INFO", "TF_SUPPORTED_VERSION", "vendor/modules.txt",
-		"setup/pep517/metalplug_backend.py", "setup/cmd/pep517/main.go", "setup/probe/probe.py", "plugin/libmetalplug/main.go", "wheels/wheels.go",
+		"setup/pep517/metalplug_backend.py", "cmd/pep517/main.go", "setup/probe/probe.py", "plugin/libmetalplug/main.go", "wheels/wheels.go",
 		// The metalplug module every install writes, embedded from its source.
 		"plugin/python/python.go", "plugin/python/metalplug/__init__.py",
 		"vendor/github.com/Masterminds/semver/v3/version.go", "plugin/untracked.c",
@@ -534,7 +534,7 @@ func TestSdistCarriesWhatTheInstallBuildNeeds(t *testing.T) {
 		}
 	}
 	// Only what building needs: no tooling, and none of its modules vendored.
-	tooling := []string{"tests/", "build/", "dist/", "matrix/", "bench/", "sweep/", "ci/", "setup/tasks/", "setup/darwincheck/", "setup/docs/",
+	tooling := []string{"tests/", "build/", "dist/", "matrix/", "bench/", "sweep/", "ci/", "tasks/", "setup/darwincheck/", "setup/docs/",
 		"vendor/github.com/google/go-github", "vendor/github.com/magefile", "vendor/gonum.org/v1/plot", "vendor/github.com/rhysd"}
 	for name := range have {
 		bad := strings.HasSuffix(name, "_test.go") || strings.HasSuffix(name, ".test") || name == "magefile.go"

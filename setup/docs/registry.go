@@ -83,7 +83,7 @@ func (reg *Registry) Removed(op string) bool {
 	return d > 0 && d <= reg.GraphDefVersion
 }
 
-// RawKernel is one KernelDef as setup/tasks/coverage_registry.py prints it.
+// RawKernel is one KernelDef as tasks/coverage_registry.py prints it.
 type RawKernel struct {
 	Op          string              `json:"op"`
 	Device      string              `json:"device"`

@@ -8,7 +8,7 @@ import (
 )
 
 // The fixtures (paths in them rewritten relative to this package, testdata/fx) are real `go test -json` output of testdata/fx, a package
-// whose tests fail on purpose, run the way setup/tasks runs the Metal
+// whose tests fail on purpose, run the way tasks runs the Metal
 // driver's (SIDE picks the behaviour):
 //
 //	cd testdata/fx

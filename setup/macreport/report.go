@@ -3,7 +3,7 @@
 // suite on the GPU and on the model of MPSGraph side by side (the cases
 // where they differ first), the TensorFlow and JAX end-to-end checks on
 // the GPU, and the op sweep's verdicts there. It only renders what the
-// caller ran (setup/tasks runs it), so that the rendering is tested here
+// caller ran (tasks runs it), so that the rendering is tested here
 // on fixtures, off a Mac.
 package macreport
 

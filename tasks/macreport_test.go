@@ -12,7 +12,7 @@ import (
 // testSources is the text of a package's test files.
 func testSources(t *testing.T, dir string) string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", dir, "*_test.go"))
+	files, err := filepath.Glob(filepath.Join("..", dir, "*_test.go"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no test files in %s (%v)", dir, err)
 	}

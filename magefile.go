@@ -41,12 +41,10 @@ func Probe() error {
 
 // Build compiles build/libmetalplug.so (.dylib on macOS) against the probed TensorFlow and jaxlib.
 func Build() error {
+	mg.Deps(Probe)
 	start := time.Now()
-	r, err := probe.Run("")
+	r, err := probe.ReadJSON(filepath.Join("build", "probe.json"))
 	if err != nil {
-		return err
-	}
-	if err := r.WriteJSON(filepath.Join("build", "probe.json")); err != nil {
 		return err
 	}
 	pin, err := build.ReadPin(".")
@@ -84,12 +82,13 @@ func Install() error {
 }
 
 // Test runs vet, the unit tests, the TensorFlow integration tests, the sweep and the distribution tests.
-func Test() error {
-	if err := tasks.Test(logf); err != nil {
-		return err
-	}
-	return release.Check(".", false, logf)
-}
+func Test() { mg.SerialDeps(testLibrary, testDistribution) }
+
+// testLibrary is vet, the unit, integration and model tiers, and the sweeps.
+func testLibrary() error { return tasks.Test(logf) }
+
+// testDistribution is the sdist and wheel tests that need no package index.
+func testDistribution() error { return release.Check(".", false, logf) }
 
 // Fuzz runs every fuzz target (the MLIR reader, the host driver, the StableHLO path from artifact to run, the TensorFlow kernels) for seconds each; a failing input is written under its package's testdata/fuzz.
 func Fuzz(seconds int) error { return tasks.Fuzz(logf, time.Duration(seconds)*time.Second) }

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/metalplug/metalplug/plugin/pjrt/python"
-	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/install"
 	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/toolchain"
 	"github.com/metalplug/metalplug/setup/venv"
 )
 
@@ -182,25 +182,22 @@ func Prepare(o Options, ver string) (*probe.Report, error) {
 		return nil, err
 	}
 	reqs := append([]string{"jax==" + ver, "jaxlib==" + ver}, Requirements...)
-	dir, err := venv.Ensure("jaxsuite-"+ver, base, reqs, o.Log)
+	// The venv first, unbuilt: the library is built only once the venv is
+	// known to hold this jax and no TensorFlow.
+	t, err := toolchain.Ensure(toolchain.Options{Venv: "jaxsuite-" + ver, Base: base, Requirements: reqs, Needs: toolchain.Jax, Log: o.Log})
 	if err != nil {
 		return nil, err
 	}
-	rep, err := probe.Run(venv.Python(dir))
-	if err != nil {
-		return nil, err
-	}
-	if !rep.HasJax() || rep.Jax.Version != ver {
+	rep, dir := t.Report, t.Venv
+	if rep.Jax.Version != ver {
 		return nil, fmt.Errorf("%s: jax %s is not what the venv has (%v)", venv.Python(dir), ver, rep.Jax)
 	}
 	if rep.HasTensorFlow() {
 		return nil, fmt.Errorf("%s has TensorFlow: the suite's venv must have jax only", venv.Python(dir))
 	}
-	lib, err := filepath.Abs(filepath.Join(o.Root, "build", "jaxsuite", "jax-"+ver, build.LibraryName(rep.GOOS)))
+	lib, err := toolchain.Build(rep, toolchain.Options{Root: o.Root, Out: filepath.Join("build", "jaxsuite", "jax-"+ver, build.LibraryName(rep.GOOS)),
+		JaxPinProbed: true, Log: o.Log})
 	if err != nil {
-		return nil, err
-	}
-	if _, err := build.Build(build.Options{Report: rep, Root: o.Root, Out: lib, Log: o.Log, JaxPin: version.Minor(rep.Jax.JaxlibVersion)}); err != nil {
 		return nil, err
 	}
 	if _, err := install.Install(lib, rep); err != nil {

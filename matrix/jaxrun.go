@@ -18,6 +18,7 @@ import (
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/install"
 	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/toolchain"
 )
 
 // JaxResult is what a jax cell found, beside what every cell records.
@@ -156,7 +157,7 @@ func (realSteps) ProbeJax(python string) (*probe.Report, error) { return probe.R
 // gets its own pin): the matrix measures whether the tree works with the
 // release, not whether JAX_SUPPORTED_VERSION names it.
 func (s realSteps) BuildJax(r *probe.Report, out string, log Logf) error {
-	_, err := build.Build(build.Options{Report: r, Root: s.root, Out: out, Log: log, JaxPin: version.Minor(r.Jax.JaxlibVersion)})
+	_, err := toolchain.Build(r, toolchain.Options{Root: s.root, Out: out, JaxPinProbed: true, Log: log})
 	return err
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/metalplug/metalplug/plugin/tf/lower"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/toolchain"
 	"github.com/metalplug/metalplug/setup/venv"
 	"github.com/metalplug/metalplug/sweep"
 )
@@ -129,7 +130,7 @@ func (s realSteps) Venv(c Cell, log Logf) (string, error) {
 func (realSteps) Probe(python string) (*probe.Report, error) { return probe.RunTensorFlow(python) }
 
 func (s realSteps) Build(r *probe.Report, pin, out string, log Logf) error {
-	_, err := build.Build(build.Options{Report: r, Root: s.root, Out: out, Pin: pin, Log: log})
+	_, err := toolchain.Build(r, toolchain.Options{Root: s.root, Out: out, Pin: pin, Log: log})
 	return err
 }
 

@@ -4,8 +4,8 @@ import (
 	_ "embed"
 	"os"
 	"path/filepath"
+	"runtime"
 
-	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/install"
 )
 
@@ -16,19 +16,12 @@ var demoScript string
 // the library built against it and installed into its tensorflow-plugins,
 // and a small Keras model trained on the device, printing where ops ran.
 func Demo(logf Logf) error {
-	_, r, err := pinnedVenv("demo-", logf)
+	t, _, err := pinnedToolchain("demo-", libraryPath(runtime.GOOS), logf)
 	if err != nil {
 		return err
 	}
-	pin, err := build.ReadPin(".")
-	if err != nil {
-		return err
-	}
-	lib := filepath.Join("build", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
-		return err
-	}
-	dst, err := install.Library(lib, r)
+	r := t.Report
+	dst, err := install.Library(t.Library, r)
 	if err != nil {
 		return err
 	}

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/install"
-	"github.com/metalplug/metalplug/setup/probe"
-	"github.com/metalplug/metalplug/setup/venv"
+	"github.com/metalplug/metalplug/setup/toolchain"
 )
 
 // enduranceDrivers are the drivers the long runs run on: off macOS the
@@ -52,26 +52,13 @@ func Endurance(logf Logf, steps int) error {
 		return err
 	}
 	name := "endurance-" + venvPart(tfReq) + "-" + venvPart(jax.Requirement)
-	dir, err := venv.Ensure(name, jax.Base, []string{tfReq, jax.Requirement, "flax", "optax"}, logf)
+	t, err := toolchain.Ensure(toolchain.Options{Venv: name, Base: jax.Base, Requirements: []string{tfReq, jax.Requirement, "flax", "optax"},
+		Needs: toolchain.TensorFlow | toolchain.Jax, Root: ".", Out: libraryPath(runtime.GOOS, "endurance"), Log: logf})
 	if err != nil {
-		return err
+		return fmt.Errorf("endurance: %w", err)
 	}
-	r, err := probe.Run(venv.Python(dir))
-	if err != nil {
-		return err
-	}
-	if !r.HasTensorFlow() || !r.HasJax() {
-		return fmt.Errorf("endurance: venv %s has TensorFlow %v and jax %v; want both", dir, r.HasTensorFlow(), r.HasJax())
-	}
-	pin, err := build.ReadPin(".")
-	if err != nil {
-		return err
-	}
-	lib := filepath.Join("build", "endurance", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
-		return err
-	}
-	wrote, err := install.Install(lib, r)
+	r := t.Report
+	wrote, err := install.Install(t.Library, r)
 	if err != nil {
 		return err
 	}

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
+	"runtime"
 
 	"github.com/metalplug/metalplug/bench"
 	"github.com/metalplug/metalplug/plugin/tf/lower"
-	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/docs"
+	"github.com/metalplug/metalplug/setup/toolchain"
 	"github.com/metalplug/metalplug/sweep"
 )
 
@@ -93,21 +93,12 @@ func Sweep(logf Logf, o SweepOptions) error {
 // against it, and returns the sweep's options for them: every sweep (the
 // host driver's, the model's, a Mac's GPU's) starts from these.
 func sweepSetup(logf Logf) (sweep.Options, error) {
-	_, r, err := pinnedVenv("", logf)
+	t, _, err := pinnedToolchain("", libraryPath(runtime.GOOS), logf)
 	if err != nil {
 		return sweep.Options{}, err
 	}
-	pin, err := build.ReadPin(".")
-	if err != nil {
-		return sweep.Options{}, err
-	}
-	lib := filepath.Join("build", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
-		return sweep.Options{}, err
-	}
-	abs, _ := filepath.Abs(lib)
-	opts := sweep.Options{Python: r.Interpreter.Path, Library: abs, Out: os.Stdout}
-	if !r.ResourceVariableAPI() {
+	opts := sweep.Options{Python: t.Python(), Library: t.Library, Out: os.Stdout}
+	if !t.Report.ResourceVariableAPI() {
 		opts.NeedsEntryPoint = lower.VariableOps()
 	}
 	return opts, nil
@@ -117,40 +108,30 @@ func sweepSetup(logf Logf) (sweep.Options, error) {
 // against TensorFlow's CPU (package bench), writing BENCHMARKS.md, its plot
 // and the measurement it renders from.
 func Bench(logf Logf) error {
-	_, r, err := pinnedVenv("", logf)
+	t, _, err := pinnedToolchain("", libraryPath(runtime.GOOS), logf)
 	if err != nil {
 		return err
 	}
-	pin, err := build.ReadPin(".")
+	rep, err := bench.Run(bench.Options{Root: ".", Python: t.Python(), Lib: t.Library, Log: logf})
 	if err != nil {
 		return err
 	}
-	lib := filepath.Join("build", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
-		return err
-	}
-	abs, _ := filepath.Abs(lib)
-	rep, err := bench.Run(bench.Options{Root: ".", Python: r.Interpreter.Path, Lib: abs, Log: logf})
-	if err != nil {
-		return err
-	}
-	if rep.ModelSteps, err = bench.RunModelSteps(bench.StepOptions{Root: ".", Python: r.Interpreter.Path, Lib: abs, Log: logf}); err != nil {
+	if rep.ModelSteps, err = bench.RunModelSteps(bench.StepOptions{Root: ".", Python: t.Python(), Lib: t.Library, Log: logf}); err != nil {
 		return err
 	}
 	j, err := jaxVenv(logf)
 	if err != nil {
 		return err
 	}
-	jlib := filepath.Join("build", "jax", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: j.Report, Root: ".", Out: jlib, Log: logf}); err != nil {
+	jabs, err := toolchain.Build(j.Report, toolchain.Options{Root: ".", Out: libraryPath(j.Report.GOOS, "jax"), Log: logf})
+	if err != nil {
 		return err
 	}
-	jabs, _ := filepath.Abs(jlib)
 	if rep.Jax, err = bench.RunJax(bench.JaxOptions{Root: ".", Python: j.Report.Interpreter.Path, Lib: jabs, Log: logf}); err != nil {
 		return err
 	}
 	if rep.Dispatch, err = bench.RunDispatch(bench.DispatchOptions{Root: ".", Log: logf, Frontends: []bench.DispatchFrontend{
-		{Name: "tensorflow", Python: r.Interpreter.Path, Lib: abs},
+		{Name: "tensorflow", Python: t.Python(), Lib: t.Library},
 		{Name: "jax", Python: j.Report.Interpreter.Path, Lib: jabs},
 	}}); err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/darwincheck"
 	"github.com/metalplug/metalplug/setup/probe"
-	"github.com/metalplug/metalplug/setup/venv"
+	"github.com/metalplug/metalplug/setup/toolchain"
 	"github.com/metalplug/metalplug/wheels"
 )
 
@@ -27,17 +27,29 @@ type Logf func(format string, args ...any)
 // so it uses a prefix: the tests load the library by hand, and a second
 // registration of the platform would abort TensorFlow.
 func pinnedVenv(prefix string, logf Logf) (req string, r *probe.Report, err error) {
+	t, req, err := pinnedToolchain(prefix, "", logf)
+	if err != nil {
+		return "", nil, err
+	}
+	return req, t.Report, nil
+}
+
+// pinnedToolchain is pinnedVenv with the library built at out (relative to
+// the tree; none when empty).
+func pinnedToolchain(prefix, out string, logf Logf) (*toolchain.Toolchain, string, error) {
 	pin, err := build.ReadPin(".")
 	if err != nil {
-		return "", nil, err
+		return nil, "", err
 	}
 	dist, req := pinnedRequirement(pin)
-	dir, err := venv.Ensure(prefix+dist+"-"+version.Minor(pin), "", []string{req}, logf)
-	if err != nil {
-		return "", nil, err
-	}
-	r, err = probe.RunTensorFlow(venv.Python(dir))
-	return req, r, err
+	t, err := toolchain.Ensure(toolchain.Options{Venv: prefix + dist + "-" + version.Minor(pin), Requirements: []string{req},
+		Needs: toolchain.TensorFlow, Root: ".", Out: out, Pin: pin, Log: logf})
+	return t, req, err
+}
+
+// libraryPath is where the library for OS goos is built under build/.
+func libraryPath(goos string, dirs ...string) string {
+	return filepath.Join(append(append([]string{"build"}, dirs...), build.LibraryName(goos))...)
 }
 
 func run(env []string, name string, args ...string) error {
@@ -176,24 +188,14 @@ func Test(logf Logf) error {
 // the frameworks (req, jax) the tests install.
 func integrationEnv(env []string, r *probe.Report, req string, jax *wheels.JaxEnv, logf Logf) ([]string, error) {
 	logf("== building the libraries the integration tests load")
-	pin, err := build.ReadPin(".")
+	absLib, absMismatch, err := loadTestLibraries(r, logf)
 	if err != nil {
-		return nil, err
-	}
-	lib := filepath.Join("build", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf}); err != nil {
-		return nil, err
-	}
-	mismatch := filepath.Join("build", "mismatch", build.LibraryName(r.GOOS))
-	if _, err := build.Build(build.Options{Report: r, Root: ".", Out: mismatch, Pin: pin, StampVersion: otherMinor(r.TensorFlow.Version), Log: logf}); err != nil {
 		return nil, err
 	}
 	sdist, err := wheels.Sdist(".", filepath.Join("build", "dist"), "")
 	if err != nil {
 		return nil, err
 	}
-	absLib, _ := filepath.Abs(lib)
-	absMismatch, _ := filepath.Abs(mismatch)
 	absSdist, _ := filepath.Abs(filepath.Join("build", "dist", sdist))
 	return append(slices.Clone(env),
 		"METALPLUG_REQUIRE_INTEGRATION=1",
@@ -336,24 +338,24 @@ func Loadtest(logf Logf) error {
 	if err != nil {
 		return err
 	}
-	pin, err := build.ReadPin(".")
+	absLib, absMismatch, err := loadTestLibraries(r, logf)
 	if err != nil {
 		return err
 	}
-	lib := filepath.Join("build", build.LibraryName(r.GOOS))
-	mismatch := filepath.Join("build", "mismatch", build.LibraryName(r.GOOS))
-	for _, b := range []build.Options{
-		{Report: r, Root: ".", Out: lib, Pin: pin, Log: logf},
-		{Report: r, Root: ".", Out: mismatch, Pin: pin, StampVersion: otherMinor(r.TensorFlow.Version), Log: logf},
-	} {
-		if _, err := build.Build(b); err != nil {
-			return err
-		}
-	}
-	absLib, _ := filepath.Abs(lib)
-	absMismatch, _ := filepath.Abs(mismatch)
 	env := append(build.Env(r), "METALPLUG_REQUIRE_INTEGRATION=1", "METALPLUG_TEST_LOAD_ONLY=1",
 		"METALPLUG_TEST_MISMATCH_VERSION="+otherMinor(r.TensorFlow.Version), "METALPLUG_TEST_TF_MINOR="+version.Minor(r.TensorFlow.Version),
 		"METALPLUG_TEST_PYTHON="+r.Interpreter.Path, "METALPLUG_TEST_LIB="+absLib, "METALPLUG_TEST_LIB_MISMATCH="+absMismatch)
 	return run(env, "go", "test", "-count=1", "-v", "-run=TestDeclinePaths", "./tests/integration/")
+}
+
+// loadTestLibraries builds the library for r's TensorFlow and the same
+// stamped with another minor (which must be declined), returning their
+// absolute paths.
+func loadTestLibraries(r *probe.Report, logf Logf) (lib, mismatch string, err error) {
+	if lib, err = toolchain.Build(r, toolchain.Options{Root: ".", Out: libraryPath(r.GOOS), Log: logf}); err != nil {
+		return "", "", err
+	}
+	mismatch, err = toolchain.Build(r, toolchain.Options{Root: ".", Out: libraryPath(r.GOOS, "mismatch"),
+		StampVersion: otherMinor(r.TensorFlow.Version), Log: logf})
+	return lib, mismatch, err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/toolchain"
 	"github.com/metalplug/metalplug/setup/venv"
 )
 
@@ -147,7 +148,7 @@ func BuildOne(root, dir, project, lib string, r *probe.Report, auditwheel string
 	if err != nil {
 		return nil, err
 	}
-	if _, err := build.Build(build.Options{Report: r, Root: root, Out: lib, Pin: version.Minor(tf), Log: logf}); err != nil {
+	if _, err := toolchain.Build(r, toolchain.Options{Root: root, Out: absPath(lib), Pin: version.Minor(tf), Log: logf}); err != nil {
 		return nil, err
 	}
 	b := &Built{Version: wv, TensorFlow: tf, Requires: Requirement(r)}
@@ -267,4 +268,13 @@ func installedVersion(dir, dist string) string {
 	}
 	base := strings.TrimSuffix(filepath.Base(m[0]), ".dist-info")
 	return base[strings.LastIndex(base, "-")+1:]
+}
+
+// absPath is p made absolute (the toolchain reads a relative library path
+// as relative to the tree, and these already include it).
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/toolchain"
 )
 
 // The universal wheel is what a release publishes to the index, one per
@@ -119,7 +120,7 @@ func BuildUniversal(o UniversalOptions) (*Universal, error) {
 		both.Jax = o.Jax.Jax
 		name := TFBuild(tf)
 		lib := filepath.Join(libDir, name, build.LibraryName(r.GOOS))
-		if _, err := build.Build(build.Options{Report: &both, Root: o.Root, Out: lib, Pin: version.Minor(tf), Log: logf}); err != nil {
+		if _, err := toolchain.Build(&both, toolchain.Options{Root: o.Root, Out: absPath(lib), Pin: version.Minor(tf), Log: logf}); err != nil {
 			return nil, fmt.Errorf("the build for %s %s: %w", dist, tf, err)
 		}
 		builds = append(builds, universalBuild{name, lib, fmt.Sprintf("%s %s and jaxlib %s", dist, tf, o.Jax.Jax.JaxlibVersion)})
@@ -130,7 +131,7 @@ func BuildUniversal(o UniversalOptions) (*Universal, error) {
 	jaxOnly := *o.Jax // the interpreter may have TensorFlow too; this build leaves it out
 	jaxOnly.TensorFlow = probe.TensorFlow{}
 	jaxLib := filepath.Join(libDir, JaxBuild, build.LibraryName(o.Jax.GOOS))
-	if _, err := build.Build(build.Options{Report: &jaxOnly, Root: o.Root, Out: jaxLib, Log: logf}); err != nil {
+	if _, err := toolchain.Build(&jaxOnly, toolchain.Options{Root: o.Root, Out: absPath(jaxLib), Log: logf}); err != nil {
 		return nil, fmt.Errorf("the JAX-only build: %w", err)
 	}
 	builds = append(builds, universalBuild{JaxBuild, jaxLib, "jaxlib " + o.Jax.Jax.JaxlibVersion})

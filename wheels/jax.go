@@ -6,6 +6,7 @@ import (
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
 	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/toolchain"
 	"github.com/metalplug/metalplug/setup/venv"
 )
 
@@ -35,16 +36,9 @@ func EnsureJax(root string, logf func(string, ...any)) (*JaxEnv, error) {
 		return nil, err
 	}
 	req := fmt.Sprintf("jax==%s.*", version.Minor(pin))
-	dir, err := venv.Ensure("jax-"+version.Minor(pin), base, []string{req}, logf)
+	t, err := toolchain.Ensure(toolchain.Options{Venv: "jax-" + version.Minor(pin), Base: base, Requirements: []string{req}, Needs: toolchain.Jax, Log: logf})
 	if err != nil {
 		return nil, err
 	}
-	r, err := probe.Run(venv.Python(dir))
-	if err != nil {
-		return nil, err
-	}
-	if !r.HasJax() {
-		return nil, fmt.Errorf("%s: jax is not importable after installing %s", venv.Python(dir), req)
-	}
-	return &JaxEnv{Base: base, Requirement: req, Report: r}, nil
+	return &JaxEnv{Base: base, Requirement: req, Report: t.Report}, nil
 }

@@ -93,6 +93,10 @@ func parseVersion(s string) ([]int64, error) {
 	return v, nil
 }
 
+// GetPjrtApi returns the function table, or NULL after a panic: it has no
+// PJRT_Error to report in, so it defers boundary itself rather than run
+// through export (as do the two ctypes entry points).
+//
 //export GetPjrtApi
 func GetPjrtApi() (api *C.PJRT_Api) {
 	defer boundary("GetPjrtApi", nil)

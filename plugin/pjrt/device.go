@@ -237,10 +237,10 @@ func deviceIsAddressable(args *C.PJRT_Device_IsAddressable_Args) error {
 
 //export mp_PJRT_Device_LocalHardwareId
 func mp_PJRT_Device_LocalHardwareId(args *C.PJRT_Device_LocalHardwareId_Args) errT {
-	return export("mp_PJRT_Device_LocalHardwareId", args, C.PJRT_Device_LocalHardwareId_Args_STRUCT_SIZE, deviceLocalHardwareId)
+	return export("mp_PJRT_Device_LocalHardwareId", args, C.PJRT_Device_LocalHardwareId_Args_STRUCT_SIZE, deviceLocalHardwareID)
 }
 
-func deviceLocalHardwareId(args *C.PJRT_Device_LocalHardwareId_Args) error {
+func deviceLocalHardwareID(args *C.PJRT_Device_LocalHardwareId_Args) error {
 	if _, err := deviceOf(args.device); err != nil {
 		return err
 	}

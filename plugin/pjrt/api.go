@@ -93,6 +93,10 @@ func parseVersion(s string) ([]int64, error) {
 	return v, nil
 }
 
+// GetPjrtApi returns the function table, or NULL after a panic: it has no
+// PJRT_Error to report in, so it defers boundary itself rather than run
+// through export (as do the two ctypes entry points).
+//
 //export GetPjrtApi
 func GetPjrtApi() (api *C.PJRT_Api) {
 	defer boundary("GetPjrtApi", nil)
@@ -101,12 +105,14 @@ func GetPjrtApi() (api *C.PJRT_Api) {
 }
 
 //export mp_PJRT_Plugin_Initialize
-func mp_PJRT_Plugin_Initialize(args *C.PJRT_Plugin_Initialize_Args) (res errT) {
-	defer boundary("mp_PJRT_Plugin_Initialize", &res)
-	hook("mp_PJRT_Plugin_Initialize")
+func mp_PJRT_Plugin_Initialize(args *C.PJRT_Plugin_Initialize_Args) errT {
+	return export("mp_PJRT_Plugin_Initialize", args, C.PJRT_Plugin_Initialize_Args_STRUCT_SIZE, pluginInitialize)
+}
+
+func pluginInitialize(args *C.PJRT_Plugin_Initialize_Args) error {
 	// Nothing to set up: the driver is chosen when a client is created,
 	// so that loading the plugin costs nothing when jax never asks for it.
-	return fail("mp_PJRT_Plugin_Initialize", need(args, C.PJRT_Plugin_Initialize_Args_STRUCT_SIZE))
+	return nil
 }
 
 // attributes are the plugin's, built once; the caller keeps the pointer
@@ -118,7 +124,7 @@ var attributes struct {
 	n     int
 }
 
-func pluginAttributes() (*C.PJRT_NamedValue, int) {
+func attributeList() (*C.PJRT_NamedValue, int) {
 	attributes.once.Do(func() {
 		a := &attributes.arena
 		versions := []struct{ name, value, fallback string }{
@@ -143,13 +149,12 @@ func pluginAttributes() (*C.PJRT_NamedValue, int) {
 }
 
 //export mp_PJRT_Plugin_Attributes
-func mp_PJRT_Plugin_Attributes(args *C.PJRT_Plugin_Attributes_Args) (res errT) {
-	defer boundary("mp_PJRT_Plugin_Attributes", &res)
-	hook("mp_PJRT_Plugin_Attributes")
-	if err := need(args, C.PJRT_Plugin_Attributes_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Plugin_Attributes", err)
-	}
-	list, n := pluginAttributes()
+func mp_PJRT_Plugin_Attributes(args *C.PJRT_Plugin_Attributes_Args) errT {
+	return export("mp_PJRT_Plugin_Attributes", args, C.PJRT_Plugin_Attributes_Args_STRUCT_SIZE, pluginAttributes)
+}
+
+func pluginAttributes(args *C.PJRT_Plugin_Attributes_Args) error {
+	list, n := attributeList()
 	args.attributes = list
 	args.num_attributes = C.size_t(n)
 	return nil

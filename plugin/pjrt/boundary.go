@@ -20,16 +20,24 @@ import (
 )
 
 // The C boundary. A Go panic that unwinds into C aborts the process that
-// hosts us (a Python running jax), so every function exported to C begins
-// with
+// hosts us (a Python running jax), so every function exported to C runs
+// under a recover. A PJRT function is its signature and one line,
 //
-//	defer boundary("<its export name>", &res)
+//	func mp_PJRT_X(args *C.PJRT_X_Args) errT {
+//		return export("mp_PJRT_X", args, C.PJRT_X_Args_STRUCT_SIZE, x)
+//	}
+//
+// and its body x is plain Go returning an error: export recovers a panic
+// into an INTERNAL error naming the function, checks the argument struct,
+// and reports the body's error as fail does. Only the exports that return
+// no PJRT_Error (GetPjrtApi, whose failure is a NULL table, and the two
+// ctypes entry points) begin with
+//
+//	defer boundary("<its export name>", nil)
 //	hook("<its export name>")
 //
-// where res is the PJRT_Error* it returns (nil for GetPjrtApi, whose
-// failure is a NULL table). A recovered panic becomes an INTERNAL error
-// naming the function. boundary_test.go holds every //export to this
-// shape, and forces a panic in each.
+// themselves. boundary_test.go holds every //export to one of these two
+// shapes, and forces a panic in each.
 //
 // This mirrors plugin/tf/boundary.go (the PJRT_Error in place of the
 // TF_Status); the panic hook and its variable are the same.
@@ -61,6 +69,44 @@ func boundary(name string, res *errT) {
 		return
 	}
 	*res = newCError(codeInternal, "metalplug: "+err.Error())
+}
+
+// export is every PJRT function: it recovers a panic in the export name,
+// calls hook, checks that args is at least size bytes (need: usually the
+// struct's *_STRUCT_SIZE, less where the function reads no further, for
+// callers of older minors), then runs body and reports its error. Nothing
+// here can panic before the deferred boundary is in place.
+func export[T any](name string, args *T, size uintptr, body func(*T) error) (res errT) {
+	defer boundary(name, &res)
+	hook(name)
+	if err := need(args, size); err != nil {
+		return fail(name, err)
+	}
+	return report(name, body(args))
+}
+
+// asIs is what a body returns for an error that is not its own failure
+// but a status it hands over (an event's, for PJRT_Event_Error and
+// PJRT_Event_Await): reported with cErrorOf, as the message already says
+// where it arose, and as no error when err is nil.
+type asIs struct{ err error }
+
+func (a asIs) Error() string {
+	if a.err == nil {
+		return "no error"
+	}
+	return a.err.Error()
+}
+
+func (a asIs) Unwrap() error { return a.err }
+
+// report is the PJRT_Error for what the body of the export name returned:
+// an asIs status as it is, any other error prefixed by fail.
+func report(name string, err error) errT {
+	if a, ok := err.(asIs); ok {
+		return cErrorOf(a.err)
+	}
+	return fail(name, err)
 }
 
 // panicLogLimit bounds the log lines per exported function.

@@ -2,11 +2,14 @@ package pjrt
 
 import (
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/plugin/internal/exports"
@@ -15,7 +18,8 @@ import (
 )
 
 // TestEveryExportRecovers holds every function exported to C to the shape
-// boundary.go describes: nothing that can panic before
+// boundary.go describes: one call of export with its own name, or, for the
+// few that return no PJRT_Error, nothing that can panic before
 // `defer boundary("<its name>", ...)`, then `hook("<its name>")`.
 func TestEveryExportRecovers(t *testing.T) {
 	exports := exportedFunctions(t, ".")
@@ -23,10 +27,37 @@ func TestEveryExportRecovers(t *testing.T) {
 		t.Fatalf("found %d exported functions, expected every //export of plugin/pjrt", len(exports))
 	}
 	for name, fn := range exports {
-		if err := checkBoundary(name, fn); err != "" {
+		check := checkWrapped
+		if ownBoundary[name] {
+			check = checkBoundary
+		}
+		if err := check(name, fn); err != "" {
 			t.Errorf("%s: %s", name, err)
 		}
 	}
+}
+
+// ownBoundary are the exports that return no PJRT_Error (GetPjrtApi's
+// failure is a NULL table; the ctypes entry points return a pointer or an
+// int) and take no argument struct, so export cannot be their body: they
+// defer boundary themselves.
+var ownBoundary = map[string]bool{"GetPjrtApi": true, "metalplug_jaxlib_built_against": true, "metalplug_set_host_callback": true}
+
+// exportCall is the call of four arguments that is fn's whole body,
+// returned, or nil.
+func exportCall(fn *ast.FuncDecl) *ast.CallExpr {
+	if len(fn.Body.List) != 1 {
+		return nil
+	}
+	ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return nil
+	}
+	call, _ := ret.Results[0].(*ast.CallExpr)
+	if call == nil || len(call.Args) != 4 {
+		return nil
+	}
+	return call
 }
 
 // exportedFunctions is every //export of dir, by its exported name.
@@ -37,6 +68,39 @@ func exportedFunctions(t *testing.T, dir string) map[string]*ast.FuncDecl {
 		t.Fatal(err)
 	}
 	return fns
+}
+
+// checkWrapped returns what is wrong with fn as a PJRT function, or "":
+// its body must be `return export("<its name>", <its argument>, <size>,
+// <a named function>)`, the size a constant (or fieldEnd of a field), so
+// that nothing runs before export has deferred boundary.
+func checkWrapped(name string, fn *ast.FuncDecl) string {
+	params := fn.Type.Params.List
+	if len(params) != 1 || len(params[0].Names) != 1 {
+		return "must take one argument, the argument struct"
+	}
+	call := exportCall(fn)
+	if call == nil || !callsWith(call, "export", name) {
+		return `the body must be one statement, return export("` + name + `", args, size, body)`
+	}
+	if id, ok := call.Args[1].(*ast.Ident); !ok || id.Name != params[0].Names[0].Name {
+		return "export must be given the function's own argument struct"
+	}
+	if _, ok := call.Args[3].(*ast.Ident); !ok {
+		return "the body given to export must be a named function"
+	}
+	bad := ""
+	ast.Inspect(call.Args[2], func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok && bad == "" {
+			switch f := types.ExprString(c.Fun); f {
+			case "fieldEnd", "unsafe.Offsetof", "unsafe.Sizeof":
+			default:
+				bad = "the size must be a constant or fieldEnd of a field, not a call of " + f
+			}
+		}
+		return true
+	})
+	return bad
 }
 
 // checkBoundary returns what is wrong with fn's first statements, or "".
@@ -72,7 +136,7 @@ func checkBoundary(name string, fn *ast.FuncDecl) string {
 
 var callsWith = exports.CallsWith
 
-// TestBoundaryCheckCatches: the shape check rejects what it must.
+// TestBoundaryCheckCatches: the shape checks reject what they must.
 func TestBoundaryCheckCatches(t *testing.T) {
 	src := `package p
 func ok(a *T) (res errT) { defer boundary("ok", &res); hook("ok"); return nil }
@@ -81,18 +145,123 @@ func misnamed(a *T) (res errT) { defer boundary("other", &res); hook("misnamed")
 func nohook(a *T) (res errT) { defer boundary("nohook", &res); work(); return nil }
 func elsewhere(a *T) (res errT) { var e errT; defer boundary("elsewhere", &e); hook("elsewhere"); return nil }
 func none(a *T) errT { return work() }
+func wrapped(a *T) errT { return export("wrapped", a, C.T_STRUCT_SIZE, body) }
 `
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "p.go", src, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]bool{"ok": true, "late": false, "misnamed": false, "nohook": false, "elsewhere": false, "none": false}
-	for _, d := range f.Decls {
-		fn := d.(*ast.FuncDecl)
-		if got := checkBoundary(fn.Name.Name, fn) == ""; got != want[fn.Name.Name] {
-			t.Errorf("%s: accepted = %v, want %v", fn.Name.Name, got, want[fn.Name.Name])
+	wrapped := `package p
+func ok(a *T) errT { return export("ok", a, C.T_STRUCT_SIZE, body) }
+func field(a *T) errT { return export("field", a, fieldEnd(unsafe.Offsetof(a.x), unsafe.Sizeof(a.x)), body) }
+func misnamed(a *T) errT { return export("other", a, C.T_STRUCT_SIZE, body) }
+func before(a *T) errT { work(); return export("before", a, C.T_STRUCT_SIZE, body) }
+func another(a *T) errT { return export("another", b, C.T_STRUCT_SIZE, body) }
+func literal(a *T) errT { return export("literal", a, C.T_STRUCT_SIZE, func(*T) error { return nil }) }
+func computed(a *T) errT { return export("computed", a, sizeOf(a), body) }
+func direct(a *T) errT { return fail("direct", body(a)) }
+func deferred(a *T) (res errT) { defer boundary("deferred", &res); hook("deferred"); return nil }
+func two(a, b *T) errT { return export("two", a, C.T_STRUCT_SIZE, body) }
+`
+	for _, c := range []struct {
+		check func(string, *ast.FuncDecl) string
+		src   string
+		want  map[string]bool
+	}{
+		{checkBoundary, src, map[string]bool{"ok": true}},
+		{checkWrapped, wrapped, map[string]bool{"ok": true, "field": true}},
+	} {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "p.go", c.src, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, d := range f.Decls {
+			fn := d.(*ast.FuncDecl)
+			if got := c.check(fn.Name.Name, fn) == ""; got != c.want[fn.Name.Name] {
+				t.Errorf("%s: accepted = %v, want %v", fn.Name.Name, got, c.want[fn.Name.Name])
+			}
+		}
+	}
+}
+
+// fakeArgs stands for a PJRT argument struct: struct_size first, as
+// size_t (need reads it so), then a field a body writes.
+type fakeArgs struct {
+	structSize uintptr
+	out        int
+}
+
+const fakeSize = unsafe.Sizeof(fakeArgs{})
+
+// TestExportWrapper: what every PJRT function does through export. A panic
+// (in the body or the hook) becomes INTERNAL naming the function; a NULL
+// or short struct is refused with INVALID_ARGUMENT before the body runs;
+// the body's error is prefixed with the function's name and reported with
+// its class's code, except an asIs status, which passes as it is.
+func TestExportWrapper(t *testing.T) {
+	call := func(name string, args *fakeArgs, body func(*fakeArgs) error) (*pjrtError, bool) {
+		ran := false
+		err := takeError(export(name, args, fakeSize, func(a *fakeArgs) error { ran = true; return body(a) }))
+		pe, _ := err.(*pjrtError)
+		if err != nil && pe == nil {
+			t.Fatalf("%s: %v is not an export's error", name, err)
+		}
+		return pe, ran
+	}
+	full := func() *fakeArgs { return &fakeArgs{structSize: fakeSize} }
+	expect := func(what string, got *pjrtError, code int, msg string) {
+		t.Helper()
+		switch {
+		case code == 0 && got != nil:
+			t.Errorf("%s: %v, want no error", what, got)
+		case code != 0 && got == nil:
+			t.Errorf("%s: no error, want code %d: %s", what, code, msg)
+		case code != 0 && (got.code != code || !strings.HasPrefix(got.msg, msg)):
+			t.Errorf("%s: %v, want code %d: %s...", what, got, code, msg)
+		}
+	}
+
+	got, _ := call("mp_Test_Panic", full(), func(*fakeArgs) error { panic("boom") })
+	expect("a panic in the body", got, int(codeInternal), "metalplug: internal error in Test_Panic: boom")
+
+	disarm := armPanic("mp_Test_Hook")
+	got, ran := call("mp_Test_Hook", full(), func(*fakeArgs) error { return nil })
+	disarm()
+	expect("a panic in the hook", got, int(codeInternal), "metalplug: internal error in Test_Hook: forced panic in mp_Test_Hook")
+	if ran {
+		t.Error("the body ran after the hook panicked")
+	}
+
+	got, ran = call("mp_Test_Null", nil, func(*fakeArgs) error { return nil })
+	expect("NULL args", got, int(codeInvalidArgument), "metalplug: Test_Null: the argument struct is NULL")
+	if ran {
+		t.Error("the body ran with NULL args")
+	}
+
+	short := full()
+	short.structSize--
+	got, ran = call("mp_Test_Short", short, func(*fakeArgs) error { return nil })
+	expect("a short struct", got, int(codeInvalidArgument), fmt.Sprintf("metalplug: Test_Short: the caller's pjrt.fakeArgs has struct_size %d, smaller than the %d bytes", fakeSize-1, fakeSize))
+	if ran {
+		t.Error("the body ran with a short struct")
+	}
+
+	got, _ = call("mp_Test_Plain", full(), func(*fakeArgs) error { return status.Invalidf("x is NULL") })
+	expect("an error", got, int(codeInvalidArgument), "metalplug: Test_Plain: x is NULL")
+	got, _ = call("mp_Test_Unclassified", full(), func(*fakeArgs) error { return errors.New("odd") })
+	expect("an unclassified error", got, int(codeInternal), "metalplug: Test_Unclassified: odd")
+
+	lost := status.Errorf(status.DataLoss, "metalplug: copying to the host: lost")
+	got, _ = call("mp_Test_AsIs", full(), func(*fakeArgs) error { return asIs{lost} })
+	expect("an asIs status", got, int(pjrtCodes[status.DataLoss]), "metalplug: copying to the host: lost")
+	if got != nil && got.msg != lost.Error() {
+		t.Errorf("an asIs status: message %q, want %q as it is", got.msg, lost.Error())
+	}
+	got, _ = call("mp_Test_AsIsNil", full(), func(*fakeArgs) error { return asIs{nil} })
+	expect("an asIs success", got, 0, "")
+
+	args := full()
+	got, _ = call("mp_Test_Ok", args, func(a *fakeArgs) error { a.out = 7; return nil })
+	expect("success", got, 0, "")
+	if args.out != 7 {
+		t.Errorf("the body's output: %d, want 7", args.out)
 	}
 }
 
@@ -196,7 +365,7 @@ func armPanic(name string) (disarm func()) { return testhook.Arm(name) }
 // INTERNAL error naming the function and the panic.
 func TestEveryExportSurvivesAPanic(t *testing.T) {
 	for name := range exportedFunctions(t, ".") {
-		if name == "GetPjrtApi" || name == "metalplug_jaxlib_built_against" || name == "metalplug_set_host_callback" {
+		if ownBoundary[name] {
 			continue // no PJRT_Error to return (TestVersionExportRecovers, TestHostCallbackExportRecovers)
 		}
 		call, ok := exportCalls[name]

@@ -413,47 +413,45 @@ func (b *buffer) copyTo() (*buffer, error) {
 // ----------------------------------------------------------------- exports
 
 //export mp_PJRT_Client_BufferFromHostBuffer
-func mp_PJRT_Client_BufferFromHostBuffer(args *C.PJRT_Client_BufferFromHostBuffer_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_BufferFromHostBuffer", &res)
-	hook("mp_PJRT_Client_BufferFromHostBuffer")
-	const name = "mp_PJRT_Client_BufferFromHostBuffer"
-	if err := need(args, C.PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE); err != nil {
-		return fail(name, err)
-	}
+func mp_PJRT_Client_BufferFromHostBuffer(args *C.PJRT_Client_BufferFromHostBuffer_Args) errT {
+	return export("mp_PJRT_Client_BufferFromHostBuffer", args, C.PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE, clientBufferFromHostBuffer)
+}
+
+func clientBufferFromHostBuffer(args *C.PJRT_Client_BufferFromHostBuffer_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	if err := c.placeOf(args.device, args.memory); err != nil {
-		return fail(name, err)
+		return err
 	}
 	typ := bufType(args._type)
 	dims, err := cDims(args.dims, args.num_dims)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	var strides []int64
 	if args.num_byte_strides != 0 {
 		if strides, err = cDims(args.byte_strides, args.num_byte_strides); err != nil {
-			return fail(name, err)
+			return err
 		}
 	}
 	if args.device_layout != nil {
 		elem, err := typ.storable()
 		if err != nil {
-			return fail(name, err)
+			return err
 		}
 		want, err := layoutStrides(args.device_layout, dims, elem)
 		if err != nil {
-			return fail(name, fmt.Errorf("device_layout: %w", err))
+			return fmt.Errorf("device_layout: %w", err)
 		}
 		if !isDense(dims, want, elem) {
-			return fail(name, status.Errorf(status.Unimplemented, "device_layout with byte strides %v for %s: metalplug device arrays are dense row-major", want, shapeString(typ, dims)))
+			return status.Errorf(status.Unimplemented, "device_layout with byte strides %v for %s: metalplug device arrays are dense row-major", want, shapeString(typ, dims))
 		}
 	}
 	b, done, err := c.fromHost(args.data, typ, dims, strides, args.host_buffer_semantics)
 	if err != nil {
-		return fail(name, fmt.Errorf("%s: %w", shapeString(typ, dims), err))
+		return fmt.Errorf("%s: %w", shapeString(typ, dims), err)
 	}
 	args.buffer = b.c
 	args.done_with_host_buffer = newCEvent(done)
@@ -461,41 +459,39 @@ func mp_PJRT_Client_BufferFromHostBuffer(args *C.PJRT_Client_BufferFromHostBuffe
 }
 
 //export mp_PJRT_Client_CreateUninitializedBuffer
-func mp_PJRT_Client_CreateUninitializedBuffer(args *C.PJRT_Client_CreateUninitializedBuffer_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_CreateUninitializedBuffer", &res)
-	hook("mp_PJRT_Client_CreateUninitializedBuffer")
-	const name = "mp_PJRT_Client_CreateUninitializedBuffer"
-	if err := need(args, C.PJRT_Client_CreateUninitializedBuffer_Args_STRUCT_SIZE); err != nil {
-		return fail(name, err)
-	}
+func mp_PJRT_Client_CreateUninitializedBuffer(args *C.PJRT_Client_CreateUninitializedBuffer_Args) errT {
+	return export("mp_PJRT_Client_CreateUninitializedBuffer", args, C.PJRT_Client_CreateUninitializedBuffer_Args_STRUCT_SIZE, clientCreateUninitializedBuffer)
+}
+
+func clientCreateUninitializedBuffer(args *C.PJRT_Client_CreateUninitializedBuffer_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	if err := c.placeOf(args.device, args.memory); err != nil {
-		return fail(name, err)
+		return err
 	}
 	dims, err := cDims(args.shape_dims, args.shape_num_dims)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	typ := bufType(args.shape_element_type)
 	if args.shape_layout != nil {
 		elem, err := typ.storable()
 		if err != nil {
-			return fail(name, err)
+			return err
 		}
 		want, err := layoutStrides(args.shape_layout, dims, elem)
 		if err != nil {
-			return fail(name, fmt.Errorf("shape_layout: %w", err))
+			return fmt.Errorf("shape_layout: %w", err)
 		}
 		if !isDense(dims, want, elem) {
-			return fail(name, status.Errorf(status.Unimplemented, "shape_layout with byte strides %v: metalplug device arrays are dense row-major", want))
+			return status.Errorf(status.Unimplemented, "shape_layout with byte strides %v: metalplug device arrays are dense row-major", want)
 		}
 	}
 	b, err := c.newBuffer(typ, dims)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	// Device memory comes zeroed: the contents are "ready" at once.
 	c.mu.Lock()
@@ -506,63 +502,59 @@ func mp_PJRT_Client_CreateUninitializedBuffer(args *C.PJRT_Client_CreateUninitia
 }
 
 //export mp_PJRT_Buffer_Destroy
-func mp_PJRT_Buffer_Destroy(args *C.PJRT_Buffer_Destroy_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_Destroy", &res)
-	hook("mp_PJRT_Buffer_Destroy")
-	if err := need(args, C.PJRT_Buffer_Destroy_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_Destroy", err)
-	}
+func mp_PJRT_Buffer_Destroy(args *C.PJRT_Buffer_Destroy_Args) errT {
+	return export("mp_PJRT_Buffer_Destroy", args, C.PJRT_Buffer_Destroy_Args_STRUCT_SIZE, bufferDestroy)
+}
+
+func bufferDestroy(args *C.PJRT_Buffer_Destroy_Args) error {
 	if args.buffer == nil {
 		return nil
 	}
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_Destroy", err)
+		return err
 	}
 	b.destroy()
 	return nil
 }
 
 //export mp_PJRT_Buffer_ElementType
-func mp_PJRT_Buffer_ElementType(args *C.PJRT_Buffer_ElementType_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_ElementType", &res)
-	hook("mp_PJRT_Buffer_ElementType")
-	if err := need(args, C.PJRT_Buffer_ElementType_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_ElementType", err)
-	}
+func mp_PJRT_Buffer_ElementType(args *C.PJRT_Buffer_ElementType_Args) errT {
+	return export("mp_PJRT_Buffer_ElementType", args, C.PJRT_Buffer_ElementType_Args_STRUCT_SIZE, bufferElementType)
+}
+
+func bufferElementType(args *C.PJRT_Buffer_ElementType_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_ElementType", err)
+		return err
 	}
 	args._type = C.PJRT_Buffer_Type(b.typ)
 	return nil
 }
 
 //export mp_PJRT_Buffer_Dimensions
-func mp_PJRT_Buffer_Dimensions(args *C.PJRT_Buffer_Dimensions_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_Dimensions", &res)
-	hook("mp_PJRT_Buffer_Dimensions")
-	if err := need(args, C.PJRT_Buffer_Dimensions_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_Dimensions", err)
-	}
+func mp_PJRT_Buffer_Dimensions(args *C.PJRT_Buffer_Dimensions_Args) errT {
+	return export("mp_PJRT_Buffer_Dimensions", args, C.PJRT_Buffer_Dimensions_Args_STRUCT_SIZE, bufferDimensions)
+}
+
+func bufferDimensions(args *C.PJRT_Buffer_Dimensions_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_Dimensions", err)
+		return err
 	}
 	args.dims, args.num_dims = b.cdims, C.size_t(len(b.dims))
 	return nil
 }
 
 //export mp_PJRT_Buffer_UnpaddedDimensions
-func mp_PJRT_Buffer_UnpaddedDimensions(args *C.PJRT_Buffer_UnpaddedDimensions_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_UnpaddedDimensions", &res)
-	hook("mp_PJRT_Buffer_UnpaddedDimensions")
-	if err := need(args, C.PJRT_Buffer_UnpaddedDimensions_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_UnpaddedDimensions", err)
-	}
+func mp_PJRT_Buffer_UnpaddedDimensions(args *C.PJRT_Buffer_UnpaddedDimensions_Args) errT {
+	return export("mp_PJRT_Buffer_UnpaddedDimensions", args, C.PJRT_Buffer_UnpaddedDimensions_Args_STRUCT_SIZE, bufferUnpaddedDimensions)
+}
+
+func bufferUnpaddedDimensions(args *C.PJRT_Buffer_UnpaddedDimensions_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_UnpaddedDimensions", err)
+		return err
 	}
 	// Shapes are static: nothing is padded.
 	args.unpadded_dims, args.num_dims = b.cdims, C.size_t(len(b.dims))
@@ -570,104 +562,97 @@ func mp_PJRT_Buffer_UnpaddedDimensions(args *C.PJRT_Buffer_UnpaddedDimensions_Ar
 }
 
 //export mp_PJRT_Buffer_DynamicDimensionIndices
-func mp_PJRT_Buffer_DynamicDimensionIndices(args *C.PJRT_Buffer_DynamicDimensionIndices_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_DynamicDimensionIndices", &res)
-	hook("mp_PJRT_Buffer_DynamicDimensionIndices")
-	if err := need(args, C.PJRT_Buffer_DynamicDimensionIndices_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_DynamicDimensionIndices", err)
-	}
+func mp_PJRT_Buffer_DynamicDimensionIndices(args *C.PJRT_Buffer_DynamicDimensionIndices_Args) errT {
+	return export("mp_PJRT_Buffer_DynamicDimensionIndices", args, C.PJRT_Buffer_DynamicDimensionIndices_Args_STRUCT_SIZE, bufferDynamicDimensionIndices)
+}
+
+func bufferDynamicDimensionIndices(args *C.PJRT_Buffer_DynamicDimensionIndices_Args) error {
 	if _, err := bufferOf(args.buffer); err != nil {
-		return fail("mp_PJRT_Buffer_DynamicDimensionIndices", err)
+		return err
 	}
 	args.dynamic_dim_indices, args.num_dynamic_dims = nil, 0
 	return nil
 }
 
 //export mp_PJRT_Buffer_GetMemoryLayout
-func mp_PJRT_Buffer_GetMemoryLayout(args *C.PJRT_Buffer_GetMemoryLayout_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_GetMemoryLayout", &res)
-	hook("mp_PJRT_Buffer_GetMemoryLayout")
-	if err := need(args, C.PJRT_Buffer_GetMemoryLayout_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_GetMemoryLayout", err)
-	}
+func mp_PJRT_Buffer_GetMemoryLayout(args *C.PJRT_Buffer_GetMemoryLayout_Args) errT {
+	return export("mp_PJRT_Buffer_GetMemoryLayout", args, C.PJRT_Buffer_GetMemoryLayout_Args_STRUCT_SIZE, bufferGetMemoryLayout)
+}
+
+func bufferGetMemoryLayout(args *C.PJRT_Buffer_GetMemoryLayout_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_GetMemoryLayout", err)
+		return err
 	}
 	C.mp_fill_dense_layout(&args.layout, b.cm2m, C.size_t(len(b.dims)))
 	return nil
 }
 
 //export mp_PJRT_Buffer_OnDeviceSizeInBytes
-func mp_PJRT_Buffer_OnDeviceSizeInBytes(args *C.PJRT_Buffer_OnDeviceSizeInBytes_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_OnDeviceSizeInBytes", &res)
-	hook("mp_PJRT_Buffer_OnDeviceSizeInBytes")
-	if err := need(args, C.PJRT_Buffer_OnDeviceSizeInBytes_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_OnDeviceSizeInBytes", err)
-	}
+func mp_PJRT_Buffer_OnDeviceSizeInBytes(args *C.PJRT_Buffer_OnDeviceSizeInBytes_Args) errT {
+	return export("mp_PJRT_Buffer_OnDeviceSizeInBytes", args, C.PJRT_Buffer_OnDeviceSizeInBytes_Args_STRUCT_SIZE, bufferOnDeviceSizeInBytes)
+}
+
+func bufferOnDeviceSizeInBytes(args *C.PJRT_Buffer_OnDeviceSizeInBytes_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_OnDeviceSizeInBytes", err)
+		return err
 	}
 	args.on_device_size_in_bytes = C.size_t(b.size)
 	return nil
 }
 
 //export mp_PJRT_Buffer_Device
-func mp_PJRT_Buffer_Device(args *C.PJRT_Buffer_Device_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_Device", &res)
-	hook("mp_PJRT_Buffer_Device")
-	if err := need(args, C.PJRT_Buffer_Device_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_Device", err)
-	}
+func mp_PJRT_Buffer_Device(args *C.PJRT_Buffer_Device_Args) errT {
+	return export("mp_PJRT_Buffer_Device", args, C.PJRT_Buffer_Device_Args_STRUCT_SIZE, bufferDevice)
+}
+
+func bufferDevice(args *C.PJRT_Buffer_Device_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_Device", err)
+		return err
 	}
 	args.device = b.client.dev.c
 	return nil
 }
 
 //export mp_PJRT_Buffer_Memory
-func mp_PJRT_Buffer_Memory(args *C.PJRT_Buffer_Memory_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_Memory", &res)
-	hook("mp_PJRT_Buffer_Memory")
-	if err := need(args, C.PJRT_Buffer_Memory_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_Memory", err)
-	}
+func mp_PJRT_Buffer_Memory(args *C.PJRT_Buffer_Memory_Args) errT {
+	return export("mp_PJRT_Buffer_Memory", args, C.PJRT_Buffer_Memory_Args_STRUCT_SIZE, bufferMemory)
+}
+
+func bufferMemory(args *C.PJRT_Buffer_Memory_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_Memory", err)
+		return err
 	}
 	args.memory = b.client.mem.c
 	return nil
 }
 
 //export mp_PJRT_Buffer_Delete
-func mp_PJRT_Buffer_Delete(args *C.PJRT_Buffer_Delete_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_Delete", &res)
-	hook("mp_PJRT_Buffer_Delete")
-	if err := need(args, C.PJRT_Buffer_Delete_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_Delete", err)
-	}
+func mp_PJRT_Buffer_Delete(args *C.PJRT_Buffer_Delete_Args) errT {
+	return export("mp_PJRT_Buffer_Delete", args, C.PJRT_Buffer_Delete_Args_STRUCT_SIZE, bufferDelete)
+}
+
+func bufferDelete(args *C.PJRT_Buffer_Delete_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_Delete", err)
+		return err
 	}
 	b.delete()
 	return nil
 }
 
 //export mp_PJRT_Buffer_IsDeleted
-func mp_PJRT_Buffer_IsDeleted(args *C.PJRT_Buffer_IsDeleted_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_IsDeleted", &res)
-	hook("mp_PJRT_Buffer_IsDeleted")
-	if err := need(args, C.PJRT_Buffer_IsDeleted_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_IsDeleted", err)
-	}
+func mp_PJRT_Buffer_IsDeleted(args *C.PJRT_Buffer_IsDeleted_Args) errT {
+	return export("mp_PJRT_Buffer_IsDeleted", args, C.PJRT_Buffer_IsDeleted_Args_STRUCT_SIZE, bufferIsDeleted)
+}
+
+func bufferIsDeleted(args *C.PJRT_Buffer_IsDeleted_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_IsDeleted", err)
+		return err
 	}
 	b.client.mu.Lock()
 	args.is_deleted = C.bool(b.deleted)
@@ -676,78 +661,72 @@ func mp_PJRT_Buffer_IsDeleted(args *C.PJRT_Buffer_IsDeleted_Args) (res errT) {
 }
 
 //export mp_PJRT_Buffer_CopyToDevice
-func mp_PJRT_Buffer_CopyToDevice(args *C.PJRT_Buffer_CopyToDevice_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_CopyToDevice", &res)
-	hook("mp_PJRT_Buffer_CopyToDevice")
-	const name = "mp_PJRT_Buffer_CopyToDevice"
-	if err := need(args, C.PJRT_Buffer_CopyToDevice_Args_STRUCT_SIZE); err != nil {
-		return fail(name, err)
-	}
+func mp_PJRT_Buffer_CopyToDevice(args *C.PJRT_Buffer_CopyToDevice_Args) errT {
+	return export("mp_PJRT_Buffer_CopyToDevice", args, C.PJRT_Buffer_CopyToDevice_Args_STRUCT_SIZE, bufferCopyToDevice)
+}
+
+func bufferCopyToDevice(args *C.PJRT_Buffer_CopyToDevice_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	if args.dst_device == nil {
-		return fail(name, status.Invalidf("dst_device is NULL"))
+		return status.Invalidf("dst_device is NULL")
 	}
 	if err := b.client.placeOf(args.dst_device, nil); err != nil {
-		return fail(name, err)
+		return err
 	}
 	// There is one device, so this is a copy on it (XLA refuses a copy to
 	// the buffer's own device; a copy is more use to a caller that asks).
 	nb, err := b.copyTo()
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	args.dst_buffer = nb.c
 	return nil
 }
 
 //export mp_PJRT_Buffer_CopyToMemory
-func mp_PJRT_Buffer_CopyToMemory(args *C.PJRT_Buffer_CopyToMemory_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_CopyToMemory", &res)
-	hook("mp_PJRT_Buffer_CopyToMemory")
-	const name = "mp_PJRT_Buffer_CopyToMemory"
-	if err := need(args, C.PJRT_Buffer_CopyToMemory_Args_STRUCT_SIZE); err != nil {
-		return fail(name, err)
-	}
+func mp_PJRT_Buffer_CopyToMemory(args *C.PJRT_Buffer_CopyToMemory_Args) errT {
+	return export("mp_PJRT_Buffer_CopyToMemory", args, C.PJRT_Buffer_CopyToMemory_Args_STRUCT_SIZE, bufferCopyToMemory)
+}
+
+func bufferCopyToMemory(args *C.PJRT_Buffer_CopyToMemory_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	if args.dst_memory == nil {
-		return fail(name, status.Invalidf("dst_memory is NULL"))
+		return status.Invalidf("dst_memory is NULL")
 	}
 	if err := b.client.placeOf(nil, args.dst_memory); err != nil {
-		return fail(name, err)
+		return err
 	}
 	nb, err := b.copyTo()
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	args.dst_buffer = nb.c
 	return nil
 }
 
 //export mp_PJRT_Buffer_ToHostBuffer
-func mp_PJRT_Buffer_ToHostBuffer(args *C.PJRT_Buffer_ToHostBuffer_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_ToHostBuffer", &res)
-	hook("mp_PJRT_Buffer_ToHostBuffer")
-	const name = "mp_PJRT_Buffer_ToHostBuffer"
-	if err := need(args, C.PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE); err != nil {
-		return fail(name, err)
-	}
+func mp_PJRT_Buffer_ToHostBuffer(args *C.PJRT_Buffer_ToHostBuffer_Args) errT {
+	return export("mp_PJRT_Buffer_ToHostBuffer", args, C.PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE, bufferToHostBuffer)
+}
+
+func bufferToHostBuffer(args *C.PJRT_Buffer_ToHostBuffer_Args) error {
 	b, err := bufferOf(args.src)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	strides, err := layoutStrides(args.host_layout, b.dims, b.elem)
 	if err != nil {
-		return fail(name, fmt.Errorf("host_layout for %s: %w", b, err))
+		return fmt.Errorf("host_layout for %s: %w", b, err)
 	}
 	_, hi, err := span(b.dims, strides, b.elem)
 	if err != nil {
-		return fail(name, status.Invalidf("host_layout for %s: %v", b, err))
+		return status.Invalidf("host_layout for %s: %v", b, err)
 	}
 	if args.dst == nil {
 		// A size query: XLA answers it without an event.
@@ -755,34 +734,32 @@ func mp_PJRT_Buffer_ToHostBuffer(args *C.PJRT_Buffer_ToHostBuffer_Args) (res err
 		return nil
 	}
 	if int64(args.dst_size) < hi {
-		return fail(name, status.Invalidf("dst_size %d is smaller than the %d bytes %s needs on the host", args.dst_size, hi, b))
+		return status.Invalidf("dst_size %d is smaller than the %d bytes %s needs on the host", args.dst_size, hi, b)
 	}
 	ev, err := b.toHost(args.dst, strides)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	args.event = newCEvent(ev)
 	return nil
 }
 
 //export mp_PJRT_Buffer_CopyRawToHost
-func mp_PJRT_Buffer_CopyRawToHost(args *C.PJRT_Buffer_CopyRawToHost_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_CopyRawToHost", &res)
-	hook("mp_PJRT_Buffer_CopyRawToHost")
-	const name = "mp_PJRT_Buffer_CopyRawToHost"
-	if err := need(args, C.PJRT_Buffer_CopyRawToHost_Args_STRUCT_SIZE); err != nil {
-		return fail(name, err)
-	}
+func mp_PJRT_Buffer_CopyRawToHost(args *C.PJRT_Buffer_CopyRawToHost_Args) errT {
+	return export("mp_PJRT_Buffer_CopyRawToHost", args, C.PJRT_Buffer_CopyRawToHost_Args_STRUCT_SIZE, bufferCopyRawToHost)
+}
+
+func bufferCopyRawToHost(args *C.PJRT_Buffer_CopyRawToHost_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	off, n := int64(args.offset), int64(args.transfer_size)
 	if off < 0 || n < 0 || off > b.size || n > b.size-off {
-		return fail(name, status.Invalidf("bytes [%d, %d) are not within the %d bytes of %s", off, off+n, b.size, b))
+		return status.Invalidf("bytes [%d, %d) are not within the %d bytes of %s", off, off+n, b.size, b)
 	}
 	if n > 0 && args.dst == nil {
-		return fail(name, status.Invalidf("dst is NULL"))
+		return status.Invalidf("dst is NULL")
 	}
 	c := b.client
 	var ev *event
@@ -800,21 +777,20 @@ func mp_PJRT_Buffer_CopyRawToHost(args *C.PJRT_Buffer_CopyRawToHost_Args) (res e
 		return nil
 	})
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	args.event = newCEvent(ev)
 	return nil
 }
 
 //export mp_PJRT_Buffer_IsOnCpu
-func mp_PJRT_Buffer_IsOnCpu(args *C.PJRT_Buffer_IsOnCpu_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_IsOnCpu", &res)
-	hook("mp_PJRT_Buffer_IsOnCpu")
-	if err := need(args, C.PJRT_Buffer_IsOnCpu_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_IsOnCpu", err)
-	}
+func mp_PJRT_Buffer_IsOnCpu(args *C.PJRT_Buffer_IsOnCpu_Args) errT {
+	return export("mp_PJRT_Buffer_IsOnCpu", args, C.PJRT_Buffer_IsOnCpu_Args_STRUCT_SIZE, bufferIsOnCpu)
+}
+
+func bufferIsOnCpu(args *C.PJRT_Buffer_IsOnCpu_Args) error {
 	if _, err := bufferOf(args.buffer); err != nil {
-		return fail("mp_PJRT_Buffer_IsOnCpu", err)
+		return err
 	}
 	// Not even on the host driver: the contents are written by a stream,
 	// and a caller that read them in place would not wait for it.
@@ -823,15 +799,14 @@ func mp_PJRT_Buffer_IsOnCpu(args *C.PJRT_Buffer_IsOnCpu_Args) (res errT) {
 }
 
 //export mp_PJRT_Buffer_ReadyEvent
-func mp_PJRT_Buffer_ReadyEvent(args *C.PJRT_Buffer_ReadyEvent_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_ReadyEvent", &res)
-	hook("mp_PJRT_Buffer_ReadyEvent")
-	if err := need(args, C.PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_ReadyEvent", err)
-	}
+func mp_PJRT_Buffer_ReadyEvent(args *C.PJRT_Buffer_ReadyEvent_Args) errT {
+	return export("mp_PJRT_Buffer_ReadyEvent", args, C.PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE, bufferReadyEvent)
+}
+
+func bufferReadyEvent(args *C.PJRT_Buffer_ReadyEvent_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_ReadyEvent", err)
+		return err
 	}
 	b.client.mu.Lock()
 	ev := b.ready
@@ -844,80 +819,76 @@ func mp_PJRT_Buffer_ReadyEvent(args *C.PJRT_Buffer_ReadyEvent_Args) (res errT) {
 }
 
 //export mp_PJRT_Buffer_UnsafePointer
-func mp_PJRT_Buffer_UnsafePointer(args *C.PJRT_Buffer_UnsafePointer_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_UnsafePointer", &res)
-	hook("mp_PJRT_Buffer_UnsafePointer")
-	if err := need(args, C.PJRT_Buffer_UnsafePointer_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_UnsafePointer", err)
-	}
+func mp_PJRT_Buffer_UnsafePointer(args *C.PJRT_Buffer_UnsafePointer_Args) errT {
+	return export("mp_PJRT_Buffer_UnsafePointer", args, C.PJRT_Buffer_UnsafePointer_Args_STRUCT_SIZE, bufferUnsafePointer)
+}
+
+func bufferUnsafePointer(args *C.PJRT_Buffer_UnsafePointer_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_UnsafePointer", err)
+		return err
 	}
 	b.client.mu.Lock()
 	defer b.client.mu.Unlock()
 	if b.ptr == nil {
-		return fail("mp_PJRT_Buffer_UnsafePointer", status.Invalidf("buffer %s has been deleted", b))
+		return status.Invalidf("buffer %s has been deleted", b)
 	}
 	args.buffer_pointer = C.uintptr_t(uintptr(b.ptr))
 	return nil
 }
 
 //export mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer
-func mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(args *C.PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer", &res)
-	hook("mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer")
-	if err := need(args, C.PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer", err)
-	}
+func mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer(args *C.PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args) errT {
+	return export("mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer", args, C.PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args_STRUCT_SIZE, bufferOpaqueDeviceMemoryDataPointer)
+}
+
+func bufferOpaqueDeviceMemoryDataPointer(args *C.PJRT_Buffer_OpaqueDeviceMemoryDataPointer_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer", err)
+		return err
 	}
 	b.client.mu.Lock()
 	defer b.client.mu.Unlock()
 	if b.ptr == nil {
-		return fail("mp_PJRT_Buffer_OpaqueDeviceMemoryDataPointer", status.Invalidf("buffer %s has been deleted", b))
+		return status.Invalidf("buffer %s has been deleted", b)
 	}
 	args.device_memory_ptr = b.ptr
 	return nil
 }
 
 //export mp_PJRT_Buffer_IncreaseExternalReferenceCount
-func mp_PJRT_Buffer_IncreaseExternalReferenceCount(args *C.PJRT_Buffer_IncreaseExternalReferenceCount_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_IncreaseExternalReferenceCount", &res)
-	hook("mp_PJRT_Buffer_IncreaseExternalReferenceCount")
-	if err := need(args, C.PJRT_Buffer_IncreaseExternalReferenceCount_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_IncreaseExternalReferenceCount", err)
-	}
+func mp_PJRT_Buffer_IncreaseExternalReferenceCount(args *C.PJRT_Buffer_IncreaseExternalReferenceCount_Args) errT {
+	return export("mp_PJRT_Buffer_IncreaseExternalReferenceCount", args, C.PJRT_Buffer_IncreaseExternalReferenceCount_Args_STRUCT_SIZE, bufferIncreaseExternalReferenceCount)
+}
+
+func bufferIncreaseExternalReferenceCount(args *C.PJRT_Buffer_IncreaseExternalReferenceCount_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_IncreaseExternalReferenceCount", err)
+		return err
 	}
 	b.client.mu.Lock()
 	defer b.client.mu.Unlock()
 	if b.deleted {
-		return fail("mp_PJRT_Buffer_IncreaseExternalReferenceCount", status.Invalidf("buffer %s has been deleted", b))
+		return status.Invalidf("buffer %s has been deleted", b)
 	}
 	b.extRefs++
 	return nil
 }
 
 //export mp_PJRT_Buffer_DecreaseExternalReferenceCount
-func mp_PJRT_Buffer_DecreaseExternalReferenceCount(args *C.PJRT_Buffer_DecreaseExternalReferenceCount_Args) (res errT) {
-	defer boundary("mp_PJRT_Buffer_DecreaseExternalReferenceCount", &res)
-	hook("mp_PJRT_Buffer_DecreaseExternalReferenceCount")
-	if err := need(args, C.PJRT_Buffer_DecreaseExternalReferenceCount_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Buffer_DecreaseExternalReferenceCount", err)
-	}
+func mp_PJRT_Buffer_DecreaseExternalReferenceCount(args *C.PJRT_Buffer_DecreaseExternalReferenceCount_Args) errT {
+	return export("mp_PJRT_Buffer_DecreaseExternalReferenceCount", args, C.PJRT_Buffer_DecreaseExternalReferenceCount_Args_STRUCT_SIZE, bufferDecreaseExternalReferenceCount)
+}
+
+func bufferDecreaseExternalReferenceCount(args *C.PJRT_Buffer_DecreaseExternalReferenceCount_Args) error {
 	b, err := bufferOf(args.buffer)
 	if err != nil {
-		return fail("mp_PJRT_Buffer_DecreaseExternalReferenceCount", err)
+		return err
 	}
 	b.client.mu.Lock()
 	defer b.client.mu.Unlock()
 	if b.extRefs == 0 {
-		return fail("mp_PJRT_Buffer_DecreaseExternalReferenceCount", status.Errorf(status.FailedPrecondition, "buffer %s holds no external reference", b))
+		return status.Errorf(status.FailedPrecondition, "buffer %s holds no external reference", b)
 	}
 	b.extRefs--
 	if b.extRefs == 0 && b.freeWait {

@@ -243,36 +243,34 @@ func (m *memStats) clear() {
 // ----------------------------------------------------------------- exports
 
 //export mp_PJRT_Client_Create
-func mp_PJRT_Client_Create(args *C.PJRT_Client_Create_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_Create", &res)
-	hook("mp_PJRT_Client_Create")
+func mp_PJRT_Client_Create(args *C.PJRT_Client_Create_Args) errT {
 	// The kv_try_get fields came later than the client; we use neither.
-	if err := need(args, fieldEnd(unsafe.Offsetof(args.client), unsafe.Sizeof(args.client))); err != nil {
-		return fail("mp_PJRT_Client_Create", err)
-	}
+	return export("mp_PJRT_Client_Create", args, fieldEnd(unsafe.Offsetof(args.client), unsafe.Sizeof(args.client)), clientCreate)
+}
+
+func clientCreate(args *C.PJRT_Client_Create_Args) error {
 	// Options (jax_pjrt_client_create_options) are accepted and ignored:
 	// there is nothing about one device on one stream to configure.
 	c, err := newClient()
 	if err != nil {
-		return fail("mp_PJRT_Client_Create", err)
+		return err
 	}
 	args.client = c.c
 	return nil
 }
 
 //export mp_PJRT_Client_Destroy
-func mp_PJRT_Client_Destroy(args *C.PJRT_Client_Destroy_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_Destroy", &res)
-	hook("mp_PJRT_Client_Destroy")
-	if err := need(args, C.PJRT_Client_Destroy_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_Destroy", err)
-	}
+func mp_PJRT_Client_Destroy(args *C.PJRT_Client_Destroy_Args) errT {
+	return export("mp_PJRT_Client_Destroy", args, C.PJRT_Client_Destroy_Args_STRUCT_SIZE, clientDestroy)
+}
+
+func clientDestroy(args *C.PJRT_Client_Destroy_Args) error {
 	if args.client == nil {
 		return nil
 	}
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail("mp_PJRT_Client_Destroy", err)
+		return err
 	}
 	// The C record is in the arena destroy frees: read nothing after it.
 	if err := c.destroy(); err != nil {
@@ -282,146 +280,137 @@ func mp_PJRT_Client_Destroy(args *C.PJRT_Client_Destroy_Args) (res errT) {
 }
 
 //export mp_PJRT_Client_PlatformName
-func mp_PJRT_Client_PlatformName(args *C.PJRT_Client_PlatformName_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_PlatformName", &res)
-	hook("mp_PJRT_Client_PlatformName")
-	if err := need(args, C.PJRT_Client_PlatformName_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_PlatformName", err)
-	}
+func mp_PJRT_Client_PlatformName(args *C.PJRT_Client_PlatformName_Args) errT {
+	return export("mp_PJRT_Client_PlatformName", args, C.PJRT_Client_PlatformName_Args_STRUCT_SIZE, clientPlatformName)
+}
+
+func clientPlatformName(args *C.PJRT_Client_PlatformName_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail("mp_PJRT_Client_PlatformName", err)
+		return err
 	}
 	args.platform_name, args.platform_name_size = c.name.p, c.name.n
 	return nil
 }
 
 //export mp_PJRT_Client_ProcessIndex
-func mp_PJRT_Client_ProcessIndex(args *C.PJRT_Client_ProcessIndex_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_ProcessIndex", &res)
-	hook("mp_PJRT_Client_ProcessIndex")
-	if err := need(args, C.PJRT_Client_ProcessIndex_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_ProcessIndex", err)
-	}
+func mp_PJRT_Client_ProcessIndex(args *C.PJRT_Client_ProcessIndex_Args) errT {
+	return export("mp_PJRT_Client_ProcessIndex", args, C.PJRT_Client_ProcessIndex_Args_STRUCT_SIZE, clientProcessIndex)
+}
+
+func clientProcessIndex(args *C.PJRT_Client_ProcessIndex_Args) error {
 	if _, err := clientOf(args.client); err != nil {
-		return fail("mp_PJRT_Client_ProcessIndex", err)
+		return err
 	}
 	args.process_index = 0
 	return nil
 }
 
 //export mp_PJRT_Client_PlatformVersion
-func mp_PJRT_Client_PlatformVersion(args *C.PJRT_Client_PlatformVersion_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_PlatformVersion", &res)
-	hook("mp_PJRT_Client_PlatformVersion")
-	if err := need(args, C.PJRT_Client_PlatformVersion_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_PlatformVersion", err)
-	}
+func mp_PJRT_Client_PlatformVersion(args *C.PJRT_Client_PlatformVersion_Args) errT {
+	return export("mp_PJRT_Client_PlatformVersion", args, C.PJRT_Client_PlatformVersion_Args_STRUCT_SIZE, clientPlatformVersion)
+}
+
+func clientPlatformVersion(args *C.PJRT_Client_PlatformVersion_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail("mp_PJRT_Client_PlatformVersion", err)
+		return err
 	}
 	args.platform_version, args.platform_version_size = c.version.p, c.version.n
 	return nil
 }
 
 //export mp_PJRT_Client_Devices
-func mp_PJRT_Client_Devices(args *C.PJRT_Client_Devices_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_Devices", &res)
-	hook("mp_PJRT_Client_Devices")
-	if err := need(args, C.PJRT_Client_Devices_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_Devices", err)
-	}
+func mp_PJRT_Client_Devices(args *C.PJRT_Client_Devices_Args) errT {
+	return export("mp_PJRT_Client_Devices", args, C.PJRT_Client_Devices_Args_STRUCT_SIZE, clientDevices)
+}
+
+func clientDevices(args *C.PJRT_Client_Devices_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail("mp_PJRT_Client_Devices", err)
+		return err
 	}
 	args.devices, args.num_devices = c.devices, 1
 	return nil
 }
 
 //export mp_PJRT_Client_AddressableDevices
-func mp_PJRT_Client_AddressableDevices(args *C.PJRT_Client_AddressableDevices_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_AddressableDevices", &res)
-	hook("mp_PJRT_Client_AddressableDevices")
-	if err := need(args, C.PJRT_Client_AddressableDevices_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_AddressableDevices", err)
-	}
+func mp_PJRT_Client_AddressableDevices(args *C.PJRT_Client_AddressableDevices_Args) errT {
+	return export("mp_PJRT_Client_AddressableDevices", args, C.PJRT_Client_AddressableDevices_Args_STRUCT_SIZE, clientAddressableDevices)
+}
+
+func clientAddressableDevices(args *C.PJRT_Client_AddressableDevices_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail("mp_PJRT_Client_AddressableDevices", err)
+		return err
 	}
 	args.addressable_devices, args.num_addressable_devices = c.devices, 1
 	return nil
 }
 
 //export mp_PJRT_Client_LookupDevice
-func mp_PJRT_Client_LookupDevice(args *C.PJRT_Client_LookupDevice_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_LookupDevice", &res)
-	hook("mp_PJRT_Client_LookupDevice")
-	if err := need(args, C.PJRT_Client_LookupDevice_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_LookupDevice", err)
-	}
+func mp_PJRT_Client_LookupDevice(args *C.PJRT_Client_LookupDevice_Args) errT {
+	return export("mp_PJRT_Client_LookupDevice", args, C.PJRT_Client_LookupDevice_Args_STRUCT_SIZE, clientLookupDevice)
+}
+
+func clientLookupDevice(args *C.PJRT_Client_LookupDevice_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail("mp_PJRT_Client_LookupDevice", err)
+		return err
 	}
 	if args.id != deviceID {
-		return fail("mp_PJRT_Client_LookupDevice", status.Errorf(status.NotFound, "no device with id %d: metalplug has one device, id %d", args.id, deviceID))
+		return status.Errorf(status.NotFound, "no device with id %d: metalplug has one device, id %d", args.id, deviceID)
 	}
 	args.device = c.dev.c
 	return nil
 }
 
 //export mp_PJRT_Client_LookupAddressableDevice
-func mp_PJRT_Client_LookupAddressableDevice(args *C.PJRT_Client_LookupAddressableDevice_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_LookupAddressableDevice", &res)
-	hook("mp_PJRT_Client_LookupAddressableDevice")
-	if err := need(args, C.PJRT_Client_LookupAddressableDevice_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_LookupAddressableDevice", err)
-	}
+func mp_PJRT_Client_LookupAddressableDevice(args *C.PJRT_Client_LookupAddressableDevice_Args) errT {
+	return export("mp_PJRT_Client_LookupAddressableDevice", args, C.PJRT_Client_LookupAddressableDevice_Args_STRUCT_SIZE, clientLookupAddressableDevice)
+}
+
+func clientLookupAddressableDevice(args *C.PJRT_Client_LookupAddressableDevice_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail("mp_PJRT_Client_LookupAddressableDevice", err)
+		return err
 	}
 	if args.local_hardware_id != deviceID {
-		return fail("mp_PJRT_Client_LookupAddressableDevice", status.Errorf(status.NotFound, "no device with local hardware id %d: metalplug has one device, id %d", args.local_hardware_id, deviceID))
+		return status.Errorf(status.NotFound, "no device with local hardware id %d: metalplug has one device, id %d", args.local_hardware_id, deviceID)
 	}
 	args.addressable_device = c.dev.c
 	return nil
 }
 
 //export mp_PJRT_Client_AddressableMemories
-func mp_PJRT_Client_AddressableMemories(args *C.PJRT_Client_AddressableMemories_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_AddressableMemories", &res)
-	hook("mp_PJRT_Client_AddressableMemories")
-	if err := need(args, C.PJRT_Client_AddressableMemories_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_AddressableMemories", err)
-	}
+func mp_PJRT_Client_AddressableMemories(args *C.PJRT_Client_AddressableMemories_Args) errT {
+	return export("mp_PJRT_Client_AddressableMemories", args, C.PJRT_Client_AddressableMemories_Args_STRUCT_SIZE, clientAddressableMemories)
+}
+
+func clientAddressableMemories(args *C.PJRT_Client_AddressableMemories_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail("mp_PJRT_Client_AddressableMemories", err)
+		return err
 	}
 	args.addressable_memories, args.num_addressable_memories = c.memories, 1
 	return nil
 }
 
 //export mp_PJRT_Client_DefaultDeviceAssignment
-func mp_PJRT_Client_DefaultDeviceAssignment(args *C.PJRT_Client_DefaultDeviceAssignment_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_DefaultDeviceAssignment", &res)
-	hook("mp_PJRT_Client_DefaultDeviceAssignment")
-	if err := need(args, C.PJRT_Client_DefaultDeviceAssignment_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Client_DefaultDeviceAssignment", err)
-	}
+func mp_PJRT_Client_DefaultDeviceAssignment(args *C.PJRT_Client_DefaultDeviceAssignment_Args) errT {
+	return export("mp_PJRT_Client_DefaultDeviceAssignment", args, C.PJRT_Client_DefaultDeviceAssignment_Args_STRUCT_SIZE, clientDefaultDeviceAssignment)
+}
+
+func clientDefaultDeviceAssignment(args *C.PJRT_Client_DefaultDeviceAssignment_Args) error {
 	if _, err := clientOf(args.client); err != nil {
-		return fail("mp_PJRT_Client_DefaultDeviceAssignment", err)
+		return err
 	}
 	r, p := int64(args.num_replicas), int64(args.num_partitions)
 	if r != 1 || p != 1 {
-		return fail("mp_PJRT_Client_DefaultDeviceAssignment", status.Invalidf("%d replicas × %d partitions need %d devices; metalplug has one", r, p, r*p))
+		return status.Invalidf("%d replicas × %d partitions need %d devices; metalplug has one", r, p, r*p)
 	}
 	if args.default_assignment_size < 1 || args.default_assignment == nil {
-		return fail("mp_PJRT_Client_DefaultDeviceAssignment", status.Invalidf("default_assignment has room for %d entries, needs 1", args.default_assignment_size))
+		return status.Invalidf("default_assignment has room for %d entries, needs 1", args.default_assignment_size)
 	}
 	*args.default_assignment = deviceID
 	return nil

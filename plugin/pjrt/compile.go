@@ -218,29 +218,27 @@ func (pr *program) release() {
 }
 
 //export mp_PJRT_Client_Compile
-func mp_PJRT_Client_Compile(args *C.PJRT_Client_Compile_Args) (res errT) {
-	defer boundary("mp_PJRT_Client_Compile", &res)
-	hook("mp_PJRT_Client_Compile")
-	const name = "mp_PJRT_Client_Compile"
-	if err := need(args, C.PJRT_Client_Compile_Args_STRUCT_SIZE); err != nil {
-		return fail(name, err)
-	}
+func mp_PJRT_Client_Compile(args *C.PJRT_Client_Compile_Args) errT {
+	return export("mp_PJRT_Client_Compile", args, C.PJRT_Client_Compile_Args_STRUCT_SIZE, clientCompile)
+}
+
+func clientCompile(args *C.PJRT_Client_Compile_Args) error {
 	c, err := clientOf(args.client)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	if args.program == nil {
-		return fail(name, status.Invalidf("program is NULL"))
+		return status.Invalidf("program is NULL")
 	}
 	if err := need(args.program, C.PJRT_Program_STRUCT_SIZE); err != nil {
-		return fail(name, fmt.Errorf("program: %w", err))
+		return fmt.Errorf("program: %w", err)
 	}
 	code := C.GoBytes(unsafe.Pointer(args.program.code), C.int(args.program.code_size))
 	format := C.GoStringN(args.program.format, C.int(args.program.format_size))
 	options := C.GoBytes(unsafe.Pointer(args.compile_options), C.int(args.compile_options_size))
 	pr, err := c.compile(code, format, options)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	args.executable = newLoadedExecutable(c, pr).c
 	return nil

@@ -125,88 +125,82 @@ func memoryOf(p *C.PJRT_Memory) (*memory, error) {
 // ------------------------------------------------------ description exports
 
 //export mp_PJRT_DeviceDescription_Id
-func mp_PJRT_DeviceDescription_Id(args *C.PJRT_DeviceDescription_Id_Args) (res errT) {
-	defer boundary("mp_PJRT_DeviceDescription_Id", &res)
-	hook("mp_PJRT_DeviceDescription_Id")
-	if err := need(args, C.PJRT_DeviceDescription_Id_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_DeviceDescription_Id", err)
-	}
+func mp_PJRT_DeviceDescription_Id(args *C.PJRT_DeviceDescription_Id_Args) errT {
+	return export("mp_PJRT_DeviceDescription_Id", args, C.PJRT_DeviceDescription_Id_Args_STRUCT_SIZE, deviceDescriptionID)
+}
+
+func deviceDescriptionID(args *C.PJRT_DeviceDescription_Id_Args) error {
 	if _, err := descriptionOf(args.device_description); err != nil {
-		return fail("mp_PJRT_DeviceDescription_Id", err)
+		return err
 	}
 	args.id = deviceID
 	return nil
 }
 
 //export mp_PJRT_DeviceDescription_ProcessIndex
-func mp_PJRT_DeviceDescription_ProcessIndex(args *C.PJRT_DeviceDescription_ProcessIndex_Args) (res errT) {
-	defer boundary("mp_PJRT_DeviceDescription_ProcessIndex", &res)
-	hook("mp_PJRT_DeviceDescription_ProcessIndex")
-	if err := need(args, C.PJRT_DeviceDescription_ProcessIndex_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_DeviceDescription_ProcessIndex", err)
-	}
+func mp_PJRT_DeviceDescription_ProcessIndex(args *C.PJRT_DeviceDescription_ProcessIndex_Args) errT {
+	return export("mp_PJRT_DeviceDescription_ProcessIndex", args, C.PJRT_DeviceDescription_ProcessIndex_Args_STRUCT_SIZE, deviceDescriptionProcessIndex)
+}
+
+func deviceDescriptionProcessIndex(args *C.PJRT_DeviceDescription_ProcessIndex_Args) error {
 	if _, err := descriptionOf(args.device_description); err != nil {
-		return fail("mp_PJRT_DeviceDescription_ProcessIndex", err)
+		return err
 	}
 	args.process_index = 0
 	return nil
 }
 
 //export mp_PJRT_DeviceDescription_Attributes
-func mp_PJRT_DeviceDescription_Attributes(args *C.PJRT_DeviceDescription_Attributes_Args) (res errT) {
-	defer boundary("mp_PJRT_DeviceDescription_Attributes", &res)
-	hook("mp_PJRT_DeviceDescription_Attributes")
-	if err := need(args, C.PJRT_DeviceDescription_Attributes_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_DeviceDescription_Attributes", err)
-	}
+func mp_PJRT_DeviceDescription_Attributes(args *C.PJRT_DeviceDescription_Attributes_Args) errT {
+	return export("mp_PJRT_DeviceDescription_Attributes", args, C.PJRT_DeviceDescription_Attributes_Args_STRUCT_SIZE, deviceDescriptionAttributes)
+}
+
+func deviceDescriptionAttributes(args *C.PJRT_DeviceDescription_Attributes_Args) error {
 	d, err := descriptionOf(args.device_description)
 	if err != nil {
-		return fail("mp_PJRT_DeviceDescription_Attributes", err)
+		return err
 	}
 	args.attributes, args.num_attributes = d.attrs, C.size_t(d.nattrs)
 	return nil
 }
 
 //export mp_PJRT_DeviceDescription_Kind
-func mp_PJRT_DeviceDescription_Kind(args *C.PJRT_DeviceDescription_Kind_Args) (res errT) {
-	defer boundary("mp_PJRT_DeviceDescription_Kind", &res)
-	hook("mp_PJRT_DeviceDescription_Kind")
-	if err := need(args, C.PJRT_DeviceDescription_Kind_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_DeviceDescription_Kind", err)
-	}
+func mp_PJRT_DeviceDescription_Kind(args *C.PJRT_DeviceDescription_Kind_Args) errT {
+	return export("mp_PJRT_DeviceDescription_Kind", args, C.PJRT_DeviceDescription_Kind_Args_STRUCT_SIZE, deviceDescriptionKind)
+}
+
+func deviceDescriptionKind(args *C.PJRT_DeviceDescription_Kind_Args) error {
 	d, err := descriptionOf(args.device_description)
 	if err != nil {
-		return fail("mp_PJRT_DeviceDescription_Kind", err)
+		return err
 	}
 	args.device_kind, args.device_kind_size = d.kind.p, d.kind.n
 	return nil
 }
 
 //export mp_PJRT_DeviceDescription_DebugString
-func mp_PJRT_DeviceDescription_DebugString(args *C.PJRT_DeviceDescription_DebugString_Args) (res errT) {
-	defer boundary("mp_PJRT_DeviceDescription_DebugString", &res)
-	hook("mp_PJRT_DeviceDescription_DebugString")
-	if err := need(args, C.PJRT_DeviceDescription_DebugString_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_DeviceDescription_DebugString", err)
-	}
+func mp_PJRT_DeviceDescription_DebugString(args *C.PJRT_DeviceDescription_DebugString_Args) errT {
+	return export("mp_PJRT_DeviceDescription_DebugString", args, C.PJRT_DeviceDescription_DebugString_Args_STRUCT_SIZE, deviceDescriptionDebugString)
+}
+
+func deviceDescriptionDebugString(args *C.PJRT_DeviceDescription_DebugString_Args) error {
 	d, err := descriptionOf(args.device_description)
 	if err != nil {
-		return fail("mp_PJRT_DeviceDescription_DebugString", err)
+		return err
 	}
 	args.debug_string, args.debug_string_size = d.debug.p, d.debug.n
 	return nil
 }
 
 //export mp_PJRT_DeviceDescription_ToString
-func mp_PJRT_DeviceDescription_ToString(args *C.PJRT_DeviceDescription_ToString_Args) (res errT) {
-	defer boundary("mp_PJRT_DeviceDescription_ToString", &res)
-	hook("mp_PJRT_DeviceDescription_ToString")
-	if err := need(args, C.PJRT_DeviceDescription_ToString_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_DeviceDescription_ToString", err)
-	}
+func mp_PJRT_DeviceDescription_ToString(args *C.PJRT_DeviceDescription_ToString_Args) errT {
+	return export("mp_PJRT_DeviceDescription_ToString", args, C.PJRT_DeviceDescription_ToString_Args_STRUCT_SIZE, deviceDescriptionToString)
+}
+
+func deviceDescriptionToString(args *C.PJRT_DeviceDescription_ToString_Args) error {
 	d, err := descriptionOf(args.device_description)
 	if err != nil {
-		return fail("mp_PJRT_DeviceDescription_ToString", err)
+		return err
 	}
 	args.to_string, args.to_string_size = d.str.p, d.str.n
 	return nil
@@ -215,90 +209,84 @@ func mp_PJRT_DeviceDescription_ToString(args *C.PJRT_DeviceDescription_ToString_
 // ----------------------------------------------------------- device exports
 
 //export mp_PJRT_Device_GetDescription
-func mp_PJRT_Device_GetDescription(args *C.PJRT_Device_GetDescription_Args) (res errT) {
-	defer boundary("mp_PJRT_Device_GetDescription", &res)
-	hook("mp_PJRT_Device_GetDescription")
-	if err := need(args, C.PJRT_Device_GetDescription_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Device_GetDescription", err)
-	}
+func mp_PJRT_Device_GetDescription(args *C.PJRT_Device_GetDescription_Args) errT {
+	return export("mp_PJRT_Device_GetDescription", args, C.PJRT_Device_GetDescription_Args_STRUCT_SIZE, deviceGetDescription)
+}
+
+func deviceGetDescription(args *C.PJRT_Device_GetDescription_Args) error {
 	d, err := deviceOf(args.device)
 	if err != nil {
-		return fail("mp_PJRT_Device_GetDescription", err)
+		return err
 	}
 	args.device_description = d.desc
 	return nil
 }
 
 //export mp_PJRT_Device_IsAddressable
-func mp_PJRT_Device_IsAddressable(args *C.PJRT_Device_IsAddressable_Args) (res errT) {
-	defer boundary("mp_PJRT_Device_IsAddressable", &res)
-	hook("mp_PJRT_Device_IsAddressable")
-	if err := need(args, C.PJRT_Device_IsAddressable_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Device_IsAddressable", err)
-	}
+func mp_PJRT_Device_IsAddressable(args *C.PJRT_Device_IsAddressable_Args) errT {
+	return export("mp_PJRT_Device_IsAddressable", args, C.PJRT_Device_IsAddressable_Args_STRUCT_SIZE, deviceIsAddressable)
+}
+
+func deviceIsAddressable(args *C.PJRT_Device_IsAddressable_Args) error {
 	if _, err := deviceOf(args.device); err != nil {
-		return fail("mp_PJRT_Device_IsAddressable", err)
+		return err
 	}
 	args.is_addressable = true
 	return nil
 }
 
 //export mp_PJRT_Device_LocalHardwareId
-func mp_PJRT_Device_LocalHardwareId(args *C.PJRT_Device_LocalHardwareId_Args) (res errT) {
-	defer boundary("mp_PJRT_Device_LocalHardwareId", &res)
-	hook("mp_PJRT_Device_LocalHardwareId")
-	if err := need(args, C.PJRT_Device_LocalHardwareId_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Device_LocalHardwareId", err)
-	}
+func mp_PJRT_Device_LocalHardwareId(args *C.PJRT_Device_LocalHardwareId_Args) errT {
+	return export("mp_PJRT_Device_LocalHardwareId", args, C.PJRT_Device_LocalHardwareId_Args_STRUCT_SIZE, deviceLocalHardwareID)
+}
+
+func deviceLocalHardwareID(args *C.PJRT_Device_LocalHardwareId_Args) error {
 	if _, err := deviceOf(args.device); err != nil {
-		return fail("mp_PJRT_Device_LocalHardwareId", err)
+		return err
 	}
 	args.local_hardware_id = deviceID
 	return nil
 }
 
 //export mp_PJRT_Device_AddressableMemories
-func mp_PJRT_Device_AddressableMemories(args *C.PJRT_Device_AddressableMemories_Args) (res errT) {
-	defer boundary("mp_PJRT_Device_AddressableMemories", &res)
-	hook("mp_PJRT_Device_AddressableMemories")
-	if err := need(args, C.PJRT_Device_AddressableMemories_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Device_AddressableMemories", err)
-	}
+func mp_PJRT_Device_AddressableMemories(args *C.PJRT_Device_AddressableMemories_Args) errT {
+	return export("mp_PJRT_Device_AddressableMemories", args, C.PJRT_Device_AddressableMemories_Args_STRUCT_SIZE, deviceAddressableMemories)
+}
+
+func deviceAddressableMemories(args *C.PJRT_Device_AddressableMemories_Args) error {
 	d, err := deviceOf(args.device)
 	if err != nil {
-		return fail("mp_PJRT_Device_AddressableMemories", err)
+		return err
 	}
 	args.memories, args.num_memories = d.client.memories, 1
 	return nil
 }
 
 //export mp_PJRT_Device_DefaultMemory
-func mp_PJRT_Device_DefaultMemory(args *C.PJRT_Device_DefaultMemory_Args) (res errT) {
-	defer boundary("mp_PJRT_Device_DefaultMemory", &res)
-	hook("mp_PJRT_Device_DefaultMemory")
-	if err := need(args, C.PJRT_Device_DefaultMemory_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Device_DefaultMemory", err)
-	}
+func mp_PJRT_Device_DefaultMemory(args *C.PJRT_Device_DefaultMemory_Args) errT {
+	return export("mp_PJRT_Device_DefaultMemory", args, C.PJRT_Device_DefaultMemory_Args_STRUCT_SIZE, deviceDefaultMemory)
+}
+
+func deviceDefaultMemory(args *C.PJRT_Device_DefaultMemory_Args) error {
 	d, err := deviceOf(args.device)
 	if err != nil {
-		return fail("mp_PJRT_Device_DefaultMemory", err)
+		return err
 	}
 	args.memory = d.client.mem.c
 	return nil
 }
 
 //export mp_PJRT_Device_MemoryStats
-func mp_PJRT_Device_MemoryStats(args *C.PJRT_Device_MemoryStats_Args) (res errT) {
-	defer boundary("mp_PJRT_Device_MemoryStats", &res)
-	hook("mp_PJRT_Device_MemoryStats")
+func mp_PJRT_Device_MemoryStats(args *C.PJRT_Device_MemoryStats_Args) errT {
 	// Fields up to bytes_limit_is_set are what we report; a caller whose
 	// struct is shorter than ours does not get the later ones.
-	if err := need(args, fieldEnd(unsafe.Offsetof(args.bytes_limit_is_set), unsafe.Sizeof(args.bytes_limit_is_set))); err != nil {
-		return fail("mp_PJRT_Device_MemoryStats", err)
-	}
+	return export("mp_PJRT_Device_MemoryStats", args, fieldEnd(unsafe.Offsetof(args.bytes_limit_is_set), unsafe.Sizeof(args.bytes_limit_is_set)), deviceMemoryStats)
+}
+
+func deviceMemoryStats(args *C.PJRT_Device_MemoryStats_Args) error {
 	d, err := deviceOf(args.device)
 	if err != nil {
-		return fail("mp_PJRT_Device_MemoryStats", err)
+		return err
 	}
 	// The caller's struct is not zeroed (jax's is on its stack), and a
 	// stale *_is_set would make garbage a statistic: clear every field we
@@ -321,30 +309,28 @@ func mp_PJRT_Device_MemoryStats(args *C.PJRT_Device_MemoryStats_Args) (res errT)
 }
 
 //export mp_PJRT_Device_ClearMemoryStats
-func mp_PJRT_Device_ClearMemoryStats(args *C.PJRT_Device_ClearMemoryStats_Args) (res errT) {
-	defer boundary("mp_PJRT_Device_ClearMemoryStats", &res)
-	hook("mp_PJRT_Device_ClearMemoryStats")
-	if err := need(args, C.PJRT_Device_ClearMemoryStats_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Device_ClearMemoryStats", err)
-	}
+func mp_PJRT_Device_ClearMemoryStats(args *C.PJRT_Device_ClearMemoryStats_Args) errT {
+	return export("mp_PJRT_Device_ClearMemoryStats", args, C.PJRT_Device_ClearMemoryStats_Args_STRUCT_SIZE, deviceClearMemoryStats)
+}
+
+func deviceClearMemoryStats(args *C.PJRT_Device_ClearMemoryStats_Args) error {
 	d, err := deviceOf(args.device)
 	if err != nil {
-		return fail("mp_PJRT_Device_ClearMemoryStats", err)
+		return err
 	}
 	d.client.stats.clear()
 	return nil
 }
 
 //export mp_PJRT_Device_GetAttributes
-func mp_PJRT_Device_GetAttributes(args *C.PJRT_Device_GetAttributes_Args) (res errT) {
-	defer boundary("mp_PJRT_Device_GetAttributes", &res)
-	hook("mp_PJRT_Device_GetAttributes")
-	if err := need(args, C.PJRT_Device_GetAttributes_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Device_GetAttributes", err)
-	}
+func mp_PJRT_Device_GetAttributes(args *C.PJRT_Device_GetAttributes_Args) errT {
+	return export("mp_PJRT_Device_GetAttributes", args, C.PJRT_Device_GetAttributes_Args_STRUCT_SIZE, deviceGetAttributes)
+}
+
+func deviceGetAttributes(args *C.PJRT_Device_GetAttributes_Args) error {
 	d, err := deviceOf(args.device)
 	if err != nil {
-		return fail("mp_PJRT_Device_GetAttributes", err)
+		return err
 	}
 	C.mp_give_device_attributes(args, d.attrs, C.size_t(d.nattrs))
 	return nil
@@ -353,88 +339,82 @@ func mp_PJRT_Device_GetAttributes(args *C.PJRT_Device_GetAttributes_Args) (res e
 // ----------------------------------------------------------- memory exports
 
 //export mp_PJRT_Memory_Id
-func mp_PJRT_Memory_Id(args *C.PJRT_Memory_Id_Args) (res errT) {
-	defer boundary("mp_PJRT_Memory_Id", &res)
-	hook("mp_PJRT_Memory_Id")
-	if err := need(args, C.PJRT_Memory_Id_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Memory_Id", err)
-	}
+func mp_PJRT_Memory_Id(args *C.PJRT_Memory_Id_Args) errT {
+	return export("mp_PJRT_Memory_Id", args, C.PJRT_Memory_Id_Args_STRUCT_SIZE, memoryID)
+}
+
+func memoryID(args *C.PJRT_Memory_Id_Args) error {
 	if _, err := memoryOf(args.memory); err != nil {
-		return fail("mp_PJRT_Memory_Id", err)
+		return err
 	}
 	args.id = deviceID
 	return nil
 }
 
 //export mp_PJRT_Memory_Kind
-func mp_PJRT_Memory_Kind(args *C.PJRT_Memory_Kind_Args) (res errT) {
-	defer boundary("mp_PJRT_Memory_Kind", &res)
-	hook("mp_PJRT_Memory_Kind")
-	if err := need(args, C.PJRT_Memory_Kind_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Memory_Kind", err)
-	}
+func mp_PJRT_Memory_Kind(args *C.PJRT_Memory_Kind_Args) errT {
+	return export("mp_PJRT_Memory_Kind", args, C.PJRT_Memory_Kind_Args_STRUCT_SIZE, memoryKindName)
+}
+
+func memoryKindName(args *C.PJRT_Memory_Kind_Args) error {
 	m, err := memoryOf(args.memory)
 	if err != nil {
-		return fail("mp_PJRT_Memory_Kind", err)
+		return err
 	}
 	args.kind, args.kind_size = m.kind.p, m.kind.n
 	return nil
 }
 
 //export mp_PJRT_Memory_Kind_Id
-func mp_PJRT_Memory_Kind_Id(args *C.PJRT_Memory_Kind_Id_Args) (res errT) {
-	defer boundary("mp_PJRT_Memory_Kind_Id", &res)
-	hook("mp_PJRT_Memory_Kind_Id")
-	if err := need(args, C.PJRT_Memory_Kind_Id_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Memory_Kind_Id", err)
-	}
+func mp_PJRT_Memory_Kind_Id(args *C.PJRT_Memory_Kind_Id_Args) errT {
+	return export("mp_PJRT_Memory_Kind_Id", args, C.PJRT_Memory_Kind_Id_Args_STRUCT_SIZE, memoryKindID)
+}
+
+func memoryKindID(args *C.PJRT_Memory_Kind_Id_Args) error {
 	if _, err := memoryOf(args.memory); err != nil {
-		return fail("mp_PJRT_Memory_Kind_Id", err)
+		return err
 	}
 	args.kind_id = 0 // the only kind
 	return nil
 }
 
 //export mp_PJRT_Memory_DebugString
-func mp_PJRT_Memory_DebugString(args *C.PJRT_Memory_DebugString_Args) (res errT) {
-	defer boundary("mp_PJRT_Memory_DebugString", &res)
-	hook("mp_PJRT_Memory_DebugString")
-	if err := need(args, C.PJRT_Memory_DebugString_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Memory_DebugString", err)
-	}
+func mp_PJRT_Memory_DebugString(args *C.PJRT_Memory_DebugString_Args) errT {
+	return export("mp_PJRT_Memory_DebugString", args, C.PJRT_Memory_DebugString_Args_STRUCT_SIZE, memoryDebugString)
+}
+
+func memoryDebugString(args *C.PJRT_Memory_DebugString_Args) error {
 	m, err := memoryOf(args.memory)
 	if err != nil {
-		return fail("mp_PJRT_Memory_DebugString", err)
+		return err
 	}
 	args.debug_string, args.debug_string_size = m.debug.p, m.debug.n
 	return nil
 }
 
 //export mp_PJRT_Memory_ToString
-func mp_PJRT_Memory_ToString(args *C.PJRT_Memory_ToString_Args) (res errT) {
-	defer boundary("mp_PJRT_Memory_ToString", &res)
-	hook("mp_PJRT_Memory_ToString")
-	if err := need(args, C.PJRT_Memory_ToString_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Memory_ToString", err)
-	}
+func mp_PJRT_Memory_ToString(args *C.PJRT_Memory_ToString_Args) errT {
+	return export("mp_PJRT_Memory_ToString", args, C.PJRT_Memory_ToString_Args_STRUCT_SIZE, memoryToString)
+}
+
+func memoryToString(args *C.PJRT_Memory_ToString_Args) error {
 	m, err := memoryOf(args.memory)
 	if err != nil {
-		return fail("mp_PJRT_Memory_ToString", err)
+		return err
 	}
 	args.to_string, args.to_string_size = m.str.p, m.str.n
 	return nil
 }
 
 //export mp_PJRT_Memory_AddressableByDevices
-func mp_PJRT_Memory_AddressableByDevices(args *C.PJRT_Memory_AddressableByDevices_Args) (res errT) {
-	defer boundary("mp_PJRT_Memory_AddressableByDevices", &res)
-	hook("mp_PJRT_Memory_AddressableByDevices")
-	if err := need(args, C.PJRT_Memory_AddressableByDevices_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Memory_AddressableByDevices", err)
-	}
+func mp_PJRT_Memory_AddressableByDevices(args *C.PJRT_Memory_AddressableByDevices_Args) errT {
+	return export("mp_PJRT_Memory_AddressableByDevices", args, C.PJRT_Memory_AddressableByDevices_Args_STRUCT_SIZE, memoryAddressableByDevices)
+}
+
+func memoryAddressableByDevices(args *C.PJRT_Memory_AddressableByDevices_Args) error {
 	m, err := memoryOf(args.memory)
 	if err != nil {
-		return fail("mp_PJRT_Memory_AddressableByDevices", err)
+		return err
 	}
 	args.devices, args.num_devices = m.client.devices, 1
 	return nil

@@ -178,17 +178,16 @@ func eventOf(p *C.PJRT_Event) (*event, error) {
 }
 
 //export mp_PJRT_Event_Destroy
-func mp_PJRT_Event_Destroy(args *C.PJRT_Event_Destroy_Args) (res errT) {
-	defer boundary("mp_PJRT_Event_Destroy", &res)
-	hook("mp_PJRT_Event_Destroy")
-	if err := need(args, C.PJRT_Event_Destroy_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Event_Destroy", err)
-	}
+func mp_PJRT_Event_Destroy(args *C.PJRT_Event_Destroy_Args) errT {
+	return export("mp_PJRT_Event_Destroy", args, C.PJRT_Event_Destroy_Args_STRUCT_SIZE, eventDestroy)
+}
+
+func eventDestroy(args *C.PJRT_Event_Destroy_Args) error {
 	if args.event == nil {
 		return nil
 	}
 	if _, err := eventOf(args.event); err != nil {
-		return fail("mp_PJRT_Event_Destroy", err)
+		return err
 	}
 	// Callbacks registered on it stay registered: the caller's promise is
 	// to keep their arguments alive, not the event.
@@ -198,15 +197,14 @@ func mp_PJRT_Event_Destroy(args *C.PJRT_Event_Destroy_Args) (res errT) {
 }
 
 //export mp_PJRT_Event_IsReady
-func mp_PJRT_Event_IsReady(args *C.PJRT_Event_IsReady_Args) (res errT) {
-	defer boundary("mp_PJRT_Event_IsReady", &res)
-	hook("mp_PJRT_Event_IsReady")
-	if err := need(args, C.PJRT_Event_IsReady_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Event_IsReady", err)
-	}
+func mp_PJRT_Event_IsReady(args *C.PJRT_Event_IsReady_Args) errT {
+	return export("mp_PJRT_Event_IsReady", args, C.PJRT_Event_IsReady_Args_STRUCT_SIZE, eventIsReady)
+}
+
+func eventIsReady(args *C.PJRT_Event_IsReady_Args) error {
 	e, err := eventOf(args.event)
 	if err != nil {
-		return fail("mp_PJRT_Event_IsReady", err)
+		return err
 	}
 	done, _ := e.status()
 	args.is_ready = C.bool(done)
@@ -214,79 +212,74 @@ func mp_PJRT_Event_IsReady(args *C.PJRT_Event_IsReady_Args) (res errT) {
 }
 
 //export mp_PJRT_Event_Error
-func mp_PJRT_Event_Error(args *C.PJRT_Event_Error_Args) (res errT) {
-	defer boundary("mp_PJRT_Event_Error", &res)
-	hook("mp_PJRT_Event_Error")
-	if err := need(args, C.PJRT_Event_Error_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Event_Error", err)
-	}
+func mp_PJRT_Event_Error(args *C.PJRT_Event_Error_Args) errT {
+	return export("mp_PJRT_Event_Error", args, C.PJRT_Event_Error_Args_STRUCT_SIZE, eventError)
+}
+
+func eventError(args *C.PJRT_Event_Error_Args) error {
 	e, err := eventOf(args.event)
 	if err != nil {
-		return fail("mp_PJRT_Event_Error", err)
+		return err
 	}
 	done, result := e.status()
 	if !done {
-		return fail("mp_PJRT_Event_Error", status.Errorf(status.FailedPrecondition, "the event is not ready yet (ask PJRT_Event_IsReady or PJRT_Event_Await first)"))
+		return status.Errorf(status.FailedPrecondition, "the event is not ready yet (ask PJRT_Event_IsReady or PJRT_Event_Await first)")
 	}
-	return cErrorOf(result)
+	return asIs{result}
 }
 
 //export mp_PJRT_Event_Await
-func mp_PJRT_Event_Await(args *C.PJRT_Event_Await_Args) (res errT) {
-	defer boundary("mp_PJRT_Event_Await", &res)
-	hook("mp_PJRT_Event_Await")
-	if err := need(args, C.PJRT_Event_Await_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Event_Await", err)
-	}
+func mp_PJRT_Event_Await(args *C.PJRT_Event_Await_Args) errT {
+	return export("mp_PJRT_Event_Await", args, C.PJRT_Event_Await_Args_STRUCT_SIZE, eventAwait)
+}
+
+func eventAwait(args *C.PJRT_Event_Await_Args) error {
 	e, err := eventOf(args.event)
 	if err != nil {
-		return fail("mp_PJRT_Event_Await", err)
+		return err
 	}
-	return cErrorOf(e.wait())
+	return asIs{e.wait()}
 }
 
 //export mp_PJRT_Event_OnReady
-func mp_PJRT_Event_OnReady(args *C.PJRT_Event_OnReady_Args) (res errT) {
-	defer boundary("mp_PJRT_Event_OnReady", &res)
-	hook("mp_PJRT_Event_OnReady")
-	if err := need(args, C.PJRT_Event_OnReady_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Event_OnReady", err)
-	}
+func mp_PJRT_Event_OnReady(args *C.PJRT_Event_OnReady_Args) errT {
+	return export("mp_PJRT_Event_OnReady", args, C.PJRT_Event_OnReady_Args_STRUCT_SIZE, eventOnReady)
+}
+
+func eventOnReady(args *C.PJRT_Event_OnReady_Args) error {
 	e, err := eventOf(args.event)
 	if err != nil {
-		return fail("mp_PJRT_Event_OnReady", err)
+		return err
 	}
 	if args.callback == nil {
-		return fail("mp_PJRT_Event_OnReady", status.Invalidf("callback is NULL"))
+		return status.Invalidf("callback is NULL")
 	}
 	e.onReady(onReady{fn: args.callback, arg: args.user_arg})
 	return nil
 }
 
 //export mp_PJRT_Event_Create
-func mp_PJRT_Event_Create(args *C.PJRT_Event_Create_Args) (res errT) {
-	defer boundary("mp_PJRT_Event_Create", &res)
-	hook("mp_PJRT_Event_Create")
-	if err := need(args, C.PJRT_Event_Create_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Event_Create", err)
-	}
+func mp_PJRT_Event_Create(args *C.PJRT_Event_Create_Args) errT {
+	return export("mp_PJRT_Event_Create", args, C.PJRT_Event_Create_Args_STRUCT_SIZE, eventCreate)
+}
+
+func eventCreate(args *C.PJRT_Event_Create_Args) error {
 	args.event = newCEvent(newEvent())
 	return nil
 }
 
 //export mp_PJRT_Event_Set
-func mp_PJRT_Event_Set(args *C.PJRT_Event_Set_Args) (res errT) {
-	defer boundary("mp_PJRT_Event_Set", &res)
-	hook("mp_PJRT_Event_Set")
-	if err := need(args, C.PJRT_Event_Set_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Event_Set", err)
-	}
+func mp_PJRT_Event_Set(args *C.PJRT_Event_Set_Args) errT {
+	return export("mp_PJRT_Event_Set", args, C.PJRT_Event_Set_Args_STRUCT_SIZE, eventSet)
+}
+
+func eventSet(args *C.PJRT_Event_Set_Args) error {
 	e, err := eventOf(args.event)
 	if err != nil {
-		return fail("mp_PJRT_Event_Set", err)
+		return err
 	}
 	if done, _ := e.status(); done {
-		return fail("mp_PJRT_Event_Set", status.Errorf(status.FailedPrecondition, "the event is set already"))
+		return status.Errorf(status.FailedPrecondition, "the event is set already")
 	}
 	var result error
 	if args.error_code != C.PJRT_Error_Code_OK {

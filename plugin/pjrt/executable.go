@@ -151,18 +151,17 @@ func equalDims(a []int64, b ir.Shape) bool {
 // ------------------------------------------------- loaded executable exports
 
 //export mp_PJRT_LoadedExecutable_Destroy
-func mp_PJRT_LoadedExecutable_Destroy(args *C.PJRT_LoadedExecutable_Destroy_Args) (res errT) {
-	defer boundary("mp_PJRT_LoadedExecutable_Destroy", &res)
-	hook("mp_PJRT_LoadedExecutable_Destroy")
-	if err := need(args, C.PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_LoadedExecutable_Destroy", err)
-	}
+func mp_PJRT_LoadedExecutable_Destroy(args *C.PJRT_LoadedExecutable_Destroy_Args) errT {
+	return export("mp_PJRT_LoadedExecutable_Destroy", args, C.PJRT_LoadedExecutable_Destroy_Args_STRUCT_SIZE, loadedExecutableDestroy)
+}
+
+func loadedExecutableDestroy(args *C.PJRT_LoadedExecutable_Destroy_Args) error {
 	if args.executable == nil {
 		return nil
 	}
 	le, err := loadedOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_LoadedExecutable_Destroy", err)
+		return err
 	}
 	// Executions in flight hold the driver's executable themselves.
 	le.deleted.Store(true)
@@ -173,15 +172,14 @@ func mp_PJRT_LoadedExecutable_Destroy(args *C.PJRT_LoadedExecutable_Destroy_Args
 }
 
 //export mp_PJRT_LoadedExecutable_GetExecutable
-func mp_PJRT_LoadedExecutable_GetExecutable(args *C.PJRT_LoadedExecutable_GetExecutable_Args) (res errT) {
-	defer boundary("mp_PJRT_LoadedExecutable_GetExecutable", &res)
-	hook("mp_PJRT_LoadedExecutable_GetExecutable")
-	if err := need(args, C.PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_LoadedExecutable_GetExecutable", err)
-	}
+func mp_PJRT_LoadedExecutable_GetExecutable(args *C.PJRT_LoadedExecutable_GetExecutable_Args) errT {
+	return export("mp_PJRT_LoadedExecutable_GetExecutable", args, C.PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE, loadedExecutableGetExecutable)
+}
+
+func loadedExecutableGetExecutable(args *C.PJRT_LoadedExecutable_GetExecutable_Args) error {
 	le, err := loadedOf(args.loaded_executable)
 	if err != nil {
-		return fail("mp_PJRT_LoadedExecutable_GetExecutable", err)
+		return err
 	}
 	p := (*C.PJRT_Executable)(C.calloc(1, C.sizeof_PJRT_Executable))
 	if p == nil {
@@ -193,143 +191,135 @@ func mp_PJRT_LoadedExecutable_GetExecutable(args *C.PJRT_LoadedExecutable_GetExe
 }
 
 //export mp_PJRT_LoadedExecutable_AddressableDevices
-func mp_PJRT_LoadedExecutable_AddressableDevices(args *C.PJRT_LoadedExecutable_AddressableDevices_Args) (res errT) {
-	defer boundary("mp_PJRT_LoadedExecutable_AddressableDevices", &res)
-	hook("mp_PJRT_LoadedExecutable_AddressableDevices")
-	if err := need(args, C.PJRT_LoadedExecutable_AddressableDevices_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_LoadedExecutable_AddressableDevices", err)
-	}
+func mp_PJRT_LoadedExecutable_AddressableDevices(args *C.PJRT_LoadedExecutable_AddressableDevices_Args) errT {
+	return export("mp_PJRT_LoadedExecutable_AddressableDevices", args, C.PJRT_LoadedExecutable_AddressableDevices_Args_STRUCT_SIZE, loadedExecutableAddressableDevices)
+}
+
+func loadedExecutableAddressableDevices(args *C.PJRT_LoadedExecutable_AddressableDevices_Args) error {
 	le, err := loadedOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_LoadedExecutable_AddressableDevices", err)
+		return err
 	}
 	args.addressable_devices, args.num_addressable_devices = le.client.devices, 1
 	return nil
 }
 
 //export mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds
-func mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds(args *C.PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args) (res errT) {
-	defer boundary("mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds", &res)
-	hook("mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds")
-	if err := need(args, C.PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds", err)
-	}
+func mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds(args *C.PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args) errT {
+	return export("mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds", args, C.PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args_STRUCT_SIZE, loadedExecutableAddressableDeviceLogicalIDs)
+}
+
+func loadedExecutableAddressableDeviceLogicalIDs(args *C.PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args) error {
 	le, err := loadedOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_LoadedExecutable_AddressableDeviceLogicalIds", err)
+		return err
 	}
 	args.addressable_device_logical_ids, args.num_addressable_device_logical_ids = le.logicalIDs, 1
 	return nil
 }
 
 //export mp_PJRT_LoadedExecutable_GetDeviceAssignment
-func mp_PJRT_LoadedExecutable_GetDeviceAssignment(args *C.PJRT_LoadedExecutable_GetDeviceAssignment_Args) (res errT) {
-	defer boundary("mp_PJRT_LoadedExecutable_GetDeviceAssignment", &res)
-	hook("mp_PJRT_LoadedExecutable_GetDeviceAssignment")
-	if err := need(args, C.PJRT_LoadedExecutable_GetDeviceAssignment_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_LoadedExecutable_GetDeviceAssignment", err)
-	}
+func mp_PJRT_LoadedExecutable_GetDeviceAssignment(args *C.PJRT_LoadedExecutable_GetDeviceAssignment_Args) errT {
+	return export("mp_PJRT_LoadedExecutable_GetDeviceAssignment", args, C.PJRT_LoadedExecutable_GetDeviceAssignment_Args_STRUCT_SIZE, loadedExecutableGetDeviceAssignment)
+}
+
+func loadedExecutableGetDeviceAssignment(args *C.PJRT_LoadedExecutable_GetDeviceAssignment_Args) error {
 	if _, err := loadedOf(args.executable); err != nil {
-		return fail("mp_PJRT_LoadedExecutable_GetDeviceAssignment", err)
+		return err
 	}
 	C.mp_give_device_assignment(args, (*C.char)(unsafe.Pointer(&deviceAssignment[0])), C.size_t(len(deviceAssignment)))
 	return nil
 }
 
 //export mp_PJRT_LoadedExecutable_Delete
-func mp_PJRT_LoadedExecutable_Delete(args *C.PJRT_LoadedExecutable_Delete_Args) (res errT) {
-	defer boundary("mp_PJRT_LoadedExecutable_Delete", &res)
-	hook("mp_PJRT_LoadedExecutable_Delete")
-	if err := need(args, C.PJRT_LoadedExecutable_Delete_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_LoadedExecutable_Delete", err)
-	}
+func mp_PJRT_LoadedExecutable_Delete(args *C.PJRT_LoadedExecutable_Delete_Args) errT {
+	return export("mp_PJRT_LoadedExecutable_Delete", args, C.PJRT_LoadedExecutable_Delete_Args_STRUCT_SIZE, loadedExecutableDelete)
+}
+
+func loadedExecutableDelete(args *C.PJRT_LoadedExecutable_Delete_Args) error {
 	le, err := loadedOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_LoadedExecutable_Delete", err)
+		return err
 	}
 	le.deleted.Store(true)
 	return nil
 }
 
 //export mp_PJRT_LoadedExecutable_IsDeleted
-func mp_PJRT_LoadedExecutable_IsDeleted(args *C.PJRT_LoadedExecutable_IsDeleted_Args) (res errT) {
-	defer boundary("mp_PJRT_LoadedExecutable_IsDeleted", &res)
-	hook("mp_PJRT_LoadedExecutable_IsDeleted")
-	if err := need(args, C.PJRT_LoadedExecutable_IsDeleted_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_LoadedExecutable_IsDeleted", err)
-	}
+func mp_PJRT_LoadedExecutable_IsDeleted(args *C.PJRT_LoadedExecutable_IsDeleted_Args) errT {
+	return export("mp_PJRT_LoadedExecutable_IsDeleted", args, C.PJRT_LoadedExecutable_IsDeleted_Args_STRUCT_SIZE, loadedExecutableIsDeleted)
+}
+
+func loadedExecutableIsDeleted(args *C.PJRT_LoadedExecutable_IsDeleted_Args) error {
 	le, err := loadedOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_LoadedExecutable_IsDeleted", err)
+		return err
 	}
 	args.is_deleted = C.bool(le.deleted.Load())
 	return nil
 }
 
 //export mp_PJRT_LoadedExecutable_Fingerprint
-func mp_PJRT_LoadedExecutable_Fingerprint(args *C.PJRT_LoadedExecutable_Fingerprint_Args) (res errT) {
-	defer boundary("mp_PJRT_LoadedExecutable_Fingerprint", &res)
-	hook("mp_PJRT_LoadedExecutable_Fingerprint")
-	if err := need(args, C.PJRT_LoadedExecutable_Fingerprint_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_LoadedExecutable_Fingerprint", err)
-	}
+func mp_PJRT_LoadedExecutable_Fingerprint(args *C.PJRT_LoadedExecutable_Fingerprint_Args) errT {
+	return export("mp_PJRT_LoadedExecutable_Fingerprint", args, C.PJRT_LoadedExecutable_Fingerprint_Args_STRUCT_SIZE, loadedExecutableFingerprint)
+}
+
+func loadedExecutableFingerprint(args *C.PJRT_LoadedExecutable_Fingerprint_Args) error {
 	le, err := loadedOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_LoadedExecutable_Fingerprint", err)
+		return err
 	}
 	args.executable_fingerprint, args.executable_fingerprint_size = le.prog.fp.p, le.prog.fp.n
 	return nil
 }
 
 //export mp_PJRT_LoadedExecutable_Execute
-func mp_PJRT_LoadedExecutable_Execute(args *C.PJRT_LoadedExecutable_Execute_Args) (res errT) {
-	defer boundary("mp_PJRT_LoadedExecutable_Execute", &res)
-	hook("mp_PJRT_LoadedExecutable_Execute")
-	const name = "mp_PJRT_LoadedExecutable_Execute"
-	if err := need(args, C.PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE); err != nil {
-		return fail(name, err)
-	}
+func mp_PJRT_LoadedExecutable_Execute(args *C.PJRT_LoadedExecutable_Execute_Args) errT {
+	return export("mp_PJRT_LoadedExecutable_Execute", args, C.PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE, loadedExecutableExecute)
+}
+
+func loadedExecutableExecute(args *C.PJRT_LoadedExecutable_Execute_Args) error {
 	le, err := loadedOf(args.executable)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	if le.deleted.Load() {
-		return fail(name, status.Errorf(status.FailedPrecondition, "the executable has been deleted"))
+		return status.Errorf(status.FailedPrecondition, "the executable has been deleted")
 	}
 	if err := checkExecuteOptions(args.options); err != nil {
-		return fail(name, err)
+		return err
 	}
 	c := le.client
 	if args.num_devices != 1 {
-		return fail(name, status.Invalidf("%d devices' argument lists; metalplug executes on one device", args.num_devices))
+		return status.Invalidf("%d devices' argument lists; metalplug executes on one device", args.num_devices)
 	}
 	if args.execute_device != nil {
 		if err := c.placeOf(args.execute_device, nil); err != nil {
-			return fail(name, fmt.Errorf("execute_device: %w", err))
+			return fmt.Errorf("execute_device: %w", err)
 		}
 	}
 	if args.argument_lists == nil || args.output_lists == nil {
-		return fail(name, status.Invalidf("argument_lists or output_lists is NULL"))
+		return status.Invalidf("argument_lists or output_lists is NULL")
 	}
 	n := int(args.num_args)
 	in := make([]*buffer, n)
 	if n > 0 {
 		list := *args.argument_lists
 		if list == nil {
-			return fail(name, status.Invalidf("argument_lists[0] is NULL for %d arguments", n))
+			return status.Invalidf("argument_lists[0] is NULL for %d arguments", n)
 		}
 		for i, p := range unsafe.Slice(list, n) {
 			if in[i], err = bufferOf(p); err != nil {
-				return fail(name, fmt.Errorf("argument %d: %w", i, err))
+				return fmt.Errorf("argument %d: %w", i, err)
 			}
 		}
 	}
 	if err := le.prog.checkArgs(c, in); err != nil {
-		return fail(name, err)
+		return err
 	}
 	outList := *args.output_lists
 	if outList == nil && len(le.prog.results) > 0 {
-		return fail(name, status.Invalidf("output_lists[0] is NULL"))
+		return status.Invalidf("output_lists[0] is NULL")
 	}
 	// Results are always fresh buffers, so no input is ever written; a
 	// donated one is consumed: deleted once the execution is enqueued
@@ -337,11 +327,11 @@ func mp_PJRT_LoadedExecutable_Execute(args *C.PJRT_LoadedExecutable_Execute_Args
 	// do, so that jax sees it deleted.
 	consumed, err := le.prog.consumed(in, notDonatable(args.options))
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	outs, done, err := le.run(in)
 	if err != nil {
-		return fail(name, err)
+		return err
 	}
 	for _, b := range consumed {
 		b.delete()
@@ -413,18 +403,17 @@ func checkExecuteOptions(o *C.PJRT_ExecuteOptions) error {
 // ---------------------------------------------------------- executable exports
 
 //export mp_PJRT_Executable_Destroy
-func mp_PJRT_Executable_Destroy(args *C.PJRT_Executable_Destroy_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_Destroy", &res)
-	hook("mp_PJRT_Executable_Destroy")
-	if err := need(args, C.PJRT_Executable_Destroy_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_Destroy", err)
-	}
+func mp_PJRT_Executable_Destroy(args *C.PJRT_Executable_Destroy_Args) errT {
+	return export("mp_PJRT_Executable_Destroy", args, C.PJRT_Executable_Destroy_Args_STRUCT_SIZE, executableDestroy)
+}
+
+func executableDestroy(args *C.PJRT_Executable_Destroy_Args) error {
 	if args.executable == nil {
 		return nil
 	}
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_Destroy", err)
+		return err
 	}
 	dropHandle(&args.executable.handle)
 	C.free(unsafe.Pointer(args.executable))
@@ -433,101 +422,94 @@ func mp_PJRT_Executable_Destroy(args *C.PJRT_Executable_Destroy_Args) (res errT)
 }
 
 //export mp_PJRT_Executable_Name
-func mp_PJRT_Executable_Name(args *C.PJRT_Executable_Name_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_Name", &res)
-	hook("mp_PJRT_Executable_Name")
-	if err := need(args, C.PJRT_Executable_Name_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_Name", err)
-	}
+func mp_PJRT_Executable_Name(args *C.PJRT_Executable_Name_Args) errT {
+	return export("mp_PJRT_Executable_Name", args, C.PJRT_Executable_Name_Args_STRUCT_SIZE, executableName)
+}
+
+func executableName(args *C.PJRT_Executable_Name_Args) error {
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_Name", err)
+		return err
 	}
 	args.executable_name, args.executable_name_size = pr.name.p, pr.name.n
 	return nil
 }
 
 //export mp_PJRT_Executable_NumReplicas
-func mp_PJRT_Executable_NumReplicas(args *C.PJRT_Executable_NumReplicas_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_NumReplicas", &res)
-	hook("mp_PJRT_Executable_NumReplicas")
-	if err := need(args, C.PJRT_Executable_NumReplicas_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_NumReplicas", err)
-	}
+func mp_PJRT_Executable_NumReplicas(args *C.PJRT_Executable_NumReplicas_Args) errT {
+	return export("mp_PJRT_Executable_NumReplicas", args, C.PJRT_Executable_NumReplicas_Args_STRUCT_SIZE, executableNumReplicas)
+}
+
+func executableNumReplicas(args *C.PJRT_Executable_NumReplicas_Args) error {
 	if _, err := programOf(args.executable); err != nil {
-		return fail("mp_PJRT_Executable_NumReplicas", err)
+		return err
 	}
 	args.num_replicas = 1
 	return nil
 }
 
 //export mp_PJRT_Executable_NumPartitions
-func mp_PJRT_Executable_NumPartitions(args *C.PJRT_Executable_NumPartitions_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_NumPartitions", &res)
-	hook("mp_PJRT_Executable_NumPartitions")
-	if err := need(args, C.PJRT_Executable_NumPartitions_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_NumPartitions", err)
-	}
+func mp_PJRT_Executable_NumPartitions(args *C.PJRT_Executable_NumPartitions_Args) errT {
+	return export("mp_PJRT_Executable_NumPartitions", args, C.PJRT_Executable_NumPartitions_Args_STRUCT_SIZE, executableNumPartitions)
+}
+
+func executableNumPartitions(args *C.PJRT_Executable_NumPartitions_Args) error {
 	if _, err := programOf(args.executable); err != nil {
-		return fail("mp_PJRT_Executable_NumPartitions", err)
+		return err
 	}
 	args.num_partitions = 1
 	return nil
 }
 
 //export mp_PJRT_Executable_NumOutputs
-func mp_PJRT_Executable_NumOutputs(args *C.PJRT_Executable_NumOutputs_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_NumOutputs", &res)
-	hook("mp_PJRT_Executable_NumOutputs")
-	if err := need(args, C.PJRT_Executable_NumOutputs_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_NumOutputs", err)
-	}
+func mp_PJRT_Executable_NumOutputs(args *C.PJRT_Executable_NumOutputs_Args) errT {
+	return export("mp_PJRT_Executable_NumOutputs", args, C.PJRT_Executable_NumOutputs_Args_STRUCT_SIZE, executableNumOutputs)
+}
+
+func executableNumOutputs(args *C.PJRT_Executable_NumOutputs_Args) error {
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_NumOutputs", err)
+		return err
 	}
 	args.num_outputs = C.size_t(len(pr.results))
 	return nil
 }
 
 //export mp_PJRT_Executable_SizeOfGeneratedCodeInBytes
-func mp_PJRT_Executable_SizeOfGeneratedCodeInBytes(args *C.PJRT_Executable_SizeOfGeneratedCodeInBytes_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_SizeOfGeneratedCodeInBytes", &res)
-	hook("mp_PJRT_Executable_SizeOfGeneratedCodeInBytes")
-	if err := need(args, C.PJRT_Executable_SizeOfGeneratedCodeInBytes_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_SizeOfGeneratedCodeInBytes", err)
-	}
+func mp_PJRT_Executable_SizeOfGeneratedCodeInBytes(args *C.PJRT_Executable_SizeOfGeneratedCodeInBytes_Args) errT {
+	return export("mp_PJRT_Executable_SizeOfGeneratedCodeInBytes", args, C.PJRT_Executable_SizeOfGeneratedCodeInBytes_Args_STRUCT_SIZE, executableSizeOfGeneratedCodeInBytes)
+}
+
+func executableSizeOfGeneratedCodeInBytes(args *C.PJRT_Executable_SizeOfGeneratedCodeInBytes_Args) error {
 	if _, err := programOf(args.executable); err != nil {
-		return fail("mp_PJRT_Executable_SizeOfGeneratedCodeInBytes", err)
+		return err
 	}
 	args.size_in_bytes = 0 // no machine code of ours: the driver keeps what it compiled
 	return nil
 }
 
 //export mp_PJRT_Executable_GetCostAnalysis
-func mp_PJRT_Executable_GetCostAnalysis(args *C.PJRT_Executable_GetCostAnalysis_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_GetCostAnalysis", &res)
-	hook("mp_PJRT_Executable_GetCostAnalysis")
-	if err := need(args, C.PJRT_Executable_GetCostAnalysis_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_GetCostAnalysis", err)
-	}
+func mp_PJRT_Executable_GetCostAnalysis(args *C.PJRT_Executable_GetCostAnalysis_Args) errT {
+	return export("mp_PJRT_Executable_GetCostAnalysis", args, C.PJRT_Executable_GetCostAnalysis_Args_STRUCT_SIZE, executableGetCostAnalysis)
+}
+
+func executableGetCostAnalysis(args *C.PJRT_Executable_GetCostAnalysis_Args) error {
 	if _, err := programOf(args.executable); err != nil {
-		return fail("mp_PJRT_Executable_GetCostAnalysis", err)
+		return err
 	}
 	args.num_properties, args.properties = 0, nil // no cost model
 	return nil
 }
 
 //export mp_PJRT_Executable_OutputMemoryKinds
-func mp_PJRT_Executable_OutputMemoryKinds(args *C.PJRT_Executable_OutputMemoryKinds_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_OutputMemoryKinds", &res)
-	hook("mp_PJRT_Executable_OutputMemoryKinds")
-	if err := need(args, C.PJRT_Executable_OutputMemoryKinds_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_OutputMemoryKinds", err)
-	}
+func mp_PJRT_Executable_OutputMemoryKinds(args *C.PJRT_Executable_OutputMemoryKinds_Args) errT {
+	return export("mp_PJRT_Executable_OutputMemoryKinds", args, C.PJRT_Executable_OutputMemoryKinds_Args_STRUCT_SIZE, executableOutputMemoryKinds)
+}
+
+func executableOutputMemoryKinds(args *C.PJRT_Executable_OutputMemoryKinds_Args) error {
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_OutputMemoryKinds", err)
+		return err
 	}
 	args.num_outputs = C.size_t(len(pr.results))
 	args.memory_kinds, args.memory_kind_sizes = pr.outKinds, pr.outKindLens
@@ -535,15 +517,14 @@ func mp_PJRT_Executable_OutputMemoryKinds(args *C.PJRT_Executable_OutputMemoryKi
 }
 
 //export mp_PJRT_Executable_ParameterMemoryKinds
-func mp_PJRT_Executable_ParameterMemoryKinds(args *C.PJRT_Executable_ParameterMemoryKinds_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_ParameterMemoryKinds", &res)
-	hook("mp_PJRT_Executable_ParameterMemoryKinds")
-	if err := need(args, C.PJRT_Executable_ParameterMemoryKinds_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_ParameterMemoryKinds", err)
-	}
+func mp_PJRT_Executable_ParameterMemoryKinds(args *C.PJRT_Executable_ParameterMemoryKinds_Args) errT {
+	return export("mp_PJRT_Executable_ParameterMemoryKinds", args, C.PJRT_Executable_ParameterMemoryKinds_Args_STRUCT_SIZE, executableParameterMemoryKinds)
+}
+
+func executableParameterMemoryKinds(args *C.PJRT_Executable_ParameterMemoryKinds_Args) error {
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_ParameterMemoryKinds", err)
+		return err
 	}
 	args.num_parameters = C.size_t(len(pr.params))
 	args.memory_kinds, args.memory_kind_sizes = pr.inKinds, pr.inKindLens
@@ -551,30 +532,28 @@ func mp_PJRT_Executable_ParameterMemoryKinds(args *C.PJRT_Executable_ParameterMe
 }
 
 //export mp_PJRT_Executable_OutputElementTypes
-func mp_PJRT_Executable_OutputElementTypes(args *C.PJRT_Executable_OutputElementTypes_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_OutputElementTypes", &res)
-	hook("mp_PJRT_Executable_OutputElementTypes")
-	if err := need(args, C.PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_OutputElementTypes", err)
-	}
+func mp_PJRT_Executable_OutputElementTypes(args *C.PJRT_Executable_OutputElementTypes_Args) errT {
+	return export("mp_PJRT_Executable_OutputElementTypes", args, C.PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE, executableOutputElementTypes)
+}
+
+func executableOutputElementTypes(args *C.PJRT_Executable_OutputElementTypes_Args) error {
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_OutputElementTypes", err)
+		return err
 	}
 	args.output_types, args.num_output_types = pr.outTypes, C.size_t(len(pr.results))
 	return nil
 }
 
 //export mp_PJRT_Executable_OutputDimensions
-func mp_PJRT_Executable_OutputDimensions(args *C.PJRT_Executable_OutputDimensions_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_OutputDimensions", &res)
-	hook("mp_PJRT_Executable_OutputDimensions")
-	if err := need(args, C.PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_OutputDimensions", err)
-	}
+func mp_PJRT_Executable_OutputDimensions(args *C.PJRT_Executable_OutputDimensions_Args) errT {
+	return export("mp_PJRT_Executable_OutputDimensions", args, C.PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE, executableOutputDimensions)
+}
+
+func executableOutputDimensions(args *C.PJRT_Executable_OutputDimensions_Args) error {
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_OutputDimensions", err)
+		return err
 	}
 	args.num_outputs = C.size_t(len(pr.results))
 	args.dims, args.dim_sizes = pr.outDims, pr.outRanks
@@ -582,30 +561,28 @@ func mp_PJRT_Executable_OutputDimensions(args *C.PJRT_Executable_OutputDimension
 }
 
 //export mp_PJRT_Executable_Fingerprint
-func mp_PJRT_Executable_Fingerprint(args *C.PJRT_Executable_Fingerprint_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_Fingerprint", &res)
-	hook("mp_PJRT_Executable_Fingerprint")
-	if err := need(args, C.PJRT_Executable_Fingerprint_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_Fingerprint", err)
-	}
+func mp_PJRT_Executable_Fingerprint(args *C.PJRT_Executable_Fingerprint_Args) errT {
+	return export("mp_PJRT_Executable_Fingerprint", args, C.PJRT_Executable_Fingerprint_Args_STRUCT_SIZE, executableFingerprint)
+}
+
+func executableFingerprint(args *C.PJRT_Executable_Fingerprint_Args) error {
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_Fingerprint", err)
+		return err
 	}
 	args.executable_fingerprint, args.executable_fingerprint_size = pr.fp.p, pr.fp.n
 	return nil
 }
 
 //export mp_PJRT_Executable_GetCompiledMemoryStats
-func mp_PJRT_Executable_GetCompiledMemoryStats(args *C.PJRT_Executable_GetCompiledMemoryStats_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_GetCompiledMemoryStats", &res)
-	hook("mp_PJRT_Executable_GetCompiledMemoryStats")
-	if err := need(args, C.PJRT_Executable_GetCompiledMemoryStats_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_GetCompiledMemoryStats", err)
-	}
+func mp_PJRT_Executable_GetCompiledMemoryStats(args *C.PJRT_Executable_GetCompiledMemoryStats_Args) errT {
+	return export("mp_PJRT_Executable_GetCompiledMemoryStats", args, C.PJRT_Executable_GetCompiledMemoryStats_Args_STRUCT_SIZE, executableGetCompiledMemoryStats)
+}
+
+func executableGetCompiledMemoryStats(args *C.PJRT_Executable_GetCompiledMemoryStats_Args) error {
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_GetCompiledMemoryStats", err)
+		return err
 	}
 	var in, out int64
 	for _, t := range pr.params {
@@ -635,15 +612,14 @@ func mp_PJRT_Executable_GetCompiledMemoryStats(args *C.PJRT_Executable_GetCompil
 }
 
 //export mp_PJRT_Executable_GetCompileOptions
-func mp_PJRT_Executable_GetCompileOptions(args *C.PJRT_Executable_GetCompileOptions_Args) (res errT) {
-	defer boundary("mp_PJRT_Executable_GetCompileOptions", &res)
-	hook("mp_PJRT_Executable_GetCompileOptions")
-	if err := need(args, C.PJRT_Executable_GetCompileOptions_Args_STRUCT_SIZE); err != nil {
-		return fail("mp_PJRT_Executable_GetCompileOptions", err)
-	}
+func mp_PJRT_Executable_GetCompileOptions(args *C.PJRT_Executable_GetCompileOptions_Args) errT {
+	return export("mp_PJRT_Executable_GetCompileOptions", args, C.PJRT_Executable_GetCompileOptions_Args_STRUCT_SIZE, executableGetCompileOptions)
+}
+
+func executableGetCompileOptions(args *C.PJRT_Executable_GetCompileOptions_Args) error {
 	pr, err := programOf(args.executable)
 	if err != nil {
-		return fail("mp_PJRT_Executable_GetCompileOptions", err)
+		return err
 	}
 	var data *C.char
 	if len(pr.options) > 0 {

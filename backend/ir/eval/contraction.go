@@ -8,6 +8,17 @@ import (
 	"github.com/metalplug/metalplug/backend/ir"
 )
 
+func init() {
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) {
+		evalDot(in, a[0], a[1], out)
+		return out, nil
+	}, ir.OpDotGeneral)
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) {
+		evalConv(in, a[0], a[1], out)
+		return out, nil
+	}, ir.OpConvolution)
+}
+
 func evalDot(in ir.Instr, x, y, out Tensor) {
 	d := in.Dot
 	tx, ty := x.Type.Shape, y.Type.Shape

@@ -202,3 +202,13 @@ func intPow(a, b int64) int64 {
 	}
 	return r
 }
+
+func init() {
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) {
+		evalUnary(in.Op, a[0], out)
+		return out, nil
+	}, ir.UnaryOps()...)
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) {
+		return out, evalBinary(in.Op, a[0], a[1], out)
+	}, ir.BinaryOps()...)
+}

@@ -11,7 +11,6 @@ package eval
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/metalplug/metalplug/backend/ir"
 )
@@ -189,6 +188,26 @@ func identityInt(kind ir.ReduceKind, d ir.DType) int64 {
 	return 0
 }
 
+// kernel computes one instruction from its operands' values into out, a
+// zero tensor of the instruction's type, and returns the result (out, or a
+// tensor of its own: a reshape shares its operand's elements).
+type kernel func(in ir.Instr, args []Tensor, out Tensor) (Tensor, error)
+
+// kernels are the ops' reference semantics, registered by the files that
+// define them, as the drivers register theirs. Parameters, a region op's
+// results, the region ops themselves, host calls and the decompositions
+// are the program's structure or tuples, and Run handles them.
+var kernels = map[ir.Op]kernel{}
+
+func register(k kernel, ops ...ir.Op) {
+	for _, op := range ops {
+		if _, dup := kernels[op]; dup {
+			panic("eval: " + op.String() + " registered twice")
+		}
+		kernels[op] = k
+	}
+}
+
 // Run runs p on the given arguments.
 func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 	if len(args) != len(p.Params) {
@@ -197,312 +216,53 @@ func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {
 	vals := make([]Tensor, len(p.Instrs))
 	tuples := map[int][]Tensor{} // the results of region instructions
 	for n, in := range p.Instrs {
-		arg := func(j int) Tensor { return vals[in.Args[j]] }
-		if in.Op == ir.OpHostCall {
-			rs, err := hostCall(in, func(j int) Tensor { return vals[in.Args[j]] })
-			if err != nil {
-				return nil, err
-			}
-			tuples[n] = rs
-			continue
-		}
-		if isLinalg(in.Op) {
-			ins := make([]Tensor, len(in.Args))
-			for j := range ins {
-				ins[j] = arg(j)
-			}
-			rs, err := linalg(in, ins)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", in.Op, err)
-			}
-			if in.Tuple != nil {
-				tuples[n] = rs
-			} else {
-				vals[n] = rs[0]
-			}
-			continue
-		}
-		if in.Tuple != nil {
-			ins := make([]Tensor, len(in.Args))
-			for j := range ins {
-				ins[j] = arg(j)
-			}
-			rs, err := runRegions(in, ins)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", in.Op, err)
-			}
-			tuples[n] = rs
-			continue
-		}
-		out := New(in.Type)
 		switch in.Op {
 		case ir.OpGetResult:
-			out = tuples[int(in.Args[0])][in.Param]
+			vals[n] = tuples[int(in.Args[0])][in.Param]
+			continue
 		case ir.OpParameter:
 			a := args[in.Param]
 			if a.Type.DType != in.Type.DType || !a.Type.Shape.Equal(in.Type.Shape) {
 				return nil, fmt.Errorf("arg %d is %v, param is %v", in.Param, a.Type, in.Type)
 			}
-			out = a
-		case ir.OpConstant:
-			out = decodeLiteral(in.Type, in.Literal)
-		case ir.OpIota:
-			for k := range out.Type.Shape.Size() {
-				out.Set(k, float64(Unravel(k, out.Type.Shape)[in.Axes[0]]))
-			}
-		case ir.OpCompare:
-			x, y := arg(0), arg(1)
-			for k := range out.I {
-				var a, b float64
-				if x.I != nil {
-					ai, bi := x.I[k], y.I[k]
-					out.I[k] = int64(boolFloat(ir.Compare(in.Compare, ai, bi)))
-					continue
-				}
-				if x.C != nil { // complex64 compares EQ or NE only
-					out.I[k] = int64(boolFloat((x.C[k] == y.C[k]) == (in.Compare == ir.CmpEQ)))
-					continue
-				}
-				a, b = x.F[k], y.F[k]
-				out.I[k] = int64(boolFloat(ir.Compare(in.Compare, a, b)))
-			}
-		case ir.OpSelect:
-			pr, x, y := arg(0), arg(1), arg(2)
-			for k := range out.Type.Shape.Size() {
-				src := y
-				if pr.I[k] != 0 {
-					src = x
-				}
-				copyElem(out, k, src, k)
-			}
-		case ir.OpConvert:
-			x := arg(0)
-			for k := range out.Type.Shape.Size() {
-				if x.I != nil && out.I != nil {
-					out.I[k] = out.Type.DType.Wrap(x.I[k])
-					continue
-				}
-				f := x.At(k)
-				if out.I != nil && out.Type.DType != ir.Bool {
-					// Floats to integers truncate toward zero and saturate
-					// at the integer type's range; NaN gives 0.
-					lo, hi, _ := out.Type.DType.IntRange()
-					switch {
-					case math.IsNaN(f):
-						f = 0
-					case f <= float64(lo):
-						out.I[k] = lo
-						continue
-					case f >= float64(hi):
-						out.I[k] = hi
-						continue
-					default:
-						f = math.Trunc(f)
-					}
-				}
-				out.Set(k, f)
-			}
-		case ir.OpBitcastConvert:
-			out = FromBytes(in.Type, arg(0).Bytes())
-		case ir.OpReal, ir.OpImag: // the parts are held exactly: moved, not computed
-			for k, z := range arg(0).C {
-				if in.Op == ir.OpReal {
-					out.F[k] = real(z)
-				} else {
-					out.F[k] = imag(z)
-				}
-			}
-		case ir.OpComplex:
-			re, im := arg(0), arg(1)
-			for k := range out.C {
-				out.C[k] = complex(re.F[k], im.F[k])
-			}
-		case ir.OpBroadcastInDim:
-			x := arg(0)
-			for k := range out.Type.Shape.Size() {
-				idx := Unravel(k, out.Type.Shape)
-				src := make([]int, len(in.Axes))
-				for i, d := range in.Axes {
-					if x.Type.Shape[i] != 1 {
-						src[i] = idx[d]
-					}
-				}
-				copyElem(out, k, x, Ravel(src, x.Type.Shape))
-			}
-		case ir.OpReshape:
-			x := arg(0)
-			out.F, out.I, out.C = x.F, x.I, x.C
-		case ir.OpTranspose:
-			x := arg(0)
-			for k := range out.Type.Shape.Size() {
-				idx := Unravel(k, out.Type.Shape)
-				src := make([]int, len(idx))
-				for i, p := range in.Axes {
-					src[p] = idx[i]
-				}
-				copyElem(out, k, x, Ravel(src, x.Type.Shape))
-			}
-		case ir.OpSlice:
-			x := arg(0)
-			for k := range out.Type.Shape.Size() {
-				idx := Unravel(k, out.Type.Shape)
-				for d := range idx {
-					idx[d] = in.Slice.Start[d] + idx[d]*in.Slice.Strides[d]
-				}
-				copyElem(out, k, x, Ravel(idx, x.Type.Shape))
-			}
-		case ir.OpConcat:
-			ax := in.Axes[0]
-			for k := range out.Type.Shape.Size() {
-				idx := Unravel(k, out.Type.Shape)
-				j := idx[ax]
-				for _, a := range in.Args {
-					x := vals[a]
-					if j < x.Type.Shape[ax] {
-						idx[ax] = j
-						copyElem(out, k, x, Ravel(idx, x.Type.Shape))
-						break
-					}
-					j -= x.Type.Shape[ax]
-				}
-			}
-		case ir.OpPad:
-			x, pv := arg(0), arg(1)
-			for k := range out.Type.Shape.Size() {
-				idx := Unravel(k, out.Type.Shape)
-				src := make([]int, len(idx))
-				ok := true
-				for d := range idx {
-					j := idx[d] - in.Pad.Low[d]
-					step := in.Pad.Interior[d] + 1
-					if j < 0 || j%step != 0 || j/step >= x.Type.Shape[d] {
-						ok = false
-						break
-					}
-					src[d] = j / step
-				}
-				if ok {
-					copyElem(out, k, x, Ravel(src, x.Type.Shape))
-				} else {
-					copyElem(out, k, pv, 0)
-				}
-			}
-		case ir.OpReverse:
-			x := arg(0)
-			for k := range out.Type.Shape.Size() {
-				idx := Unravel(k, out.Type.Shape)
-				for _, d := range in.Axes {
-					idx[d] = out.Type.Shape[d] - 1 - idx[d]
-				}
-				copyElem(out, k, x, Ravel(idx, x.Type.Shape))
-			}
-		case ir.OpReduce:
-			x := arg(0)
-			acc := make([]float64, out.Type.Shape.Size())
-			acci := make([]int64, out.Type.Shape.Size())
-			for k := range acc {
-				acc[k] = identityOf(in.Reduce, x.Type.DType)
-				acci[k] = identityInt(in.Reduce, x.Type.DType)
-			}
-			for k := range x.Type.Shape.Size() {
-				idx := Unravel(k, x.Type.Shape)
-				var o []int
-				for d, v := range idx {
-					if !slices.Contains(in.Axes, d) {
-						o = append(o, v)
-					}
-				}
-				j := Ravel(o, out.Type.Shape)
-				if x.I != nil {
-					acci[j] = foldInt(in.Reduce, acci[j], x.I[k])
-				} else {
-					acc[j] = fold(in.Reduce, acc[j], x.F[k])
-				}
-			}
-			for k := range acc {
-				if out.I != nil {
-					out.I[k] = out.Type.DType.Wrap(acci[k])
-				} else {
-					out.Set(k, acc[k])
-				}
-			}
-		case ir.OpReduceWindow:
-			x := arg(0)
-			for k := range out.Type.Shape.Size() {
-				acc := identityOf(in.Reduce, x.Type.DType)
-				for _, p := range windowPositions(in.Window, x.Type.Shape, Unravel(k, out.Type.Shape)) {
-					if p >= 0 {
-						acc = fold(in.Reduce, acc, x.At(p))
-					}
-				}
-				out.Set(k, acc)
-			}
-		case ir.OpSelectAndScatter:
-			x, src := arg(0), arg(1)
-			for k := range src.Type.Shape.Size() {
-				best, bestAt := 0.0, -1
-				for _, p := range windowPositions(in.Window, x.Type.Shape, Unravel(k, src.Type.Shape)) {
-					if p < 0 {
-						continue
-					}
-					v := x.At(p)
-					if bestAt < 0 || (in.Compare == ir.CmpGE && v > best) || (in.Compare == ir.CmpLE && v < best) {
-						best, bestAt = v, p
-					}
-				}
-				if bestAt >= 0 {
-					out.Set(bestAt, out.At(bestAt)+src.At(k))
-				}
-			}
-		case ir.OpDotGeneral:
-			evalDot(in, arg(0), arg(1), out)
-		case ir.OpConvolution:
-			evalConv(in, arg(0), arg(1), out)
-		case ir.OpGather:
-			evalGather(in, arg(0), arg(1), out)
-		case ir.OpScatter:
-			evalScatter(in, arg(0), arg(1), arg(2), out)
-		case ir.OpSort, ir.OpArgSort:
-			evalSort(in, arg(0), out)
-		case ir.OpRng:
-			if err := evalRng(in, arg(0), arg(1), out); err != nil {
+			vals[n] = a
+			continue
+		}
+		ins := make([]Tensor, len(in.Args))
+		for j, a := range in.Args {
+			ins[j] = vals[a]
+		}
+		if k := kernels[in.Op]; k != nil {
+			out, err := k(in, ins, New(in.Type))
+			if err != nil {
 				return nil, err
 			}
-		case ir.OpFFT:
-			evalFFT(in, arg(0), out)
-		case ir.OpArgReduce:
-			x := arg(0)
-			ax := in.Axes[0]
-			for k := range out.Type.Shape.Size() {
-				o := Unravel(k, out.Type.Shape)
-				idx := append(append(slices.Clone(o[:ax]), 0), o[ax:]...)
-				best, at := 0.0, -1
-				for j := range x.Type.Shape[ax] {
-					idx[ax] = j
-					v := x.At(Ravel(idx, x.Type.Shape))
-					// NaN counts as both the max and the min: the first NaN wins.
-					switch {
-					case at < 0, math.IsNaN(v) && !math.IsNaN(best):
-						best, at = v, j
-					case math.IsNaN(best):
-					case (in.Reduce == ir.ReduceMax && v > best) || (in.Reduce == ir.ReduceMin && v < best):
-						best, at = v, j
-					}
-				}
-				out.I[k] = int64(at)
-			}
-		default:
-			if in.Op.IsUnary() {
-				evalUnary(in.Op, arg(0), out)
-			} else if in.Op.IsBinary() {
-				if err := evalBinary(in.Op, arg(0), arg(1), out); err != nil {
-					return nil, err
-				}
-			} else {
-				return nil, fmt.Errorf("Run: %v is not supported", in.Op)
-			}
+			vals[n] = out
+			continue
 		}
-		vals[n] = out
+		// What yields a tuple, or comes from another package's semantics.
+		var rs []Tensor
+		var err error
+		switch {
+		case in.Op == ir.OpHostCall:
+			rs, err = hostCall(in, func(j int) Tensor { return ins[j] })
+		case isLinalg(in.Op):
+			rs, err = linalg(in, ins)
+		case in.Tuple != nil:
+			rs, err = runRegions(in, ins)
+		default:
+			return nil, fmt.Errorf("Run: %v is not supported", in.Op)
+		}
+		switch {
+		case err != nil && in.Op == ir.OpHostCall:
+			return nil, err
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", in.Op, err)
+		case in.Tuple != nil:
+			tuples[n] = rs
+		default:
+			vals[n] = rs[0]
+		}
 	}
 	res := make([]Tensor, len(p.Results))
 	for i, r := range p.Results {

@@ -170,3 +170,15 @@ func TestBitsOps(t *testing.T) {
 		t.Errorf("bitcast of 0x3f800000, 0xc0000000 to float32: %v", r[0].F)
 	}
 }
+
+// TestEveryOpHasSemantics: each IR op is a registered kernel, or one of
+// what Run itself handles (parameters, a tuple's result, the ops that
+// yield tuples or run regions, the decompositions); no op falls through.
+func TestEveryOpHasSemantics(t *testing.T) {
+	for _, op := range ir.Ops() {
+		structural := op == ir.OpParameter || op == ir.OpGetResult || op == ir.OpHostCall || isLinalg(op) || op.HasRegions() || op.YieldsTuple()
+		if _, ok := kernels[op]; ok == structural {
+			t.Errorf("%v: registered kernel %v, handled by Run %v: want exactly one", op, ok, structural)
+		}
+	}
+}

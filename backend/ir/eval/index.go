@@ -40,6 +40,18 @@ func indexVector(ind Tensor, ivd int, bi []int) []int {
 	return out
 }
 
+func init() {
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) {
+		evalGather(in, a[0], a[1], out)
+		return out, nil
+	}, ir.OpGather)
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) {
+		evalScatter(in, a[0], a[1], a[2], out)
+		return out, nil
+	}, ir.OpScatter)
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) { evalSort(in, a[0], out); return out, nil }, ir.OpSort, ir.OpArgSort)
+}
+
 func evalGather(in ir.Instr, x, ind, out Tensor) {
 	g := in.Gather
 	xs := x.Type.Shape

@@ -10,6 +10,11 @@ import (
 
 // evalRng draws the numbers backend/ir/philox defines, one group after
 // another.
+func init() {
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) { return out, evalRng(in, a[0], a[1], out) }, ir.OpRng)
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) { evalFFT(in, a[0], out); return out, nil }, ir.OpFFT)
+}
+
 func evalRng(in ir.Instr, key, ctr, out Tensor) error {
 	dist, err := philox.Of(in.Rng.Distribution, out.Type.DType)
 	if err != nil {

@@ -314,17 +314,10 @@ type opKernel struct {
 
 // opKernels holds every registered op. Parameters, constants and reshapes
 // are steps of their own (plan), not kernels.
-var opKernels = map[ir.Op]opKernel{}
+var opKernels = ir.Kernels[opKernel]{}
 
 // register adds the kernels of ops; it runs from init functions only.
-func register(k opKernel, ops ...ir.Op) {
-	for _, op := range ops {
-		if _, dup := opKernels[op]; dup {
-			panic("host: " + op.String() + " registered twice")
-		}
-		opKernels[op] = k
-	}
-}
+func register(k opKernel, ops ...ir.Op) { opKernels.Register("host", k, ops...) }
 
 // heavyWork is the cost of the ops whose kernels do much more than one
 // operation per element (sorts, FFTs, indexing, windows).

@@ -20,18 +20,11 @@ func Lowered() []ir.Op {
 // family (elementwise.go, movement.go, dot.go, ...) registers its own from
 // an init function. OpParameter is lowered by compile itself, as a
 // placeholder.
-var lowerings = map[ir.Op]lowerFunc{}
+var lowerings = ir.Kernels[lowerFunc]{}
 
 // registerLowering adds f as the lowering of ops; it runs from init
 // functions only.
-func registerLowering(f lowerFunc, ops ...ir.Op) {
-	for _, op := range ops {
-		if _, dup := lowerings[op]; dup {
-			panic("metal: " + op.String() + " lowered twice")
-		}
-		lowerings[op] = f
-	}
-}
+func registerLowering(f lowerFunc, ops ...ir.Op) { lowerings.Register("metal", f, ops...) }
 
 // NotLowered lists the IR ops with no MPSGraph lowering at all, and why;
 // each reason stands alone, since it is what a user reads when the op runs

@@ -197,16 +197,9 @@ type kernel func(in ir.Instr, args []Tensor, out Tensor) (Tensor, error)
 // define them, as the drivers register theirs. Parameters, a region op's
 // results, the region ops themselves, host calls and the decompositions
 // are the program's structure or tuples, and Run handles them.
-var kernels = map[ir.Op]kernel{}
+var kernels = ir.Kernels[kernel]{}
 
-func register(k kernel, ops ...ir.Op) {
-	for _, op := range ops {
-		if _, dup := kernels[op]; dup {
-			panic("eval: " + op.String() + " registered twice")
-		}
-		kernels[op] = k
-	}
-}
+func register(k kernel, ops ...ir.Op) { kernels.Register("eval", k, ops...) }
 
 // Run runs p on the given arguments.
 func Run(p *ir.Program, args []Tensor) ([]Tensor, error) {

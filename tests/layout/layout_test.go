@@ -11,6 +11,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,19 +26,20 @@ var tooling = []string{"setup", "matrix", "tests", "sweep", "wheels", "ci", "ben
 // tasks, the commands), which setup/ must not import.
 var aboveSetup = []string{"matrix", "tests", "sweep", "wheels", "ci", "bench", "jaxsuite", "tasks", "cmd"}
 
-// libraryFile is one parsed Go file of plugin/ or backend/.
-type libraryFile struct {
+// goFile is one parsed Go file.
+type goFile struct {
 	path string
 	test bool
 	f    *ast.File
 }
 
-// libraryFiles parses every Go file under plugin/ and backend/.
-func libraryFiles(t *testing.T) []libraryFile {
+// goFiles parses every Go file under the repository's top directories tops,
+// failing unless there are at least min.
+func goFiles(t *testing.T, min int, tops ...string) []goFile {
 	t.Helper()
 	root := filepath.Join("..", "..")
-	var files []libraryFile
-	for _, top := range []string{"plugin", "backend"} {
+	var files []goFile
+	for _, top := range tops {
 		err := filepath.Walk(filepath.Join(root, top), func(p string, info os.FileInfo, err error) error {
 			if err != nil || info.IsDir() || !strings.HasSuffix(p, ".go") {
 				return err
@@ -46,34 +48,43 @@ func libraryFiles(t *testing.T) []libraryFile {
 			if err != nil {
 				return err
 			}
-			files = append(files, libraryFile{path: p, test: strings.HasSuffix(p, "_test.go"), f: f})
+			files = append(files, goFile{path: p, test: strings.HasSuffix(p, "_test.go"), f: f})
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(files) < 50 {
-		t.Fatalf("found only %d files under plugin/ and backend/", len(files))
+	if len(files) < min {
+		t.Fatalf("found only %d Go files under %v", len(files), tops)
 	}
 	return files
+}
+
+// libraryFiles parses every Go file under plugin/ and backend/.
+func libraryFiles(t *testing.T) []goFile { return goFiles(t, 50, "plugin", "backend") }
+
+// importsOf lists the module's own packages f imports, each as its top
+// directory and its path.
+func importsOf(f *ast.File) (tops, paths []string) {
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if rest, ok := strings.CutPrefix(path, module); ok {
+			first, _, _ := strings.Cut(rest, "/")
+			tops, paths = append(tops, first), append(paths, path)
+		}
+	}
+	return tops, paths
 }
 
 // TestImportsRunOneWay: nothing in plugin/ or backend/ (tests included)
 // imports the tooling, so the library builds from what it needs alone.
 func TestImportsRunOneWay(t *testing.T) {
 	for _, lf := range libraryFiles(t) {
-		for _, imp := range lf.f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			rest, ok := strings.CutPrefix(path, module)
-			if !ok {
-				continue
-			}
-			first, _, _ := strings.Cut(rest, "/")
-			for _, bad := range tooling {
-				if first == bad {
-					t.Errorf("%s imports %s: the library must not depend on the tooling (%s/)", lf.path, path, bad)
-				}
+		tops, paths := importsOf(lf.f)
+		for k, first := range tops {
+			if slices.Contains(tooling, first) {
+				t.Errorf("%s imports %s: the library must not depend on the tooling (%s/)", lf.path, paths[k], first)
 			}
 		}
 	}
@@ -110,36 +121,12 @@ func TestSettingsReadFromTheLiveEnvironment(t *testing.T) {
 // pipelines (wheels, matrix, jaxsuite, sweep, bench, ci) and the commands
 // (tasks, cmd) stand on it, so its imports too run one way.
 func TestSetupIsTheBottomLayer(t *testing.T) {
-	root := filepath.Join("..", "..", "setup")
-	n := 0
-	err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() || !strings.HasSuffix(p, ".go") {
-			return err
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		n++
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			rest, ok := strings.CutPrefix(path, module)
-			if !ok {
-				continue
-			}
-			first, _, _ := strings.Cut(rest, "/")
-			for _, bad := range aboveSetup {
-				if first == bad {
-					t.Errorf("%s imports %s: setup/ is the tooling's bottom layer and must not import %s/", p, path, bad)
-				}
+	for _, sf := range goFiles(t, 20, "setup") {
+		tops, paths := importsOf(sf.f)
+		for k, first := range tops {
+			if slices.Contains(aboveSetup, first) {
+				t.Errorf("%s imports %s: setup/ is the tooling's bottom layer and must not import %s/", sf.path, paths[k], first)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < 20 {
-		t.Fatalf("found only %d Go files under setup/", n)
 	}
 }

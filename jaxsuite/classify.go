@@ -262,6 +262,13 @@ var Rules = []Rule{
 		Example: `TypeError: argument of type 'NoneType' is not iterable`, ExampleID: "tests/api_test.py::APITest::test_inline_optimized_hlo",
 	},
 	{
+		Name: "did not finish", Class: ClassOurs,
+		Why: "the test ran past its time: its worker was ended by the per-test timeout (pytest-timeout's thread method ends the xdist worker, which xdist reports as crashed), or the module's own limit ended it mid-test. " +
+			"On the model, a program the model interprets slowly is enough; it is ours until a faster run shows otherwise",
+		Message: regexp.MustCompile(`^(did not finish: |worker '?gw\d+'? crashed while running)`),
+		Example: "worker 'gw0' crashed while running 'tests/random_lax_test.py::DistributionsTest::testMultinomialNumpy0'",
+	},
+	{
 		Name: "a PJRT extension the plugin lacks", Class: ClassOurs,
 		Why:     "jax asks the plugin for a PJRT C API extension it does not offer (XlaTransform, ...): a missing feature of ours",
 		Message: regexp.MustCompile(`PJRT plugin does not support the \w+ extension`),

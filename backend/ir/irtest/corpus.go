@@ -59,6 +59,10 @@ type Case struct {
 	Program *ir.Program
 	Inputs  [][]byte
 	Outputs [][]byte
+	// ULPs is how many units in the last place a float output may be off
+	// the literal (transcendentals, whose last bit IEEE leaves open); NaN,
+	// infinities and signs must still match exactly.
+	ULPs int
 }
 
 // String names the case for messages: its file and name.
@@ -108,6 +112,7 @@ type caseJSON struct {
 	Program []instrJSON `json:"program"`
 	Results []int       `json:"results"`
 	Outputs []valueJSON `json:"outputs"`
+	ULPs    int         `json:"ulps"`
 }
 
 type valueJSON struct {
@@ -182,7 +187,10 @@ func Parse(file string, data []byte) ([]Case, error) {
 }
 
 func (cj caseJSON) build(file string) (Case, error) {
-	c := Case{File: file, Name: cj.Name}
+	c := Case{File: file, Name: cj.Name, ULPs: cj.ULPs}
+	if cj.ULPs < 0 {
+		return c, fmt.Errorf("negative ulps")
+	}
 	if cj.Name == "" {
 		return c, fmt.Errorf("no name")
 	}
@@ -455,9 +463,10 @@ func scalarText(raw json.RawMessage) (string, error) {
 
 // Diff compares got with want, both t's bytes, bit for bit, except that
 // a NaN matches any NaN (a NaN's sign and payload are left to the
-// implementation); each part of a complex64 is compared on its own. It
-// returns one line per element that differs.
-func Diff(t ir.TensorType, got, want []byte) []string {
+// implementation) and a finite float may be ulps units in the last place
+// off a finite want of its sign; each part of a complex64 is compared on
+// its own. It returns one line per element that differs.
+func Diff(t ir.TensorType, got, want []byte, ulps int) []string {
 	if len(got) != len(want) || len(want) != t.Bytes() {
 		return []string{fmt.Sprintf("%d bytes, want %d (%v)", len(got), len(want), t)}
 	}
@@ -468,7 +477,7 @@ func Diff(t ir.TensorType, got, want []byte) []string {
 	var diffs []string
 	for k := 0; k*size < len(want); k++ {
 		g, w := got[k*size:(k+1)*size], want[k*size:(k+1)*size]
-		if bytes.Equal(g, w) || (isNaN(d, g) && isNaN(d, w)) {
+		if bytes.Equal(g, w) || (isNaN(d, g) && isNaN(d, w)) || withinULPs(d, g, w, ulps) {
 			continue
 		}
 		at := fmt.Sprint(k)
@@ -524,4 +533,30 @@ func Format(d ir.DType, b []byte) string {
 		return fmt.Sprint(b[0] != 0)
 	}
 	return fmt.Sprint(slices.Clone(b))
+}
+
+// withinULPs reports whether the floats g and w, both finite and of one
+// sign, are at most ulps apart: their bit patterns, read as integers,
+// count the representable values between them.
+func withinULPs(d ir.DType, g, w []byte, ulps int) bool {
+	if ulps == 0 || !d.IsFloat() {
+		return false
+	}
+	var gb, wb, exp, sign uint64
+	le := binary.LittleEndian
+	switch d {
+	case ir.F32:
+		gb, wb, exp, sign = uint64(le.Uint32(g)), uint64(le.Uint32(w)), 0x7f800000, 1<<31
+	case ir.F64:
+		gb, wb, exp, sign = le.Uint64(g), le.Uint64(w), 0x7ff0000000000000, 1<<63
+	case ir.F16:
+		gb, wb, exp, sign = uint64(le.Uint16(g)), uint64(le.Uint16(w)), 0x7c00, 1<<15
+	default:
+		gb, wb, exp, sign = uint64(le.Uint16(g)), uint64(le.Uint16(w)), 0x7f80, 1<<15
+	}
+	if gb&exp == exp || wb&exp == exp || gb&sign != wb&sign {
+		return false // NaN, infinity, or signs that differ
+	}
+	diff := int64(gb) - int64(wb)
+	return diff <= int64(ulps) && -diff <= int64(ulps)
 }

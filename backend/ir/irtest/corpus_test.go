@@ -150,22 +150,30 @@ func TestDiff(t *testing.T) {
 	}
 	ty := ir.TensorType{DType: ir.F32, Shape: ir.Shape{4}}
 	// Any NaN matches any NaN; -0 is not 0; a NaN is not infinity.
-	if d := Diff(ty, f32(0x7fc00000, 0, 1, 0xffc00001), f32(0x7f800001, 0, 1, 0x7fc00000)); len(d) != 0 {
+	if d := Diff(ty, f32(0x7fc00000, 0, 1, 0xffc00001), f32(0x7f800001, 0, 1, 0x7fc00000), 0); len(d) != 0 {
 		t.Errorf("NaNs: %v", d)
 	}
-	if d := Diff(ty, f32(0x80000000, 0, 0x7fc00000, 0), f32(0, 0, 0x7f800000, 0)); len(d) != 2 || !strings.Contains(d[0], "element 0") || !strings.Contains(d[1], "element 2") {
+	if d := Diff(ty, f32(0x80000000, 0, 0x7fc00000, 0), f32(0, 0, 0x7f800000, 0), 0); len(d) != 2 || !strings.Contains(d[0], "element 0") || !strings.Contains(d[1], "element 2") {
 		t.Errorf("signed zero and NaN for infinity: %v", d)
 	}
 	c := ir.TensorType{DType: ir.C64, Shape: ir.Shape{1}}
-	if d := Diff(c, f32(0, 0x7fc00000), f32(0, 0x7f800000)); len(d) != 1 || !strings.Contains(d[0], "imaginary") {
+	if d := Diff(c, f32(0, 0x7fc00000), f32(0, 0x7f800000), 0); len(d) != 1 || !strings.Contains(d[0], "imaginary") {
 		t.Errorf("complex64: %v", d)
 	}
 	h := ir.TensorType{DType: ir.F16, Shape: ir.Shape{2}}
-	if d := Diff(h, []byte{0x01, 0x7e, 0, 0x80}, []byte{0x00, 0x7e, 0, 0}); len(d) != 1 {
+	if d := Diff(h, []byte{0x01, 0x7e, 0, 0x80}, []byte{0x00, 0x7e, 0, 0}, 0); len(d) != 1 {
 		t.Errorf("float16: %v", d)
 	}
-	if d := Diff(ty, f32(0), f32(0, 0, 0, 0)); len(d) != 1 {
+	if d := Diff(ty, f32(0), f32(0, 0, 0, 0), 0); len(d) != 1 {
 		t.Errorf("short result: %v", d)
+	}
+	// Within one ulp: the neighbours of 1 and of the largest finite float;
+	// not infinity for the largest float, not -0 for 0, not two ulps.
+	if d := Diff(ty, f32(0x3f800001, 0x3f7fffff, 0x7f7ffffe, 0x80000001), f32(0x3f800000, 0x3f800000, 0x7f7fffff, 0x80000000), 1); len(d) != 0 {
+		t.Errorf("one ulp: %v", d)
+	}
+	if d := Diff(ty, f32(0x7f800000, 0x80000000, 0x3f800002, 0xbf800000), f32(0x7f7fffff, 0, 0x3f800000, 0x3f800000), 1); len(d) != 4 {
+		t.Errorf("beyond one ulp: %v", d)
 	}
 }
 

@@ -24,6 +24,7 @@ func Run(t *testing.T, newDriver func() driver.Driver) {
 	t.Run("Streams", func(t *testing.T) { testStreams(t, newDriver()) })
 	t.Run("Events", func(t *testing.T) { testEvents(t, newDriver()) })
 	t.Run("Ops", func(t *testing.T) { testOps(t, newDriver()) })
+	t.Run("Corpus", func(t *testing.T) { testCorpus(t, newDriver()) })
 }
 
 // opTests maps every IR op to its numeric test. testOps fails if ir.Ops()

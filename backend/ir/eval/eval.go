@@ -1,11 +1,11 @@
 // Package eval is the reference semantics of the IR: a slow, plain
 // interpreter of programs, written from the IR's documented rules and
 // independently of any driver, that the IR's tests, the lowering tests and
-// the driver conformance suite share: every conformance case whose ops and
-// dtypes it has is checked against it as well as against the suite's own
-// loops. Floats are held as float64 (rounded to the dtype after each op),
-// integers as int64 (wrapped to the dtype), bools as 0/1 in the integer
-// slice, complex64 as complex128 (each part rounded to float32).
+// the driver conformance suite share: the suite compares every driver with
+// it, and its own tests hold it to the literal answers of the corpus in
+// backend/ir/testdata. Floats are held as float64 (rounded to the dtype
+// after each op), integers as int64 (wrapped to the dtype), bools as 0/1 in
+// the integer slice, complex64 as complex128 (each part rounded to float32).
 package eval
 
 import (

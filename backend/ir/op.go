@@ -37,8 +37,14 @@ const (
 	OpAdd
 	OpSub
 	OpMul
-	OpDiv // floating division; on integers, truncating like C
-	OpRem // remainder with the sign of the dividend, like C fmod
+	// OpDiv is floating division; on integers it truncates like C, x/0 is
+	// 0 and MinInt/-1 wraps to MinInt (StableHLO leaves both to the
+	// implementation; every driver gives these).
+	OpDiv
+	// OpRem is the remainder with the sign of the dividend, like C's fmod;
+	// on integers x%0 is x (so x == (x/y)*y + x%y for every y) and
+	// MinInt % -1 is 0.
+	OpRem
 	OpMax
 	OpMin
 	OpPow

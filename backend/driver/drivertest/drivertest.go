@@ -1,8 +1,11 @@
 // Package drivertest is the conformance suite every driver must pass: memory,
-// streams, events and the numerics of every IR op, each op checked against a
-// plain nested-loop reference written here, independent of any driver, and
-// against the IR's reference interpreter (backend/ir/eval) where it has the
-// op, so that the two cannot drift apart.
+// streams, events and the numerics of every IR op. The IR's reference
+// interpreter (backend/ir/eval) is the reference for the numerics, and the
+// corpus of programs with literal outputs in backend/ir/testdata holds the
+// edges (NaN, infinities, signed zeros, integer extremes, empty shapes) that
+// both the interpreter and every driver must reproduce; a few ops (the
+// random numbers, the FFT, some region forms) are still checked against
+// loops of their own here as well.
 //
 // A driver's tests call Run:
 //
@@ -24,6 +27,7 @@ func Run(t *testing.T, newDriver func() driver.Driver) {
 	t.Run("Streams", func(t *testing.T) { testStreams(t, newDriver()) })
 	t.Run("Events", func(t *testing.T) { testEvents(t, newDriver()) })
 	t.Run("Ops", func(t *testing.T) { testOps(t, newDriver()) })
+	t.Run("Corpus", func(t *testing.T) { testCorpus(t, newDriver()) })
 }
 
 // opTests maps every IR op to its numeric test. testOps fails if ir.Ops()

@@ -11,6 +11,7 @@ import (
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/backend/ir"
 	"github.com/metalplug/metalplug/backend/ir/eval"
+	"github.com/metalplug/metalplug/backend/ir/irtest"
 )
 
 // tensor is a host-side value. Elements are held as float64, which is exact
@@ -306,23 +307,22 @@ func (h *harness) checkEvalBits(t *testing.T, name string, args []tensor, build 
 		t.Fatalf("%s: the reference interpreter fails where the driver ran: %v", name, err)
 	}
 	for i, r := range ref {
-		want := r.Bytes()
-		// Element k's bytes, a complex64's parts each on their own.
-		gt, size := r.Type, r.Type.DType.Size()
-		if gt.DType == ir.C64 {
-			gt, size = tt(ir.F32, 2*r.Type.Shape.Size()), 4
-		}
-		g, w := decode(gt.DType, got[i]), decode(gt.DType, want)
-		bad := 0
-		for k := range g {
-			gb, wb := got[i][k*size:(k+1)*size], want[k*size:(k+1)*size]
-			if string(gb) != string(wb) && !(math.IsNaN(g[k]) && math.IsNaN(w[k])) {
-				if bad < 5 {
-					t.Errorf("%s, result %d: element %d (of %v) is % x, the reference interpreter's % x", name, i, k, r.Type, gb, wb)
-				}
-				bad++
-			}
-		}
+		compareBits(t, fmt.Sprintf("%s, result %d", name, i), r.Type, got[i], r.Bytes(), 0, "as the reference interpreter has it")
+	}
+}
+
+// compareBits checks a result's bytes against want, element by element (a
+// complex64's parts each on their own), bit for bit but for NaN, which
+// matches any NaN, and a finite float within ulps of want (irtest.Diff);
+// whose says where want came from.
+func compareBits(t *testing.T, name string, typ ir.TensorType, got, want []byte, ulps int, whose string) {
+	t.Helper()
+	diffs := irtest.Diff(typ, got, want, ulps)
+	for _, d := range diffs[:min(len(diffs), 5)] {
+		t.Errorf("%s (of %v): %s, %s", name, typ, d, whose)
+	}
+	if len(diffs) > 5 {
+		t.Errorf("%s: %d elements wrong in all", name, len(diffs))
 	}
 }
 

@@ -51,6 +51,10 @@ func evalConvert(_ ir.Instr, args []Tensor, out Tensor) (Tensor, error) {
 			out.I[k] = out.Type.DType.Wrap(x.I[k])
 			continue
 		}
+		if out.F != nil {
+			out.F[k] = convertFloat(out.Type.DType, x, k)
+			continue
+		}
 		f := x.At(k)
 		if out.I != nil && out.Type.DType != ir.Bool {
 			// Floats to integers truncate toward zero and saturate at the

@@ -94,16 +94,15 @@ func evalBinary(op ir.Op, x, y, out Tensor) error {
 				r = a - b
 			case ir.OpMul:
 				r = a * b
-			case ir.OpDiv:
-				if b == 0 {
-					return fmt.Errorf("integer division by zero")
+			case ir.OpDiv: // by zero 0, as OpDiv defines it
+				if b != 0 {
+					r = a / b
 				}
-				r = a / b
-			case ir.OpRem:
-				if b == 0 {
-					return fmt.Errorf("integer remainder by zero")
+			case ir.OpRem: // by zero the dividend, as OpRem defines it
+				r = a
+				if b != 0 {
+					r = a % b
 				}
-				r = a % b
 			case ir.OpMax:
 				r = max(a, b)
 			case ir.OpMin:

@@ -90,9 +90,16 @@ func evalArgReduce(in ir.Instr, args []Tensor, out Tensor) (Tensor, error) {
 	for k := range out.Type.Shape.Size() {
 		o := Unravel(k, out.Type.Shape)
 		idx := append(append(slices.Clone(o[:ax]), 0), o[ax:]...)
-		best, at := 0.0, -1
+		best, bestI, at := 0.0, int64(0), -1
 		for j := range x.Type.Shape[ax] {
 			idx[ax] = j
+			if x.I != nil { // integers as they are: int64 past 2^53 has no float64
+				v := x.I[Ravel(idx, x.Type.Shape)]
+				if at < 0 || (in.Reduce == ir.ReduceMax && v > bestI) || (in.Reduce == ir.ReduceMin && v < bestI) {
+					bestI, at = v, j
+				}
+				continue
+			}
 			v := x.At(Ravel(idx, x.Type.Shape))
 			// NaN counts as both the max and the min: the first NaN wins.
 			switch {

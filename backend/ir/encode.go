@@ -126,3 +126,43 @@ func F32ToBF16(f float32) uint16 {
 
 // BF16ToF32 widens a bfloat16 exactly.
 func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// RoundIntBits rounds v to the nearest integer of at most bits significant
+// bits, ties to even.
+func RoundIntBits(v int64, bits int) int64 {
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = -u
+	}
+	n := 64 - bits
+	for n > 0 && u>>(bits+n-1) == 0 {
+		n--
+	}
+	if n > 0 {
+		half, rest := uint64(1)<<(n-1), u&(1<<n-1)
+		u >>= n
+		if rest > half || (rest == half && u&1 == 1) {
+			u++
+		}
+		u <<= n // 2^64 wraps to 0 only for MinInt64's magnitude, which never rounds up
+	}
+	if neg {
+		return -int64(u)
+	}
+	return int64(u)
+}
+
+// ToOddFloat32 is x rounded to float32 toward the odd neighbour when
+// inexact (round to odd): a half type rounding it to nearest then gets
+// the float64's own correct rounding, which a nearest float32 can spoil.
+func ToOddFloat32(x float64) float32 {
+	f := float32(x)
+	if float64(f) == x || math.IsNaN(x) || math.IsInf(float64(f), 0) {
+		return f
+	}
+	if math.Float32bits(f)&1 == 0 {
+		f = math.Nextafter32(f, float32(math.Copysign(math.Inf(1), x-float64(f))))
+	}
+	return f
+}

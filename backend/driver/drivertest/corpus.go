@@ -13,23 +13,7 @@ import (
 // the driver's Name and the case, with the reason. Such a case is skipped
 // when it fails and an error when it passes, so that a fixed driver takes
 // its entry off the list rather than leave a case unchecked.
-var knownDeviations = map[string]map[string]string{
-	"host": {
-		"convert.json: f64 to half types rounds once": "float64 is rounded to float32 on its way to float16 and bfloat16: two roundings",
-		"convert.json: i32 to bf16 rounds once":       "integers are rounded to float32 on their way to bfloat16: two roundings",
-	},
-	"metal": {
-		"convert.json: f64 to half types rounds once":          "float64 runs on the host, whose kernels round it to float32 on its way to float16 and bfloat16",
-		"convert.json: i32 to bf16 rounds once":                "integers are rounded to float32 on their way to bfloat16: two roundings",
-		"elementwise.json: f32 round to a zero keeps the sign": "round is composed as floor plus a correction, which gives +0 for -0.5 and -0.25",
-	},
-	"metal-model": {
-		"convert.json: f64 to half types rounds once":          "float64 runs on the host, whose kernels round it to float32 on its way to float16 and bfloat16",
-		"convert.json: i32 to bf16 rounds once":                "integers are rounded to float32 on their way to bfloat16: two roundings",
-		"elementwise.json: f32 round to a zero keeps the sign": "round is composed as floor plus a correction, which gives +0 for -0.5 and -0.25",
-		"elementwise.json: f32 max and min order -0 below 0":   "the model's maximum and minimum (unspecified on -0 and 0) return the operand the lowering does not expect",
-	},
-}
+var knownDeviations = map[string]map[string]string{}
 
 // testCorpus runs every case of the IR's corpus (backend/ir/testdata) and
 // compares each output with the literal one bit for bit, any NaN matching

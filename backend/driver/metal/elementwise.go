@@ -112,6 +112,7 @@ func lowerUnary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		odd := l.ne(l.floorMod(f, l.scalar(2, dt)), zero)
 		up := l.lor(l.gt(frac, half), l.land(l.eq(frac, half), odd))
 		r := l.sel(up, l.add(f, one), f)
+		r = l.sel(l.eq(r, zero), l.mul(x, zero), r) // a zero keeps x's sign: round(-0.25) is -0
 		return l.sel(l.isFinite(x), r, x), nil
 	}
 	return tensor{}, fmt.Errorf("no lowering for %s", in.Op)
@@ -131,12 +132,12 @@ func lowerBinary(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		return l.mul(x, y), nil
 	case ir.OpMax:
 		if isFloat {
-			return l.maxNaN(x, y), nil // NaN propagates, as the host's max does
+			return l.signedZeros(x, y, l.maxNaN(x, y), false), nil // NaN propagates, as the host's max does
 		}
 		return l.maximum(x, y), nil
 	case ir.OpMin:
 		if isFloat {
-			return l.minNaN(x, y), nil
+			return l.signedZeros(x, y, l.minNaN(x, y), true), nil
 		}
 		return l.minimum(x, y), nil
 	case ir.OpAnd, ir.OpOr:
@@ -378,4 +379,19 @@ func (l *lowering) negBits(x tensor) tensor {
 	}
 	bits := l.reinterpret(x, gpu.Int32)
 	return l.reinterpret(l.bxor(bits, l.intConst(math.MinInt32, gpu.Int32)), gpu.Float32)
+}
+
+// signedZeros fixes r, the max (or min) of x and y, where both are zeros:
+// the IR orders -0 below +0, as IEEE's maximum and minimum do, and
+// MPSGraph's documentation does not say which zero it returns. The sum of
+// two zeros is +0 unless both are -0, which is the max; the min is the
+// negated sum of the negations.
+func (l *lowering) signedZeros(x, y, r tensor, min bool) tensor {
+	zero := l.scalar(0, x.DType)
+	both := l.land(l.eq(x, zero), l.eq(y, zero))
+	s := l.add(x, y)
+	if min {
+		s = l.neg(l.add(l.neg(x), l.neg(y)))
+	}
+	return l.sel(both, s, r)
 }

@@ -376,55 +376,15 @@ func convertFloat(d ir.DType, x Tensor, k int) float64 {
 		case ir.F32:
 			return float64(float32(v))
 		case ir.F16:
-			v = roundInt(v, 11)
+			v = ir.RoundIntBits(v, 11)
 		case ir.BF16:
-			v = roundInt(v, 8)
+			v = ir.RoundIntBits(v, 8)
 		}
 		return Round(d, float64(v)) // exact in float64 and float32 now, but for overflow
 	}
 	f := x.At(k)
 	if d == ir.F16 || d == ir.BF16 {
-		f = float64(toOddFloat32(f))
+		f = float64(ir.ToOddFloat32(f))
 	}
 	return Round(d, f)
-}
-
-// roundInt rounds v to the nearest integer of at most bits significant
-// bits, ties to even.
-func roundInt(v int64, bits int) int64 {
-	neg := v < 0
-	u := uint64(v)
-	if neg {
-		u = -u
-	}
-	n := 64 - bits
-	for n > 0 && u>>(bits+n-1) == 0 {
-		n--
-	}
-	if n > 0 {
-		half, rest := uint64(1)<<(n-1), u&(1<<n-1)
-		u >>= n
-		if rest > half || (rest == half && u&1 == 1) {
-			u++
-		}
-		u <<= n // 2^64 wraps to 0 only for MinInt64's magnitude, which never rounds up
-	}
-	if neg {
-		return -int64(u)
-	}
-	return int64(u)
-}
-
-// toOddFloat32 is x rounded to float32 toward the odd neighbour when
-// inexact (round to odd): a half type rounding it to nearest then gets
-// the float64's own correct rounding, which a nearest float32 can spoil.
-func toOddFloat32(x float64) float32 {
-	f := float32(x)
-	if float64(f) == x || math.IsNaN(x) || math.IsInf(float64(f), 0) {
-		return f
-	}
-	if math.Float32bits(f)&1 == 0 {
-		f = math.Nextafter32(f, float32(math.Copysign(math.Inf(1), x-float64(f))))
-	}
-	return f
 }

@@ -135,7 +135,7 @@ func Test(logf Logf) error {
 		return err
 	}
 	logf("== unit tests (race detector on)")
-	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./plugin/...", "./wheels/...", "./ci/...", "./sweep/...", "./tests/layout/...", "./matrix/...", "./bench/...", "./jaxsuite/..."); err != nil {
+	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./tasks/...", "./cmd/...", "./plugin/...", "./wheels/...", "./ci/...", "./sweep/...", "./tests/layout/...", "./matrix/...", "./bench/...", "./jaxsuite/..."); err != nil {
 		return err
 	}
 	// Briefly, beside the unit tests that replay every target's seeds and

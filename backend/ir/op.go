@@ -63,7 +63,9 @@ const (
 	OpSelect
 	// OpConvert changes the dtype; floats to integers truncate toward zero
 	// and saturate at the integer type's range (NaN becomes 0); integers
-	// to narrower integers wrap.
+	// to narrower integers wrap. To float32 and float64 it rounds once; to
+	// float16 and bfloat16 through float32 (as XLA's CPU and Eigen do), so
+	// float64 and wide integers round twice near a half type's tie.
 	OpConvert
 	// OpBitcastConvert reinterprets each element's bits as Instr.Type's
 	// dtype, of the same width.

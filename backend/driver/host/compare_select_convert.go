@@ -98,9 +98,9 @@ func selectOf[T any]() kernel {
 }
 
 // convertKernel dispatches on the source dtype; convertFrom on the target.
-// Half types travel through float32, rounded once: a half source is
-// widened exactly; a float64 or integer source reaches float32 so that the
-// half type's rounding of it is the source's own (halfRound).
+// Half types travel through float32: the source is widened exactly, and the
+// target is rounded from float32, as XLA's CPU and Eigen round float64 and
+// integers to float16 and bfloat16 (twice, near a half type's tie).
 func convertKernel(in ir.Instr, at []ir.TensorType) (kernel, error) {
 	src, dst := at[0].DType, in.Type.DType
 	if src == ir.C64 || dst == ir.C64 {
@@ -159,16 +159,10 @@ func convertFrom[S numT](dst ir.DType) kernel {
 	case ir.F64:
 		return convertTo[S, float64](0, 0, 0, 0)
 	case ir.F16, ir.BF16:
-		bits := 11 // float16's significand
-		if dst == ir.BF16 {
-			bits = 8
-		}
+		toF32 := convertTo[S, float32](0, 0, 0, 0)
 		return func(out []byte, ins [][]byte) {
-			x := view[S](ins[0])
 			tmp := make([]float32, len(out)/2)
-			for i := range tmp {
-				tmp[i] = halfRound(x[i], bits)
-			}
+			toF32(bytesOf(tmp), ins)
 			narrow(dst, out, tmp)
 		}
 	case ir.I8:
@@ -235,17 +229,4 @@ func isFloatType(v any) bool {
 		return true
 	}
 	return false
-}
-
-// halfRound is v as a float32 from which a half type of bits significant
-// bits rounds to v's own nearest value: float32 itself as it is, a float64
-// rounded to odd, an integer rounded to bits bits first (then exact).
-func halfRound[S numT](v S, bits int) float32 {
-	switch x := any(v).(type) {
-	case float32:
-		return x
-	case float64:
-		return ir.ToOddFloat32(x)
-	}
-	return float32(ir.RoundIntBits(int64(v), bits))
 }

@@ -2,7 +2,6 @@ package metal
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
 
@@ -79,8 +78,6 @@ func lowerConvert(l *lowering, in ir.Instr, args []val) (tensor, error) {
 		return l.identity(x), nil
 	case dst == ir.Bool:
 		return l.boolToU8(l.ne(x, l.scalar(0, mustPhys(src)))), nil
-	case dst == ir.BF16 && (src == ir.I32 || src == ir.U32 || src == ir.I64):
-		return l.intToOddFloat32(x)
 	case src == ir.Bool, !src.IsFloat() && dst.IsFloat():
 		return l.cast(x, dt), nil
 	case src.IsFloat() && dst.IsFloat():
@@ -188,32 +185,4 @@ func (l *lowering) narrow(v tensor, d ir.DType) tensor {
 		m = l.sel(l.ge(m, half), l.sub(m, mod), m)
 	}
 	return l.cast(m, dt)
-}
-
-// intToOddFloat32 is an integer of more than 24 significant bits as a
-// float32 rounded to odd, so that bfloat16's rounding of it after is the
-// integer's own (rounding to nearest float32 first could make a tie the
-// integer is not on). The cast rounds to nearest; its error, found exactly
-// in int64, says whether it was inexact and on which side, and an inexact
-// even result moves one step toward the integer. A float32 of 2^63 has no
-// int64 to compare with and stays as cast (only int64's top values round
-// there).
-func (l *lowering) intToOddFloat32(x tensor) (tensor, error) {
-	if !l.g.Has(gpu.OpReinterpretCast) {
-		return tensor{}, fallback(ir.OpConvert, "bfloat16 needs reinterpretCastTensor (macOS 13.2)")
-	}
-	f32 := gpu.Float32
-	f := l.cast(x, f32)
-	wide := l.cast(x, i64)
-	inRange := l.lt(f, l.scalar(math.Ldexp(1, 63), f32))
-	back := l.cast(l.sel(inRange, f, l.scalar(0, f32)), i64)
-	r := l.sub(wide, back) // the integer minus the float: exact
-	bits := l.reinterpret(f, i32)
-	even := l.eq(l.band(bits, l.intConst(1, i32)), l.intConst(0, i32))
-	move := l.land(l.land(inRange, l.ne(r, l.intConst(0, i64))), even)
-	// One step away from zero where the integer is farther from zero than
-	// the float, toward zero otherwise.
-	away := l.eq(l.lt(r, l.intConst(0, i64)), l.lt(f, l.scalar(0, f32)))
-	step := l.sel(away, l.intConst(1, i32), l.intConst(-1, i32))
-	return l.reinterpret(l.sel(move, l.add(bits, step), bits), f32), nil
 }

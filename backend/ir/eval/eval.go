@@ -365,26 +365,19 @@ func filled(n, v int) []int {
 	return s
 }
 
-// convertFloat is element k of x converted to the float dtype d, rounded
-// once, as IEEE conversion rounds: an int64 past 2^53 rounded first to
-// float64, or a float64 to float32 on its way to a half type, could land
-// on a tie the exact value is not on and round it the wrong way.
+// convertFloat is element k of x converted to the float dtype d. A
+// conversion to float32 or float64 rounds once (an int64 straight to
+// float32, not through float64, as XLA's CPU does); a half type is reached
+// through float32, as XLA's CPU and Eigen (TensorFlow's) convert float64
+// and integers to float16 and bfloat16, so a value near a half type's tie
+// can round twice, and does on both frameworks' CPUs.
 func convertFloat(d ir.DType, x Tensor, k int) float64 {
 	if x.I != nil {
 		v := x.I[k]
-		switch d {
-		case ir.F32:
-			return float64(float32(v))
-		case ir.F16:
-			v = ir.RoundIntBits(v, 11)
-		case ir.BF16:
-			v = ir.RoundIntBits(v, 8)
+		if d == ir.F64 {
+			return float64(v)
 		}
-		return Round(d, float64(v)) // exact in float64 and float32 now, but for overflow
+		return Round(d, float64(float32(v)))
 	}
-	f := x.At(k)
-	if d == ir.F16 || d == ir.BF16 {
-		f = float64(ir.ToOddFloat32(f))
-	}
-	return Round(d, f)
+	return Round(d, x.At(k))
 }

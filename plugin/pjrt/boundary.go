@@ -179,14 +179,8 @@ var pjrtCodes = map[status.Code]code{
 	status.DataLoss: C.PJRT_Error_Code_DATA_LOSS, status.Unauthenticated: C.PJRT_Error_Code_UNAUTHENTICATED,
 }
 
-// The codes the tests expect, in PJRT's numbers.
-var (
-	codeInvalidArgument    = pjrtCodes[status.InvalidArgument]
-	codeResourceExhausted  = pjrtCodes[status.ResourceExhausted]
-	codeFailedPrecondition = pjrtCodes[status.FailedPrecondition]
-	codeUnimplemented      = pjrtCodes[status.Unimplemented]
-	codeInternal           = pjrtCodes[status.Internal]
-)
+// codeInternal is what a recovered panic is reported with.
+var codeInternal = pjrtCodes[status.Internal]
 
 // ErrUnsupported is what a Translator wraps (fmt.Errorf("...: %w",
 // pjrt.ErrUnsupported)) when the program uses something metalplug does not

@@ -440,6 +440,14 @@ func TestVersionExportRecovers(t *testing.T) {
 	}
 }
 
+// The codes the tests expect, in PJRT's numbers.
+var (
+	codeInvalidArgument    = pjrtCodes[status.InvalidArgument]
+	codeResourceExhausted  = pjrtCodes[status.ResourceExhausted]
+	codeFailedPrecondition = pjrtCodes[status.FailedPrecondition]
+	codeUnimplemented      = pjrtCodes[status.Unimplemented]
+)
+
 // TestErrorCodesTable: every class of backend/status has its own PJRT code,
 // numbered as PJRT numbers it, and a code a caller hands in comes back as
 // the same class.

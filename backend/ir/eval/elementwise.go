@@ -208,6 +208,7 @@ func init() {
 		return out, nil
 	}, ir.UnaryOps()...)
 	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) {
-		return out, evalBinary(in.Op, a[0], a[1], out)
+		err := evalBinary(in.Op, a[0], a[1], out) // fills out's elements
+		return out, err
 	}, ir.BinaryOps()...)
 }

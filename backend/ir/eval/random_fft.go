@@ -11,7 +11,10 @@ import (
 // evalRng draws the numbers backend/ir/philox defines, one group after
 // another.
 func init() {
-	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) { return out, evalRng(in, a[0], a[1], out) }, ir.OpRng)
+	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) {
+		err := evalRng(in, a[0], a[1], out) // fills out's elements
+		return out, err
+	}, ir.OpRng)
 	register(func(in ir.Instr, a []Tensor, out Tensor) (Tensor, error) { evalFFT(in, a[0], out); return out, nil }, ir.OpFFT)
 }
 

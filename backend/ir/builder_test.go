@@ -92,8 +92,8 @@ func inferenceCases() []inferenceCase {
 func TestBuilderInference(t *testing.T) {
 	covered := map[Op]bool{OpWhile: true, OpCase: true, OpCall: true, OpGetResult: true, OpReduceRegion: true, OpSortRegion: true, // region_test.go
 		OpScatterRegion: true, OpReduceWindowRegion: true, OpSelectAndScatterRegion: true,
-		OpHostCall: true} // builder_hostcall_test.go
-	for _, c := range linalgInferenceCases() { // builder_linalg_test.go
+		OpHostCall: true} // ops_hostcall_test.go
+	for _, c := range linalgInferenceCases() { // ops_linalg_test.go
 		covered[c.op] = true
 	}
 	for _, c := range inferenceCases() {

@@ -1,21 +1,85 @@
 package ir
 
-import (
-	"slices"
+import "slices"
+
+// Indexing and sorting: gather, scatter and the sorts with a fixed order.
+
+// indexOps read and write at computed positions, and sort.
+var indexOps = opDefs{
+	{OpGather, OpInfo{Name: "gather", Arity: 2, Attrs: []string{"Gather"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+		if in.Gather == nil {
+			return 0, missing("gather dimension numbers")
+		}
+		return b.Gather(a[0], a[1], *in.Gather), nil
+	}}}, // StableHLO gather: Args operand, start indices; Instr.Gather
+	{OpScatter, OpInfo{Name: "scatter", Arity: 3, Attrs: []string{"Scatter"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+		if in.Scatter == nil {
+			return 0, missing("scatter dimension numbers")
+		}
+		return b.Scatter(a[0], a[1], a[2], *in.Scatter), nil
+	}}}, // StableHLO scatter: Args operand, indices, updates; Instr.Scatter
+	{OpSort, OpInfo{Name: "sort", Arity: 1, Attrs: []string{"Sort"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+		if in.Sort == nil {
+			return 0, missing("sort attributes")
+		}
+		return b.Sort(a[0], *in.Sort), nil
+	}}}, // sort along Instr.Sort.Dim; NaN is the largest value (last ascending, first descending); ties keep their order
+	{OpArgSort, OpInfo{Name: "arg_sort", Arity: 1, Attrs: []string{"Sort"}, infer: func(b *Builder, _ *Program, in Instr, a []Value) (Value, error) {
+		if in.Sort == nil {
+			return 0, missing("sort attributes")
+		}
+		return b.ArgSort(a[0], *in.Sort, in.Type.DType), nil
+	}}}, // the stable permutation (in the result dtype) that OpSort applies
+}
+
+// GatherDims are StableHLO's gather dimension numbers (without batching
+// dims). Each index vector of the start indices (along IndexVectorDim, which
+// may equal the indices' rank for scalar indices) addresses operand dims
+// StartIndexMap; a slice of SliceSizes starts there (clamped to stay in
+// bounds); CollapsedSliceDims (of size 1) are dropped; the remaining slice
+// dims appear at result positions OffsetDims, the batch dims everywhere else.
+type GatherDims struct {
+	OffsetDims         []int
+	CollapsedSliceDims []int
+	StartIndexMap      []int
+	IndexVectorDim     int
+	SliceSizes         []int
+}
+
+// ScatterKind is how OpScatter combines an update with the operand.
+type ScatterKind uint8
+
+const (
+	ScatterReplace ScatterKind = iota + 1 // later updates win where indices repeat
+	ScatterAdd
+	ScatterMul
+	ScatterMax
+	ScatterMin
 )
 
-// Reverse reverses x along dims.
-func (b *Builder) Reverse(x Value, dims []int) Value {
-	t := b.Type(x)
-	if !distinctIn(t.Shape.Rank(), dims) {
-		return b.fail(OpReverse, "dims %v invalid for %v", dims, t)
-	}
-	if len(dims) == 0 {
-		return x
-	}
-	d := slices.Clone(dims)
-	slices.Sort(d)
-	return b.emit(Instr{Op: OpReverse, Args: []Value{x}, Type: TensorType{t.DType, t.Shape.Clone()}, Axes: d})
+func (k ScatterKind) String() string {
+	return [...]string{"invalid", "replace", "add", "mul", "max", "min"}[min(int(k), 5)]
+}
+
+// ScatterDims are StableHLO's scatter dimension numbers (without batching
+// dims): the mirror image of GatherDims. Updates whose window would leave the
+// operand are skipped.
+type ScatterDims struct {
+	UpdateWindowDims         []int
+	InsertedWindowDims       []int
+	ScatterDimsToOperandDims []int
+	IndexVectorDim           int
+	Kind                     ScatterKind
+	// Unique is StableHLO's unique_indices: the caller promises that no
+	// two updates go to one element, so a driver may apply every update in
+	// one step; what a broken promise gives is undefined, as in StableHLO.
+	Unique bool
+}
+
+// SortAttrs say how OpSort and OpArgSort order a dimension.
+type SortAttrs struct {
+	Dim        int
+	Descending bool
 }
 
 func isIndexType(d DType) bool { return d == I32 || d == I64 }
@@ -143,95 +207,4 @@ func (b *Builder) ArgSort(x Value, a SortAttrs, index DType) Value {
 		return b.fail(OpArgSort, "cannot sort %v along dim %d into %v indices", t, a.Dim, index)
 	}
 	return b.emit(Instr{Op: OpArgSort, Args: []Value{x}, Type: TensorType{index, t.Shape.Clone()}, Sort: &a})
-}
-
-// ArgReduce is the index (of dtype index) of the first max (kind ReduceMax) or
-// min (ReduceMin) along axis; NaN counts as the max and the min.
-func (b *Builder) ArgReduce(x Value, kind ReduceKind, axis int, index DType) Value {
-	t := b.Type(x)
-	if (kind != ReduceMax && kind != ReduceMin) || axis < 0 || axis >= t.Shape.Rank() || !t.DType.IsNumeric() || !isIndexType(index) {
-		return b.fail(OpArgReduce, "arg %v over axis %d of %v into %v is not defined", kind, axis, t, index)
-	}
-	if t.Shape[axis] == 0 {
-		return b.fail(OpArgReduce, "arg %v over an empty axis %d of %v", kind, axis, t)
-	}
-	var out Shape
-	for i, d := range t.Shape {
-		if i != axis {
-			out = append(out, d)
-		}
-	}
-	return b.emit(Instr{Op: OpArgReduce, Args: []Value{x}, Type: TensorType{index, out}, Axes: []int{axis}, Reduce: kind})
-}
-
-// SelectAndScatter adds each element of source at the first position of its
-// window of operand that is the max (dir GE) or min (dir LE); the result has
-// operand's type and is zero elsewhere. It is the gradient of max pooling.
-func (b *Builder) SelectAndScatter(operand, source Value, dir CompareDir, w WindowAttrs) Value {
-	to, ts := b.Type(operand), b.Type(source)
-	if dir != CmpGE && dir != CmpLE {
-		return b.fail(OpSelectAndScatter, "select must be GE or LE, got %v", dir)
-	}
-	probe := NewBuilder()
-	pooled := probe.ReduceWindow(probe.Parameter(to), ReduceMax, w)
-	if probe.err != nil {
-		return b.fail(OpSelectAndScatter, "%v", probe.err)
-	}
-	want := probe.Type(pooled)
-	if ts.DType != to.DType || !ts.Shape.Equal(want.Shape) {
-		return b.fail(OpSelectAndScatter, "source %v must be %v, the windowed shape of operand %v", ts, want, to)
-	}
-	wa := probe.prog.Instrs[pooled].Window
-	return b.emit(Instr{Op: OpSelectAndScatter, Args: []Value{operand, source}, Type: TensorType{to.DType, to.Shape.Clone()}, Compare: dir, Window: wa})
-}
-
-// Rng draws numbers of type t from Philox4x32-10 with the given key (I64[1])
-// and counter (I64[2]), whose bits are TensorFlow's uint64 key and counter.
-func (b *Builder) Rng(key, counter Value, dist RngDistribution, t TensorType) Value {
-	tk, tc := b.Type(key), b.Type(counter)
-	if tk.DType != I64 || !tk.Shape.Equal(Shape{1}) || tc.DType != I64 || !tc.Shape.Equal(Shape{2}) {
-		return b.fail(OpRng, "key %v must be int64[1] and counter %v int64[2]", tk, tc)
-	}
-	switch {
-	case dist == RngUniform && (t.DType.IsFloat() && t.DType != F64 || t.DType == I32 || t.DType == I64):
-	case (dist == RngNormal || dist == RngTruncatedNormal) && t.DType.IsFloat() && t.DType != F64:
-	default:
-		return b.fail(OpRng, "%v numbers of type %v are not defined", dist, t)
-	}
-	return b.emit(Instr{Op: OpRng, Args: []Value{key, counter}, Type: TensorType{t.DType, t.Shape.Clone()}, Rng: &RngAttrs{dist}})
-}
-
-// FFT transforms the len(length) innermost dims of x.
-func (b *Builder) FFT(x Value, kind FFTKind, length []int) Value {
-	t := b.Type(x)
-	r, n := t.Shape.Rank(), len(length)
-	if n < 1 || n > 3 || n > r {
-		return b.fail(OpFFT, "%v over %d dims of %v: 1 to 3 dims, at most the rank", kind, n, t)
-	}
-	inner := t.Shape[r-n:]
-	out := t.Shape.Clone()
-	want := slices.Clone(length)
-	var in, res DType
-	switch kind {
-	case FFTForward, FFTInverse:
-		in, res = C64, C64
-	case FFTReal:
-		in, res = F32, C64
-		out[r-1] = length[n-1]/2 + 1
-	case FFTInverseReal:
-		in, res = C64, F32
-		want[n-1] = length[n-1]/2 + 1
-		copy(out[r-n:], length)
-	default:
-		return b.fail(OpFFT, "unknown kind %v", kind)
-	}
-	if t.DType != in || !Shape(want).Equal(inner) {
-		return b.fail(OpFFT, "%v of length %v needs %v with inner dims %v, got %v", kind, length, in, Shape(want), t)
-	}
-	for _, l := range length {
-		if l < 1 {
-			return b.fail(OpFFT, "length %v must be positive", length)
-		}
-	}
-	return b.emit(Instr{Op: OpFFT, Args: []Value{x}, Type: TensorType{res, out}, FFT: &FFTAttrs{kind, slices.Clone(length)}})
 }

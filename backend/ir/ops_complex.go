@@ -1,5 +1,20 @@
 package ir
 
+// Complex numbers taken apart and put together.
+
+// complexOps move complex64 parts; they never compute on them.
+var complexOps = opDefs{
+	{OpReal, OpInfo{Name: "real", Arity: 1, infer: func(b *Builder, _ *Program, _ Instr, a []Value) (Value, error) {
+		return b.Real(a[0]), nil
+	}}}, // the real parts of the complex64 Args[0]: float32 of its shape
+	{OpImag, OpInfo{Name: "imag", Arity: 1, infer: func(b *Builder, _ *Program, _ Instr, a []Value) (Value, error) {
+		return b.Imag(a[0]), nil
+	}}}, // the imaginary parts of the complex64 Args[0]: float32 of its shape
+	{OpComplex, OpInfo{Name: "complex", Arity: 2, infer: func(b *Builder, _ *Program, _ Instr, a []Value) (Value, error) {
+		return b.Complex(a[0], a[1]), nil
+	}}}, // complex64 with real parts Args[0] and imaginary parts Args[1], float32 of one shape
+}
+
 // Real is the real parts of the complex64 x, float32 of x's shape.
 func (b *Builder) Real(x Value) Value { return b.part(OpReal, x) }
 

@@ -42,9 +42,7 @@ func (b *Builder) Build(results ...Value) (*Program, error) {
 			return nil, fmt.Errorf("ir: result %%%d is a tuple: take it apart with GetResult", r)
 		}
 	}
-	p := b.prog
-	p.Results = slices.Clone(results)
-	return &p, nil
+	return &Program{Params: b.prog.Params, Instrs: b.prog.Instrs, Results: slices.Clone(results)}, nil
 }
 
 // Type is the type of a value built so far.

@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
 
 // Value names the result of one instruction: its index in Program.Instrs.
@@ -42,11 +43,18 @@ type Instr struct {
 	Tuple []TensorType // the results of the region ops (OpWhile, OpCase, OpCall, ...) and of OpQr, OpEigh, OpLu, OpSvd, OpEig, OpHessenberg, OpTridiagonal, OpQrPivoted, OpSchur and OpHostCall, whose own Type is unset
 }
 
-// Program is a straight-line computation: parameters in, results out.
+// Program is a straight-line computation: parameters in, results out. A
+// program is not changed once it has been verified (Verify remembers that
+// it passed): a pass that changes one makes a new Program.
 type Program struct {
 	Params  []TensorType
 	Instrs  []Instr
 	Results []Value
+
+	// verified is what Normalize found of the program when it passed, so
+	// that the frontend, the rewrites, the split layer and the driver
+	// that each accept it verify it once between them.
+	verified atomic.Pointer[normalForm]
 }
 
 // ResultTypes are the types of the program's outputs, in order.

@@ -11,7 +11,8 @@ import (
 // operands give (inferred by the Builder, as a lowering's would be),
 // parameters match the declared inputs, and the program has results that
 // exist. Drivers and frontends call it on every program they accept; a
-// hand-assembled program gets the same scrutiny as a built one.
+// hand-assembled program gets the same scrutiny as a built one, once: a
+// program that passed is not checked again.
 func Verify(p *Program) error {
 	_, _, err := Normalize(p)
 	return err
@@ -26,6 +27,30 @@ func Normalize(p *Program) (q *Program, origin []int, err error) {
 	if p == nil {
 		return nil, nil, fmt.Errorf("ir: nil program")
 	}
+	if n := p.verified.Load(); n != nil && n.of(p) {
+		return n.q, n.origin, nil
+	}
+	q, origin, err = normalize(p)
+	if err == nil {
+		p.verified.Store(&normalForm{q: q, origin: origin, instrs: len(p.Instrs), params: len(p.Params), results: len(p.Results)})
+	}
+	return q, origin, err
+}
+
+// normalForm is Normalize's answer for a program that passed, kept on it.
+type normalForm struct {
+	q      *Program
+	origin []int
+	// The lengths p had: a program grown or cut after it passed is
+	// checked again (one edited in place is not: Program says so).
+	instrs, params, results int
+}
+
+func (n *normalForm) of(p *Program) bool {
+	return n.instrs == len(p.Instrs) && n.params == len(p.Params) && n.results == len(p.Results)
+}
+
+func normalize(p *Program) (q *Program, origin []int, err error) {
 	b := NewBuilder()
 	remap := make([]Value, len(p.Instrs)) // p's value -> rebuilt value
 	for i, in := range p.Instrs {

@@ -121,3 +121,27 @@ func TestKeyIsTheProgramsIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyOnce: a program that passed is not checked again (every layer
+// that accepts it asks), but one grown since is.
+func TestVerifyOnce(t *testing.T) {
+	p := matmulBias(t)
+	q1, origin, err := Normalize(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q2, origin2, err := Normalize(p)
+	if err != nil || q2 != q1 || &origin2[0] != &origin[0] {
+		t.Fatalf("the second Normalize rebuilt the program (err %v)", err)
+	}
+	if err := Verify(p); err != nil {
+		t.Fatal(err)
+	}
+	p.Instrs = append(p.Instrs, Instr{Op: OpNeg, Args: []Value{99}, Type: f32(2, 4)})
+	if err := Verify(p); err == nil || !strings.Contains(err.Error(), "not an earlier instruction") {
+		t.Fatalf("a program grown after it passed: %v, want the new instruction refused", err)
+	}
+	if _, _, err := Normalize(&Program{}); err == nil {
+		t.Fatal("an empty program passed")
+	}
+}

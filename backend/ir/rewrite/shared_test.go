@@ -53,8 +53,7 @@ func TestSharedPrograms(t *testing.T) {
 // fail with an error, not a panic.
 func TestMalformedProgram(t *testing.T) {
 	p := foriLoop(t)
-	bad := *p
-	bad.Instrs = append([]ir.Instr(nil), p.Instrs...)
+	bad := ir.Program{Params: p.Params, Instrs: append([]ir.Instr(nil), p.Instrs...), Results: p.Results}
 	for i, in := range bad.Instrs {
 		if in.Op == ir.OpWhile {
 			in.Args = append([]ir.Value(nil), in.Args...)

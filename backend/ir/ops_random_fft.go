@@ -1,6 +1,9 @@
 package ir
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Random numbers and Fourier transforms.
 
@@ -108,4 +111,27 @@ func (b *Builder) FFT(x Value, kind FFTKind, length []int) Value {
 		}
 	}
 	return b.emit(Instr{Op: OpFFT, Args: []Value{x}, Type: TensorType{res, out}, FFT: &FFTAttrs{kind, slices.Clone(length)}})
+}
+
+// UnitRoot is exp(-2πik/n), the twiddle factor of OpFFT's transforms of
+// length n, exact at the quarter turns (1, -i, -1, i): a transform then
+// keeps the zeros it must have, such as the imaginary part of a real
+// signal's Nyquist term, which sin(π) computed in floating point is not.
+func UnitRoot(k, n int) complex128 {
+	k %= n
+	if k < 0 {
+		k += n
+	}
+	switch {
+	case k == 0:
+		return 1
+	case 2*k == n:
+		return -1
+	case 4*k == n:
+		return -1i
+	case 4*k == 3*n:
+		return 1i
+	}
+	s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
+	return complex(c, s)
 }

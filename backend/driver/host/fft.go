@@ -2,7 +2,6 @@ package host
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"math/cmplx"
 
@@ -38,8 +37,7 @@ func newFFTPlan(n int) *fftPlan {
 	if p.pow {
 		p.twiddle = make([]complex128, n/2)
 		for k := range p.twiddle {
-			s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
-			p.twiddle[k] = complex(c, s)
+			p.twiddle[k] = ir.UnitRoot(k, n)
 		}
 		return p
 	}
@@ -49,8 +47,7 @@ func newFFTPlan(n int) *fftPlan {
 	for k := range p.chirp {
 		// k² mod 2n keeps the angle small, so it is accurate for large k.
 		r := (k * k) % (2 * n)
-		s, c := math.Sincos(-math.Pi * float64(r) / float64(n))
-		p.chirp[k] = complex(c, s)
+		p.chirp[k] = ir.UnitRoot(r, 2*n)
 	}
 	p.kernel = make([]complex128, m)
 	p.kernel[0] = cmplx.Conj(p.chirp[0])

@@ -3,6 +3,7 @@ package metal
 import (
 	"encoding/binary"
 	"math"
+	"math/cmplx"
 	"slices"
 
 	"github.com/metalplug/metalplug/backend/driver/metal/gpu"
@@ -153,9 +154,13 @@ func dftMatrix(rows, cols int, sign, scale float64, hermitian bool) (c, s []floa
 			w *= 2
 		}
 		for k := range cols {
-			jk := (j * k) % n // exact argument reduction
-			sn, cs := math.Sincos(sign * 2 * math.Pi * float64(jk) / float64(n))
-			c[j*cols+k], s[j*cols+k] = w*cs, w*sn
+			// exact argument reduction; exact at the quarter turns, so a
+			// real signal's Nyquist term has no imaginary part
+			z := ir.UnitRoot(j*k%n, n)
+			if sign > 0 {
+				z = cmplx.Conj(z)
+			}
+			c[j*cols+k], s[j*cols+k] = w*real(z), w*imag(z)
 		}
 	}
 	return c, s

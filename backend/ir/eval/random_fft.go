@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"math"
 	"math/cmplx"
 
 	"github.com/metalplug/metalplug/backend/ir"
@@ -98,10 +97,6 @@ func evalFFT(in ir.Instr, x, out Tensor) {
 // dft transforms every line of x along dim d (of length n).
 func dft(x []complex128, shape ir.Shape, d, n int, inverse bool) []complex128 {
 	out := make([]complex128, len(x))
-	sign := -1.0
-	if inverse {
-		sign = 1
-	}
 	stride := shape.Strides()[d]
 	line := make([]complex128, n)
 	for k := range x {
@@ -116,7 +111,11 @@ func dft(x []complex128, shape ir.Shape, d, n int, inverse bool) []complex128 {
 			for t, v := range line {
 				// The angle is reduced mod n in integers, so large n keep
 				// their precision.
-				sum += v * cmplx.Exp(complex(0, sign*2*math.Pi*float64((f*t)%n)/float64(n)))
+				w := ir.UnitRoot(f*t%n, n)
+				if inverse {
+					w = cmplx.Conj(w)
+				}
+				sum += v * w
 			}
 			if inverse {
 				sum /= complex(float64(n), 0)

@@ -23,8 +23,12 @@
 // GE), "param" (get_result), "values" (constant), and "dot", "conv",
 // "window", "slice", "pad", "gather", "scatter" (its "kind" one of replace,
 // add, mul, max, min), "sort", "rng" (its "distribution" one of uniform,
-// normal, truncated_normal) and "linalg" as the ir structs of those names
-// in JSON (field names in any case).
+// normal, truncated_normal), "fft" (its "kind" one of fft, ifft, rfft,
+// irfft, and "length") and "linalg" as the ir structs of those names in
+// JSON (field names in any case). The region ops and the decompositions
+// list their results' types in "tuple", and a region op its sub-programs
+// in "regions": [{"params": ["f32[]", ...], "program": [...], "results":
+// [...]}], whose values are numbered from their own parameters.
 //
 // Types are written "f32[2,3]" (a scalar "f32[]"), with the dtypes f32,
 // f16, bf16, f64, i8, i16, i32, i64, u8, u32, bool and c64. Values are
@@ -139,7 +143,24 @@ type instrJSON struct {
 	Sort    *ir.SortAttrs     `json:"sort"`
 	Rng     *rngJSON          `json:"rng"`
 	Linalg  *ir.LinalgAttrs   `json:"linalg"`
+	FFT     *fftJSON          `json:"fft"`
 	Tuple   []string          `json:"tuple"`
+	Regions []regionJSON      `json:"regions"`
+}
+
+// regionJSON is a sub-program: its parameters' types, its instructions
+// (values numbered from its parameters, as a case's are from its inputs)
+// and its results (by default the last instruction).
+type regionJSON struct {
+	Params  []string    `json:"params"`
+	Program []instrJSON `json:"program"`
+	Results []int       `json:"results"`
+}
+
+// fftJSON is ir.FFTAttrs with its kind by name (fft, ifft, rfft, irfft).
+type fftJSON struct {
+	Kind   string `json:"kind"`
+	Length []int  `json:"length"`
 }
 
 // scatterJSON is ir.ScatterDims with its kind by name; the outer Kind
@@ -197,28 +218,18 @@ func (cj caseJSON) build(file string) (Case, error) {
 	if len(cj.Program) == 0 {
 		return c, fmt.Errorf("no program")
 	}
-	p := &ir.Program{}
+	var params []ir.TensorType
 	for i, v := range cj.Inputs {
 		t, data, err := v.parse()
 		if err != nil {
 			return c, fmt.Errorf("input %d: %w", i, err)
 		}
-		p.Params = append(p.Params, t)
-		p.Instrs = append(p.Instrs, ir.Instr{Op: ir.OpParameter, Param: i, Type: t})
+		params = append(params, t)
 		c.Inputs = append(c.Inputs, data)
 	}
-	for i, ij := range cj.Program {
-		in, err := ij.instr()
-		if err != nil {
-			return c, fmt.Errorf("instruction %d (value %d, %s): %w", i, len(cj.Inputs)+i, ij.Op, err)
-		}
-		p.Instrs = append(p.Instrs, in)
-	}
-	if cj.Results == nil {
-		p.Results = []ir.Value{ir.Value(len(p.Instrs) - 1)}
-	}
-	for _, r := range cj.Results {
-		p.Results = append(p.Results, ir.Value(r))
+	p, err := program(params, cj.Program, cj.Results)
+	if err != nil {
+		return c, err
 	}
 	if err := ir.Verify(p); err != nil {
 		return c, err
@@ -239,6 +250,29 @@ func (cj caseJSON) build(file string) (Case, error) {
 	}
 	c.Program = p
 	return c, nil
+}
+
+// program assembles a program of the given parameters (values 0 to
+// len(params)-1) and instructions; results nil means the last instruction.
+func program(params []ir.TensorType, instrs []instrJSON, results []int) (*ir.Program, error) {
+	p := &ir.Program{Params: params}
+	for i, t := range params {
+		p.Instrs = append(p.Instrs, ir.Instr{Op: ir.OpParameter, Param: i, Type: t})
+	}
+	for i, ij := range instrs {
+		in, err := ij.instr()
+		if err != nil {
+			return nil, fmt.Errorf("instruction %d (value %d, %s): %w", i, len(params)+i, ij.Op, err)
+		}
+		p.Instrs = append(p.Instrs, in)
+	}
+	if results == nil {
+		p.Results = []ir.Value{ir.Value(len(p.Instrs) - 1)}
+	}
+	for _, r := range results {
+		p.Results = append(p.Results, ir.Value(r))
+	}
+	return p, nil
 }
 
 func (v valueJSON) parse() (ir.TensorType, []byte, error) {
@@ -303,6 +337,31 @@ func (ij instrJSON) instr() (ir.Instr, error) {
 		s := ij.Scatter.ScatterDims
 		s.Kind, err = byName(ij.Scatter.Kind, []ir.ScatterKind{ir.ScatterReplace, ir.ScatterAdd, ir.ScatterMul, ir.ScatterMax, ir.ScatterMin})
 		in.Scatter = &s
+	}
+	if ij.FFT != nil && err == nil {
+		var k ir.FFTKind
+		k, err = byName(ij.FFT.Kind, []ir.FFTKind{ir.FFTForward, ir.FFTInverse, ir.FFTReal, ir.FFTInverseReal})
+		in.FFT = &ir.FFTAttrs{Kind: k, Length: ij.FFT.Length}
+	}
+	for i, r := range ij.Regions {
+		if err != nil {
+			break
+		}
+		params := make([]ir.TensorType, len(r.Params))
+		for j, s := range r.Params {
+			if params[j], err = ParseType(s); err != nil {
+				break
+			}
+		}
+		var q *ir.Program
+		if err == nil {
+			q, err = program(params, r.Program, r.Results)
+		}
+		if err != nil {
+			err = fmt.Errorf("region %d: %w", i, err)
+			break
+		}
+		in.Regions = append(in.Regions, q)
 	}
 	if ij.Rng != nil && err == nil {
 		var d ir.RngDistribution

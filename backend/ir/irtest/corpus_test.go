@@ -190,3 +190,39 @@ func TestCorpusLoads(t *testing.T) {
 		t.Fatal("no corpus files")
 	}
 }
+
+// notInCorpus are the ops the corpus cannot hold, with why.
+var notInCorpus = map[ir.Op]string{
+	ir.OpHostCall: "it runs a function the host process registers; drivertest's host-call tests register one",
+}
+
+// TestCorpusCoversEveryOp: every op has at least one case of literal
+// values, in a region or not.
+func TestCorpusCoversEveryOp(t *testing.T) {
+	cases, err := Load(Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[ir.Op]bool{}
+	var walk func(p *ir.Program)
+	walk = func(p *ir.Program) {
+		for _, in := range p.Instrs {
+			used[in.Op] = true
+			for _, r := range in.Regions {
+				walk(r)
+			}
+		}
+	}
+	for _, c := range cases {
+		walk(c.Program)
+	}
+	for _, op := range ir.Ops() {
+		why, excused := notInCorpus[op]
+		switch {
+		case used[op] && excused:
+			t.Errorf("%v is in the corpus: take it off notInCorpus (%s)", op, why)
+		case !used[op] && !excused:
+			t.Errorf("no corpus case uses %v: write one in backend/ir/testdata", op)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func TestABIMatchesXLA(t *testing.T) {
 		got, ok := sizes[name]
 		switch {
 		case !ok:
-			t.Errorf("%s: abi.h does not declare it (or abi_layout.c does not list it)", name)
+			t.Errorf("%s: abi.h does not declare it (or internal/pjrtharness/abi_layout.c does not list it)", name)
 		case got != want:
 			t.Errorf("%s: STRUCT_SIZE %d, XLA's is %d", name, got, want)
 		}
@@ -84,7 +84,7 @@ func TestABIMatchesXLA(t *testing.T) {
 	}
 	for name := range sizes {
 		if _, ok := facts.sizes[name]; !ok && name != "PJRT_Api" {
-			t.Errorf("%s: listed in abi_layout.c but not in the testdata", name)
+			t.Errorf("%s: listed in internal/pjrtharness/abi_layout.c but not in the testdata", name)
 		}
 	}
 
@@ -93,13 +93,13 @@ func TestABIMatchesXLA(t *testing.T) {
 		got, ok := fields[name]
 		switch {
 		case !ok:
-			t.Errorf("%s: not listed by abi_layout.c", name)
+			t.Errorf("%s: not listed by internal/pjrtharness/abi_layout.c", name)
 		case got != want:
 			t.Errorf("%s: at offset %d, XLA's is at %d", name, got, want)
 		}
 	}
 	if len(fields) != len(facts.fields) {
-		t.Errorf("abi_layout.c lists %d fields, the testdata %d", len(fields), len(facts.fields))
+		t.Errorf("internal/pjrtharness/abi_layout.c lists %d fields, the testdata %d", len(fields), len(facts.fields))
 	}
 
 	slots, order := layoutTable("slots")
@@ -116,7 +116,7 @@ func TestABIMatchesXLA(t *testing.T) {
 		}
 	}
 	if len(order) != len(facts.slots) {
-		t.Errorf("abi_layout.c lists %d slots, XLA's table has %d", len(order), len(facts.slots))
+		t.Errorf("internal/pjrtharness/abi_layout.c lists %d slots, XLA's table has %d", len(order), len(facts.slots))
 	}
 }
 

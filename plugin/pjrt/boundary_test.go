@@ -213,7 +213,7 @@ func TestExportWrapper(t *testing.T) {
 			t.Errorf("%s: %v, want no error", what, got)
 		case code != 0 && got == nil:
 			t.Errorf("%s: no error, want code %d: %s", what, code, msg)
-		case code != 0 && (got.code != code || !strings.HasPrefix(got.msg, msg)):
+		case code != 0 && (got.Code != code || !strings.HasPrefix(got.Msg, msg)):
 			t.Errorf("%s: %v, want code %d: %s...", what, got, code, msg)
 		}
 	}
@@ -251,8 +251,8 @@ func TestExportWrapper(t *testing.T) {
 	lost := status.Errorf(status.DataLoss, "metalplug: copying to the host: lost")
 	got, _ = call("mp_Test_AsIs", full(), func(*fakeArgs) error { return asIs{lost} })
 	expect("an asIs status", got, int(pjrtCodes[status.DataLoss]), "metalplug: copying to the host: lost")
-	if got != nil && got.msg != lost.Error() {
-		t.Errorf("an asIs status: message %q, want %q as it is", got.msg, lost.Error())
+	if got != nil && got.Msg != lost.Error() {
+		t.Errorf("an asIs status: message %q, want %q as it is", got.Msg, lost.Error())
 	}
 	got, _ = call("mp_Test_AsIsNil", full(), func(*fakeArgs) error { return asIs{nil} })
 	expect("an asIs success", got, 0, "")

@@ -48,7 +48,7 @@ func withTranslator(t *testing.T, tr func(code []byte, format string) (*ir.Progr
 func TestCompileWithoutTranslator(t *testing.T) {
 	withTranslator(t, nil)
 	h := testClient(t)
-	_, err := h.compile([]byte("ML\xefR"), "mlir", options(1, 1, nil))
+	_, err := h.Compile([]byte("ML\xefR"), "mlir", options(1, 1, nil))
 	if errorCode(err) != int(codeUnimplemented) || !strings.Contains(err.Error(), "metalplug: PJRT_Client_Compile: ") || !strings.Contains(err.Error(), "pjrt.Translate is unset") {
 		t.Errorf("compile with the seam unset: %v; want UNIMPLEMENTED saying so", err)
 	}
@@ -76,7 +76,7 @@ func TestCompileErrors(t *testing.T) {
 		{"ok", "2 replicas", options(2, 1, nil), codeInvalidArgument},
 		{"ok", "not a serialized xla.CompileOptionsProto", []byte{0x1a, 0x09}, codeInvalidArgument},
 	} {
-		_, err := h.compile([]byte(c.code), "mlir", c.options)
+		_, err := h.Compile([]byte(c.code), "mlir", c.options)
 		if errorCode(err) != int(c.errCode) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want code %d and %q", c.code, err, c.errCode, c.want)
 		}
@@ -101,55 +101,55 @@ func TestExecute(t *testing.T) {
 			} else {
 				h = testClient(t)
 			}
-			exe, err := h.compile([]byte("program bytes"), "mlir", options(1, 1, map[string]pb{"xla_cpu_enable_fast_math": pb(nil).varint(fieldOverrideBool, 0)}))
+			exe, err := h.Compile([]byte("program bytes"), "mlir", options(1, 1, map[string]pb{"xla_cpu_enable_fast_math": pb(nil).varint(fieldOverrideBool, 0)}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer exe.destroy()
+			defer exe.Destroy()
 			if string(gotCode) != "program bytes" || gotFormat != "mlir" {
 				t.Errorf("the translator got %q, %q", gotCode, gotFormat)
 			}
-			name, n, types, dims, assignment, err := exe.describe()
+			name, n, types, dims, assignment, err := exe.Describe()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(name, "metalplug_") || n != 2 || !slices.Equal(types, []bufType{11, 1}) ||
+			if !strings.HasPrefix(name, "metalplug_") || n != 2 || !slices.Equal(types, []int{11, 1}) ||
 				!slices.Equal(dims[0], []int64{2, 3}) || !slices.Equal(dims[1], []int64{2, 3}) {
 				t.Errorf("name %q, %d outputs, types %v, dims %v", name, n, types, dims)
 			}
 			checkDeviceAssignment(t, assignment)
 
 			xs, ys := newHostArray(f32s(1, 2, 3, 4, 5, 6)), newHostArray(f32s(6, 5, 4, 3, 2, 1))
-			defer xs.free()
-			defer ys.free()
-			x, dx, err := h.put(xs, 0, 11, []int64{2, 3}, nil, 1)
+			defer xs.Free()
+			defer ys.Free()
+			x, dx, err := h.Put(xs, 0, 11, []int64{2, 3}, nil, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			y, dy, err := h.put(ys, 0, 11, []int64{2, 3}, nil, 1)
+			y, dy, err := h.Put(ys, 0, 11, []int64{2, 3}, nil, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			outs, done, err := exe.execute([]*hBuffer{x, y}, 2)
+			outs, done, err := exe.Execute([]*hBuffer{x, y}, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if delay > 0 {
-				if ok, _ := done.ready(); ok {
+				if ok, _ := done.Ready(); ok {
 					t.Error("the execution's event is ready before the delayed stream ran it")
 				}
 			}
-			if err := done.await(); err != nil {
+			if err := done.Await(); err != nil {
 				t.Fatal(err)
 			}
-			got, err := outs[0].get(nil)
+			got, err := outs[0].Get(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := f32s(7, 14, 21, 28, 35, 42); !bytes.Equal(got, want) {
 				t.Errorf("(x+y)*x = %v", got)
 			}
-			gt, err := outs[1].get(nil)
+			gt, err := outs[1].Get(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,14 +157,14 @@ func TestExecute(t *testing.T) {
 				t.Errorf("x > y = %v", gt)
 			}
 			// Inputs are never written, donated or not.
-			if got, _ := x.get(nil); !bytes.Equal(got, f32s(1, 2, 3, 4, 5, 6)) {
+			if got, _ := x.Get(nil); !bytes.Equal(got, f32s(1, 2, 3, 4, 5, 6)) {
 				t.Errorf("x was written: %v", got)
 			}
 			for _, e := range []*hEvent{dx, dy, done} {
-				e.destroy()
+				e.Destroy()
 			}
 			for _, b := range append(outs, x, y) {
-				b.destroy()
+				b.Destroy()
 			}
 		})
 	}
@@ -194,27 +194,27 @@ func checkDeviceAssignment(t *testing.T, data []byte) {
 func TestExecuteChecksArguments(t *testing.T) {
 	withTranslator(t, func([]byte, string) (*ir.Program, error) { return testProgram(t), nil })
 	h := testClient(t)
-	exe, err := h.compile(nil, "mlir", nil)
+	exe, err := h.Compile(nil, "mlir", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer exe.destroy()
+	defer exe.Destroy()
 	host := newHostArray(make([]byte, 24))
-	defer host.free()
-	good, _, _ := h.put(host, 0, 11, []int64{2, 3}, nil, 0)
-	wrong, _, _ := h.put(host, 0, 4, []int64{2, 3}, nil, 0)
-	defer good.destroy()
-	defer wrong.destroy()
-	if _, _, err := exe.execute([]*hBuffer{good}, 2); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "1 arguments for a program of 2 parameters") {
+	defer host.Free()
+	good, _, _ := h.Put(host, 0, 11, []int64{2, 3}, nil, 0)
+	wrong, _, _ := h.Put(host, 0, 4, []int64{2, 3}, nil, 0)
+	defer good.Destroy()
+	defer wrong.Destroy()
+	if _, _, err := exe.Execute([]*hBuffer{good}, 2); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "1 arguments for a program of 2 parameters") {
 		t.Errorf("too few arguments: %v", err)
 	}
-	if _, _, err := exe.execute([]*hBuffer{good, wrong}, 2); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "argument 1 is s32[2,3]; the program's parameter 1 is f32[2,3]") {
+	if _, _, err := exe.Execute([]*hBuffer{good, wrong}, 2); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "argument 1 is s32[2,3]; the program's parameter 1 is f32[2,3]") {
 		t.Errorf("a wrong type: %v", err)
 	}
-	gone, _, _ := h.put(host, 0, 11, []int64{2, 3}, nil, 0)
-	gone.delete()
-	defer gone.destroy()
-	if _, _, err := exe.execute([]*hBuffer{good, gone}, 2); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "argument 1: buffer f32[2,3] has been deleted") {
+	gone, _, _ := h.Put(host, 0, 11, []int64{2, 3}, nil, 0)
+	gone.Delete()
+	defer gone.Destroy()
+	if _, _, err := exe.Execute([]*hBuffer{good, gone}, 2); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "argument 1: buffer f32[2,3] has been deleted") {
 		t.Errorf("a deleted argument: %v", err)
 	}
 }
@@ -254,52 +254,52 @@ func TestStreamFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hClient{c.c}
-	defer h.destroy()
-	exe, err := h.compile(nil, "mlir", nil)
+	h := wrapClient(c)
+	defer h.Destroy()
+	exe, err := h.Compile(nil, "mlir", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer exe.destroy()
+	defer exe.Destroy()
 	xs := newHostArray(f32s(1, 2, 3, 4, 5, 6))
-	defer xs.free()
-	x, dx, _ := h.put(xs, 0, 11, []int64{2, 3}, nil, 1)
-	dx.await()
-	dx.destroy()
-	defer x.destroy()
+	defer xs.Free()
+	x, dx, _ := h.Put(xs, 0, 11, []int64{2, 3}, nil, 1)
+	dx.Await()
+	dx.Destroy()
+	defer x.Destroy()
 
 	d.failNext.Store(true)
-	outs, done, err := exe.execute([]*hBuffer{x, x}, 2)
+	outs, done, err := exe.Execute([]*hBuffer{x, x}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := done.await(); err == nil || !strings.Contains(err.Error(), "injected fault") {
+	if err := done.Await(); err == nil || !strings.Contains(err.Error(), "injected fault") {
 		t.Errorf("the failed execution's event: %v", err)
 	}
-	done.destroy()
-	if _, err := outs[0].get(nil); err == nil || !strings.Contains(err.Error(), "was never written") || !strings.Contains(err.Error(), "injected fault") {
+	done.Destroy()
+	if _, err := outs[0].Get(nil); err == nil || !strings.Contains(err.Error(), "was never written") || !strings.Contains(err.Error(), "injected fault") {
 		t.Errorf("reading a result of the failed execution: %v", err)
 	}
-	if _, _, err := exe.execute([]*hBuffer{outs[0], x}, 2); err == nil || !strings.Contains(err.Error(), "argument 0: buffer f32[2,3] was never written") {
+	if _, _, err := exe.Execute([]*hBuffer{outs[0], x}, 2); err == nil || !strings.Contains(err.Error(), "argument 0: buffer f32[2,3] was never written") {
 		t.Errorf("running on a result of the failed execution: %v", err)
 	}
 	for _, b := range outs {
-		b.destroy()
+		b.Destroy()
 	}
 
-	outs, done, err = exe.execute([]*hBuffer{x, x}, 2)
+	outs, done, err = exe.Execute([]*hBuffer{x, x}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := done.await(); err != nil {
+	if err := done.Await(); err != nil {
 		t.Fatalf("after a failure, the next execution: %v", err)
 	}
-	done.destroy()
-	if got, err := outs[0].get(nil); err != nil || !bytes.Equal(got, f32s(2, 8, 18, 32, 50, 72)) {
+	done.Destroy()
+	if got, err := outs[0].Get(nil); err != nil || !bytes.Equal(got, f32s(2, 8, 18, 32, 50, 72)) {
 		t.Errorf("after a failure, (x+x)*x = %v, %v", got, err)
 	}
 	for _, b := range outs {
-		b.destroy()
+		b.Destroy()
 	}
 }
 
@@ -312,28 +312,28 @@ func TestExecuteWithoutResults(t *testing.T) {
 		return &ir.Program{Params: []ir.TensorType{{DType: ir.F32, Shape: ir.Shape{2, 3}}}}, nil
 	})
 	h := testClient(t)
-	exe, err := h.compile(nil, "mlir", nil)
+	exe, err := h.Compile(nil, "mlir", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer exe.destroy()
-	if _, outputs, _, _, _, err := exe.describe(); err != nil || outputs != 0 {
+	defer exe.Destroy()
+	if _, outputs, _, _, _, err := exe.Describe(); err != nil || outputs != 0 {
 		t.Fatalf("%d outputs, %v", outputs, err)
 	}
 	host := newHostArray(make([]byte, 24))
-	defer host.free()
-	x, _, _ := h.put(host, 0, 11, []int64{2, 3}, nil, 0)
-	defer x.destroy()
-	outs, done, err := exe.execute([]*hBuffer{x}, 0)
+	defer host.Free()
+	x, _, _ := h.Put(host, 0, 11, []int64{2, 3}, nil, 0)
+	defer x.Destroy()
+	outs, done, err := exe.Execute([]*hBuffer{x}, 0)
 	if err != nil || len(outs) != 0 {
 		t.Fatalf("outputs %v, %v", outs, err)
 	}
-	if err := done.await(); err != nil {
+	if err := done.Await(); err != nil {
 		t.Errorf("done: %v", err)
 	}
-	done.destroy()
-	x.delete()
-	if _, _, err := exe.execute([]*hBuffer{x}, 0); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "has been deleted") {
+	done.Destroy()
+	x.Delete()
+	if _, _, err := exe.Execute([]*hBuffer{x}, 0); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "has been deleted") {
 		t.Errorf("a deleted argument: %v", err)
 	}
 }
@@ -342,7 +342,7 @@ func TestExecuteWithoutResults(t *testing.T) {
 // marks unsigned (ui16 or ui64, int16 or int64 bits to the IR) takes and
 // gives buffers of the unsigned element type, with the same bits.
 func TestUnsignedParametersAndResults(t *testing.T) {
-	const s16, u16 = bufType(3), bufType(7)
+	const s16, u16 = 3, 7 // PJRT_Buffer_Types
 	old := Translate
 	t.Cleanup(func() { Translate = old })
 	Translate = func([]byte, string) (*ir.Program, Marks, error) {
@@ -352,33 +352,33 @@ func TestUnsignedParametersAndResults(t *testing.T) {
 		return p, Marks{Params: []bufType{u16}, Results: []bufType{u16}}, err
 	}
 	h := testClient(t)
-	exe, err := h.compile(nil, "mlir", nil)
+	exe, err := h.Compile(nil, "mlir", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer exe.destroy()
-	if _, _, types, _, _, err := exe.describe(); err != nil || len(types) != 2 || types[0] != u16 || types[1] != s16 {
+	defer exe.Destroy()
+	if _, _, types, _, _, err := exe.Describe(); err != nil || len(types) != 2 || types[0] != u16 || types[1] != s16 {
 		t.Fatalf("output types %v, %v", types, err)
 	}
 	host := newHostArray([]byte{0xff, 0xff, 1, 0, 0, 0x80})
-	defer host.free()
-	signed, _, _ := h.put(host, 0, s16, []int64{3}, nil, 0)
-	defer signed.destroy()
-	if _, _, err := exe.execute([]*hBuffer{signed}, 2); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "argument 0 is s16[3]; the program's parameter 0 is u16[3]") {
+	defer host.Free()
+	signed, _, _ := h.Put(host, 0, s16, []int64{3}, nil, 0)
+	defer signed.Destroy()
+	if _, _, err := exe.Execute([]*hBuffer{signed}, 2); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "argument 0 is s16[3]; the program's parameter 0 is u16[3]") {
 		t.Errorf("an s16 argument for a u16 parameter: %v", err)
 	}
-	x, _, _ := h.put(host, 0, u16, []int64{3}, nil, 0)
-	defer x.destroy()
-	outs, done, err := exe.execute([]*hBuffer{x}, 2)
+	x, _, _ := h.Put(host, 0, u16, []int64{3}, nil, 0)
+	defer x.Destroy()
+	outs, done, err := exe.Execute([]*hBuffer{x}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer done.destroy()
+	defer done.Destroy()
 	for _, o := range outs {
-		defer o.destroy()
+		defer o.Destroy()
 	}
-	got, err := outs[0].get(nil)
-	if _, typ, _ := outs[0].dims(); err != nil || typ != u16 || !bytes.Equal(got, []byte{0xfe, 0xff, 2, 0, 0, 0}) {
+	got, err := outs[0].Get(nil)
+	if _, typ, _ := outs[0].Dims(); err != nil || typ != u16 || !bytes.Equal(got, []byte{0xfe, 0xff, 2, 0, 0, 0}) {
 		t.Errorf("x + x of u16 [65535 1 32768] is %v %x, %v", typ, got, err)
 	}
 }
@@ -388,7 +388,7 @@ func TestUnsignedParametersAndResults(t *testing.T) {
 // unless the call lists it as not donatable; the same buffer donated and
 // passed again is refused, as XLA refuses it, and stays usable.
 func TestDonatedArgumentsAreConsumed(t *testing.T) {
-	const f32 = bufType(11)
+	const f32 = 11 // a PJRT_Buffer_Type
 	old := Translate
 	t.Cleanup(func() { Translate = old })
 	Translate = func([]byte, string) (*ir.Program, Marks, error) {
@@ -399,57 +399,57 @@ func TestDonatedArgumentsAreConsumed(t *testing.T) {
 		return p, Marks{Donated: []bool{true, false}}, err
 	}
 	h := testClient(t)
-	exe, err := h.compile(nil, "mlir", nil)
+	exe, err := h.Compile(nil, "mlir", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer exe.destroy()
+	defer exe.Destroy()
 	host := newHostArray([]byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}) // 1, 2
-	defer host.free()
+	defer host.Free()
 	put := func() *hBuffer {
-		b, _, err := h.put(host, 0, f32, []int64{2}, nil, 0)
+		b, _, err := h.Put(host, 0, f32, []int64{2}, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
 	run := func(keep []int64, args ...*hBuffer) error {
-		outs, done, err := exe.execute(args, 1, keep...)
+		outs, done, err := exe.Execute(args, 1, keep...)
 		if err != nil {
 			return err
 		}
-		defer done.destroy()
-		defer outs[0].destroy()
-		got, err := outs[0].get(nil)
+		defer done.Destroy()
+		defer outs[0].Destroy()
+		got, err := outs[0].Get(nil)
 		if !bytes.Equal(got, []byte{0, 0, 0, 0x40, 0, 0, 0x80, 0x40}) { // 2, 4
 			t.Errorf("x + y is %x, %v", got, err)
 		}
 		return nil
 	}
 	x, y := put(), put()
-	defer x.destroy()
-	defer y.destroy()
+	defer x.Destroy()
+	defer y.Destroy()
 	if err := run(nil, x, y); err != nil {
 		t.Fatal(err)
 	}
-	if del, _ := x.isDeleted(); !del {
+	if del, _ := x.IsDeleted(); !del {
 		t.Error("the donated argument is not deleted after the execution")
 	}
-	if del, _ := y.isDeleted(); del {
+	if del, _ := y.IsDeleted(); del {
 		t.Error("the argument not donated was deleted")
 	}
 	kept := put()
-	defer kept.destroy()
+	defer kept.Destroy()
 	if err := run([]int64{0}, kept, y); err != nil {
 		t.Fatal(err)
 	}
-	if del, _ := kept.isDeleted(); del {
+	if del, _ := kept.IsDeleted(); del {
 		t.Error("an argument the call lists as not donatable was deleted")
 	}
 	if err := run(nil, y, y); errorCode(err) != int(codeInvalidArgument) || !strings.Contains(err.Error(), "Attempt to donate the same buffer twice") {
 		t.Errorf("f(donate(y), y): %v", err)
 	}
-	if del, _ := y.isDeleted(); del {
+	if del, _ := y.IsDeleted(); del {
 		t.Error("a refused execution deleted its argument")
 	}
 }

@@ -30,7 +30,7 @@ func testClient(t *testing.T) *hClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := h.destroy(); err != nil {
+		if err := h.Destroy(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -46,21 +46,21 @@ func delayedClient(t *testing.T, delay time.Duration) *hClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hClient{c.c}
-	t.Cleanup(func() { h.destroy() })
+	h := wrapClient(c)
+	t.Cleanup(func() { h.Destroy() })
 	return h
 }
 
 func TestClientDescribesItself(t *testing.T) {
 	h := testClient(t)
-	name, version, err := h.platform()
+	name, version, err := h.Platform()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if name != "metalplug" || !strings.Contains(version, "PJRT C API 0.114") || !strings.Contains(version, "host driver") {
 		t.Errorf("platform %q, version %q", name, version)
 	}
-	kind, err := h.deviceKind()
+	kind, err := h.DeviceKind()
 	if err != nil || kind != "host (reference driver)" {
 		t.Errorf("device kind %q, %v", kind, err)
 	}
@@ -99,27 +99,27 @@ func TestRoundTrip(t *testing.T) {
 				data[i] = byte(r.Uint32())
 			}
 			host := newHostArray(data)
-			b, done, err := h.put(host, 0, typ, dims, nil, sem)
+			b, done, err := h.Put(host, 0, int(typ), dims, nil, sem)
 			if err != nil {
 				t.Fatalf("%s, semantics %d: %v", name, sem, err)
 			}
-			if err := done.await(); err != nil {
+			if err := done.Await(); err != nil {
 				t.Fatal(err)
 			}
-			done.destroy()
-			host.free() // the caller may now: the device has its own copy
-			got, err := b.get(nil)
+			done.Destroy()
+			host.Free() // the caller may now: the device has its own copy
+			got, err := b.Get(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, data) {
 				t.Errorf("%s, semantics %d: read back differs", name, sem)
 			}
-			gotDims, gotType, err := b.dims()
-			if err != nil || !slices.Equal(gotDims, dims) || gotType != typ {
+			gotDims, gotType, err := b.Dims()
+			if err != nil || !slices.Equal(gotDims, dims) || bufType(gotType) != typ {
 				t.Errorf("%s: dims %v type %v, %v", name, gotDims, gotType, err)
 			}
-			b.destroy()
+			b.Destroy()
 		}
 	}
 }
@@ -145,7 +145,7 @@ func TestStridedHostArrays(t *testing.T) {
 		}
 	}
 	host := newHostArray(f32s(base...))
-	defer host.free()
+	defer host.Free()
 	for _, c := range []struct {
 		name    string
 		at      int // byte offset of element [0, 0]
@@ -160,22 +160,22 @@ func TestStridedHostArrays(t *testing.T) {
 		{"a[1]", 16, []int64{4}, []int64{4}, []float32{10, 11, 12, 13}},
 	} {
 		for _, sem := range []int{0, 1} {
-			b, done, err := h.put(host, c.at, 11, c.dims, c.strides, sem)
+			b, done, err := h.Put(host, c.at, 11, c.dims, c.strides, sem)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			if ok, _ := done.ready(); !ok {
+			if ok, _ := done.Ready(); !ok {
 				t.Errorf("%s: a strided array is staged during the call, so done must be ready at once", c.name)
 			}
-			done.destroy()
-			got, err := b.get(nil)
+			done.Destroy()
+			got, err := b.Get(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, f32s(c.want...)) {
 				t.Errorf("%s (semantics %d): got %v", c.name, sem, got)
 			}
-			b.destroy()
+			b.Destroy()
 		}
 	}
 }
@@ -184,15 +184,15 @@ func TestStridedHostArrays(t *testing.T) {
 func TestToHostLayouts(t *testing.T) {
 	h := testClient(t)
 	host := newHostArray(f32s(0, 1, 2, 10, 11, 12))
-	defer host.free()
-	b, done, err := h.put(host, 0, 11, []int64{2, 3}, nil, 1)
+	defer host.Free()
+	b, done, err := h.Put(host, 0, 11, []int64{2, 3}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done.await()
-	done.destroy()
-	defer b.destroy()
-	got, err := b.get([]int64{4, 8}) // column-major
+	done.Await()
+	done.Destroy()
+	defer b.Destroy()
+	got, err := b.Get([]int64{4, 8}) // column-major
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,40 +203,40 @@ func TestToHostLayouts(t *testing.T) {
 
 func TestDeleteAndMemoryStats(t *testing.T) {
 	h := testClient(t)
-	before, _, _, err := h.memoryStats()
+	before, _, _, err := h.MemoryStats()
 	if err != nil {
 		t.Fatal(err)
 	}
 	host := newHostArray(make([]byte, 4096))
-	defer host.free()
-	b, done, err := h.put(host, 0, 11, []int64{1024}, nil, 1)
+	defer host.Free()
+	b, done, err := h.Put(host, 0, 11, []int64{1024}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done.await()
-	done.destroy()
-	inUse, peak, allocs, _ := h.memoryStats()
+	done.Await()
+	done.Destroy()
+	inUse, peak, allocs, _ := h.MemoryStats()
 	if inUse != before+4096 || peak < inUse || allocs < 1 {
 		t.Errorf("after a 4 KiB buffer: in use %d (was %d), peak %d, %d allocations", inUse, before, peak, allocs)
 	}
-	if err := b.delete(); err != nil {
+	if err := b.Delete(); err != nil {
 		t.Fatal(err)
 	}
-	if del, _ := b.isDeleted(); !del {
+	if del, _ := b.IsDeleted(); !del {
 		t.Error("IsDeleted is false after Delete")
 	}
-	if _, err := b.get(nil); err == nil || !strings.Contains(err.Error(), "has been deleted") {
+	if _, err := b.Get(nil); err == nil || !strings.Contains(err.Error(), "has been deleted") {
 		t.Errorf("reading a deleted buffer: %v", err)
 	}
-	ev, _ := b.readyEvent()
-	if err := ev.await(); err == nil {
+	ev, _ := b.ReadyEvent()
+	if err := ev.Await(); err == nil {
 		t.Error("a deleted buffer's ready event must carry an error")
 	}
-	ev.destroy()
-	if inUse, _, _, _ := h.memoryStats(); inUse != before {
+	ev.Destroy()
+	if inUse, _, _, _ := h.MemoryStats(); inUse != before {
 		t.Errorf("after Delete, %d bytes in use, want %d", inUse, before)
 	}
-	if err := b.destroy(); err != nil {
+	if err := b.Destroy(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -248,26 +248,26 @@ func TestDeleteAndMemoryStats(t *testing.T) {
 func TestEventsFollowTheStream(t *testing.T) {
 	h := delayedClient(t, 50*time.Millisecond)
 	host := newHostArray(f32s(1, 2, 3, 4))
-	defer host.free()
-	b, done, err := h.put(host, 0, 11, []int64{4}, nil, 1)
+	defer host.Free()
+	b, done, err := h.Put(host, 0, 11, []int64{4}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.destroy()
-	if ok, _ := done.ready(); ok {
+	defer b.Destroy()
+	if ok, _ := done.Ready(); ok {
 		t.Fatal("the copy's event is ready before the stream reached it")
 	}
-	if err := done.status(); errorCode(err) != int(codeFailedPrecondition) {
+	if err := done.Status(); errorCode(err) != int(codeFailedPrecondition) {
 		t.Errorf("PJRT_Event_Error before ready: %v", err)
 	}
 	const slot = 7
-	if err := done.onReady(slot); err != nil {
+	if err := done.OnReady(slot); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := fired(slot); n != 0 {
 		t.Fatal("OnReady ran before the stream reached the copy")
 	}
-	got, err := b.get(nil) // enqueued behind the copy
+	got, err := b.Get(nil) // enqueued behind the copy
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,17 +275,17 @@ func TestEventsFollowTheStream(t *testing.T) {
 		t.Errorf("read back %v", got)
 	}
 	waitFired(t, slot, 1)
-	if ok, _ := done.ready(); !ok {
+	if ok, _ := done.Ready(); !ok {
 		t.Error("not ready after the read behind it finished")
 	}
-	done.destroy()
+	done.Destroy()
 	// OnReady on a ready event runs at once.
-	ev, _ := b.readyEvent()
-	ev.onReady(slot + 1)
+	ev, _ := b.ReadyEvent()
+	ev.OnReady(slot + 1)
 	if n, code := fired(slot + 1); n != 1 || code != 0 {
 		t.Errorf("OnReady on a ready event: fired %d, code %d", n, code)
 	}
-	ev.destroy()
+	ev.Destroy()
 }
 
 func waitFired(t *testing.T, slot, n int) {
@@ -303,23 +303,23 @@ func TestCreatedEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ev.destroy()
+	defer ev.Destroy()
 	const slot = 20
-	ev.onReady(slot)
-	if ok, _ := ev.ready(); ok {
+	ev.OnReady(slot)
+	if ok, _ := ev.Ready(); ok {
 		t.Fatal("a created event is ready before Set")
 	}
-	if err := ev.set(int(codeResourceExhausted), "out of the caller's patience"); err != nil {
+	if err := ev.Set(int(codeResourceExhausted), "out of the caller's patience"); err != nil {
 		t.Fatal(err)
 	}
 	if n, code := fired(slot); n != 1 || code != int(codeResourceExhausted) {
 		t.Errorf("callback fired %d times with code %d", n, code)
 	}
-	err = ev.await()
+	err = ev.Await()
 	if errorCode(err) != int(codeResourceExhausted) || !strings.Contains(err.Error(), "out of the caller's patience") {
 		t.Errorf("Await: %v", err)
 	}
-	if err := ev.set(0, ""); errorCode(err) != int(codeFailedPrecondition) {
+	if err := ev.Set(0, ""); errorCode(err) != int(codeFailedPrecondition) {
 		t.Errorf("setting twice: %v", err)
 	}
 }
@@ -327,7 +327,7 @@ func TestCreatedEvents(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	h := testClient(t)
 	host := newHostArray(make([]byte, 64))
-	defer host.free()
+	defer host.Free()
 	for _, c := range []struct {
 		name    string
 		typ     bufType
@@ -343,7 +343,7 @@ func TestRefusals(t *testing.T) {
 		{"strides count", 11, []int64{2, 2}, []int64{4}, 0, "1 byte strides for 2 dimensions", codeInvalidArgument},
 		{"semantics", 11, []int64{2}, nil, 9, "host_buffer_semantics 9", codeInvalidArgument},
 	} {
-		_, _, err := h.put(host, 0, c.typ, c.dims, c.strides, c.sem)
+		_, _, err := h.Put(host, 0, int(c.typ), c.dims, c.strides, c.sem)
 		if errorCode(err) != int(c.code) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "PJRT_Client_BufferFromHostBuffer") {
 			t.Errorf("%s: %v; want code %d and %q", c.name, err, c.code, c.want)
 		}
@@ -363,15 +363,19 @@ func TestErrorObjects(t *testing.T) {
 		{codeInternal, strings.Repeat("long ", 1000)},
 	} {
 		if failed := errorPaths(c.code, c.msg); failed != 0 {
-			t.Errorf("code %d, message of %d bytes: check %d of abi.c's mp_test_error_paths failed", c.code, len(c.msg), failed)
+			t.Errorf("code %d, message of %d bytes: check %d of the harness's mp_harness_error_paths failed", c.code, len(c.msg), failed)
 		}
 	}
 }
 
 // TestMemoryUserData: the memory vtable keeps the caller's data by key,
-// destroys replaced data at once and the rest with the memory.
+// destroys replaced data at once and the rest with the memory (freed when
+// its client is destroyed).
 func TestMemoryUserData(t *testing.T) {
-	before, after := userDataDtors()
+	before, after, err := userDataDtors()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if before != 1 || after != 3 {
 		t.Errorf("destructors: %d on replacing, %d after freeing; want 1 and 3 (-1: a lookup failed)", before, after)
 	}
@@ -396,23 +400,23 @@ func TestAllocationWaitsForPendingFrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hClient{c.c}
-	t.Cleanup(func() { h.destroy() })
+	h := wrapClient(c)
+	t.Cleanup(func() { h.Destroy() })
 	data := newHostArray(make([]byte, 48<<10))
-	defer data.free()
-	first, _, err := h.put(data, 0, 11, []int64{12 << 10}, nil, 1)
+	defer data.Free()
+	first, _, err := h.Put(data, 0, 11, []int64{12 << 10}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := first.delete(); err != nil { // its free waits for its copy
+	if err := first.Delete(); err != nil { // its free waits for its copy
 		t.Fatal(err)
 	}
-	second, done, err := h.put(data, 0, 11, []int64{12 << 10}, nil, 1)
+	second, done, err := h.Put(data, 0, 11, []int64{12 << 10}, nil, 1)
 	if err != nil {
 		t.Fatalf("a buffer the deleted one's memory makes room for: %v", err)
 	}
-	done.await()
-	done.destroy()
-	second.destroy()
-	first.destroy()
+	done.Await()
+	done.Destroy()
+	second.Destroy()
+	first.Destroy()
 }

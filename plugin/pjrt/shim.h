@@ -55,14 +55,4 @@ void mp_give_compile_options(PJRT_Executable_GetCompileOptions_Args* a, const ch
 void mp_give_device_attributes(PJRT_Device_GetAttributes_Args* a, const PJRT_NamedValue* attrs,
                                size_t n);
 
-// For abi_test.go: the sizes, field offsets and slot offsets of the
-// declarations in abi.h (abi_layout.c). Each list ends with a NULL name.
-typedef struct mp_layout_entry {
-  const char* name;
-  size_t value;
-} mp_layout_entry;
-extern const mp_layout_entry mp_layout_sizes[];
-extern const mp_layout_entry mp_layout_fields[];
-extern const mp_layout_entry mp_layout_slots[];
-
 #endif  // METALPLUG_PJRT_SHIM_H_

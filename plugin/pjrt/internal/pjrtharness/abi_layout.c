@@ -1,14 +1,15 @@
-// The layout of abi.h as the compiler sees it, for abi_test.go to hold
-// against the numbers of XLA's header (testdata/pjrt_abi_0.114.txt). The
-// lists name what abi.h declares; the test fails if an entry is missing on
-// either side or an offset differs.
-#include "shim.h"
+// The layout of abi.h as the compiler sees it, for plugin/pjrt's
+// abi_test.go to hold against the numbers of XLA's header
+// (plugin/pjrt/testdata/pjrt_abi_0.114.txt). The lists name what abi.h
+// declares; the test fails if an entry is missing on either side or an
+// offset differs.
+#include "harness.h"
 
 #define SIZE(T) {#T, T##_STRUCT_SIZE},
 #define FIELD(T, f) {#T "." #f, offsetof(T, f)},
 #define SLOT(name) {#name, offsetof(PJRT_Api, name)},
 
-const mp_layout_entry mp_layout_sizes[] = {
+const mp_harness_layout_entry mp_harness_layout_sizes[] = {
     SIZE(PJRT_Extension_Base)
     SIZE(PJRT_Api_Version)
     SIZE(PJRT_Error_Destroy_Args)
@@ -119,7 +120,7 @@ const mp_layout_entry mp_layout_sizes[] = {
     {NULL, 0},
 };
 
-const mp_layout_entry mp_layout_fields[] = {
+const mp_harness_layout_entry mp_harness_layout_fields[] = {
     FIELD(PJRT_Extension_Base, struct_size) FIELD(PJRT_Extension_Base, type) FIELD(PJRT_Extension_Base, next)
     FIELD(PJRT_Api_Version, struct_size) FIELD(PJRT_Api_Version, extension_start) FIELD(PJRT_Api_Version, major_version) FIELD(PJRT_Api_Version, minor_version)
     FIELD(PJRT_Error_Destroy_Args, struct_size) FIELD(PJRT_Error_Destroy_Args, extension_start) FIELD(PJRT_Error_Destroy_Args, error)
@@ -229,7 +230,7 @@ const mp_layout_entry mp_layout_fields[] = {
     {NULL, 0},
 };
 
-const mp_layout_entry mp_layout_slots[] = {
+const mp_harness_layout_entry mp_harness_layout_slots[] = {
     SLOT(PJRT_Error_Destroy)
     SLOT(PJRT_Error_Message)
     SLOT(PJRT_Error_GetCode)

@@ -29,14 +29,17 @@ import (
 )
 
 // The C boundary. A Go panic that unwinds into C aborts the process that
-// hosts us, so every function exported to C begins with
+// hosts us, so every function exported to C is one call of export (or
+// exportValue, for a function with a result):
 //
-//	defer boundary("goName", failure{...})
-//	hook("goName")
+//	export("goName", failure{st: st}, func() error { return work(args) })
 //
-// and results that C reads on failure are set, before the defer, to the
-// value that tells C it failed. A test (boundary_test.go) holds every
-// //export to this shape.
+// which defers boundary before anything can panic, calls the test hook,
+// runs the body (plain Go returning an error) and reports its error where
+// failure says. The few that TensorFlow gives no way to fail (an event
+// that must exist, a callback that must be called) defer boundary
+// themselves, with what to do instead. A test (boundary_test.go) holds
+// every //export to one of the two shapes.
 
 // failure says where a recovered panic goes: the TF_Status the caller hands
 // back to TensorFlow, the kernel context or construction to fail, or, when
@@ -73,6 +76,12 @@ func boundary(name string, to failure) {
 			logPanic(name, fmt.Errorf("%v; then, reporting it: %v", err, r))
 		}
 	}()
+	to.report(name, err)
+}
+
+// report hands err to where to says: the sink, the kernel context or
+// construction, the status, or else the log.
+func (to failure) report(name string, err error) {
 	switch {
 	case to.sink != nil:
 		to.sink(err)
@@ -85,6 +94,32 @@ func boundary(name string, to failure) {
 	default:
 		logPanic(name, err)
 	}
+}
+
+// export is every function TensorFlow calls: it recovers a panic in the
+// export name (an INTERNAL error, reported where to says), calls the test
+// hook, runs body and reports its error the same way. body is called, never
+// kept, so a func literal for it stays on the stack.
+func export(name string, to failure, body func() error) {
+	defer boundary(name, to)
+	hook(name)
+	if err := body(); err != nil {
+		to.report(name, err)
+	}
+}
+
+// exportValue is export for a function with a result: body's, or failed
+// (the value that tells C it failed) when body fails or panics.
+func exportValue[R any](name string, to failure, failed R, body func() (R, error)) (r R) {
+	r = failed
+	defer boundary(name, to)
+	hook(name)
+	v, err := body()
+	if err != nil {
+		to.report(name, err)
+		return failed
+	}
+	return v
 }
 
 // panicLogLimit bounds the log lines per exported function: TensorFlow

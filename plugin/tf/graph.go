@@ -52,8 +52,10 @@ var passBroken atomic.Bool
 //
 //export goOptimize
 func goOptimize(data unsafe.Pointer, n C.size_t, item unsafe.Pointer, out *C.TF_Buffer, st *C.TF_Status) {
-	defer boundary("goOptimize", failure{st: st})
-	hook("goOptimize")
+	export("goOptimize", failure{st: st}, func() error { return optimizeBuffer(data, n, item, out) })
+}
+
+func optimizeBuffer(data unsafe.Pointer, n C.size_t, item unsafe.Pointer, out *C.TF_Buffer) error {
 	in := unsafe.Slice((*byte)(data), int(n))
 	lib := C.metalplug_new_library(data, n)
 	defer C.metalplug_delete_library(lib)
@@ -68,14 +70,14 @@ func goOptimize(data unsafe.Pointer, n C.size_t, item unsafe.Pointer, out *C.TF_
 	}
 	result, err := optimize(in, func() ([]string, bool) { return nodesToPreserve(item) }, def)
 	if err != nil {
-		setStatus(st, err)
-		return
+		return err
 	}
 	var p unsafe.Pointer
 	if len(result) > 0 {
 		p = unsafe.Pointer(&result[0])
 	}
 	C.metalplug_set_buffer(out, p, C.size_t(len(result)))
+	return nil
 }
 
 // optimize is goOptimize without C: the rewritten graph's bytes, or the

@@ -36,11 +36,11 @@ func newSlot(k *lower.Kernel) (int, error) {
 }
 
 //export TF_InitKernel
-func TF_InitKernel() {
-	defer boundary("TF_InitKernel", failure{})
-	hook("TF_InitKernel")
+func TF_InitKernel() { export("TF_InitKernel", failure{}, initKernels) }
+
+func initKernels() error {
 	if state.drv == nil {
-		return // declined: register nothing, so nothing can be placed here
+		return nil // declined: register nothing, so nothing can be placed here
 	}
 	if err := registerClusterOp(); err != nil {
 		logf("%v: the graph pass forms no clusters", err)
@@ -49,11 +49,12 @@ func TF_InitKernel() {
 	}
 	n, err := registerKernels(DeviceType())
 	if err != nil {
-		logf("kernel registration: %v", err)
+		return fmt.Errorf("kernel registration: %w", err)
 	}
 	if debug() {
 		logf("registered %d kernels for %s", n, DeviceType())
 	}
+	return nil
 }
 
 func registerKernels(deviceType string) (int, error) {
@@ -219,30 +220,30 @@ type compiled struct {
 }
 
 //export goKernelCreate
-func goKernelCreate(ctx *C.TF_OpKernelConstruction, n C.int) (h C.uintptr_t) {
-	var k *lower.Kernel
-	defer boundary("goKernelCreate", failure{kc: ctx, detail: func() string { return kernelName(k) }})
-	hook("goKernelCreate")
-	k = slots[n]
+func goKernelCreate(ctx *C.TF_OpKernelConstruction, n C.int) C.uintptr_t {
+	var k *lower.Kernel // named in the report of a panic once known
+	return exportValue("goKernelCreate", failure{kc: ctx, detail: func() string { return kernelName(k) }}, 0,
+		func() (C.uintptr_t, error) { return kernelCreate(ctx, n, &k) })
+}
+
+// kernelCreate makes the instance of slot n's kernel, for one node.
+func kernelCreate(ctx *C.TF_OpKernelConstruction, n C.int, kp **lower.Kernel) (C.uintptr_t, error) {
+	k := slots[n]
+	*kp = k
 	attrs, err := readAttrs(ctx, k)
 	if err != nil {
-		failConstruction(ctx, status.Invalidf("%s: %v", k.Op, err))
-		return 0
+		return 0, status.Invalidf("%s: %v", k.Op, err)
 	}
 	inst := &instance{k: k, attrs: attrs, traceOp: k.Op, runs: opCounter(k.Op), cache: cache.NewBytes[*compiled](programCacheSize)}
 	if k.Op == lower.ClusterOp {
 		inst.traceOp = k.Op + "(" + lower.ClusterSummary(attrs, debug()) + ")"
 	}
-	return C.uintptr_t(cgo.NewHandle(inst))
+	return C.uintptr_t(cgo.NewHandle(inst)), nil
 }
 
 //export goKernelDelete
 func goKernelDelete(h C.uintptr_t) {
-	defer boundary("goKernelDelete", failure{})
-	hook("goKernelDelete")
-	if h != 0 {
-		cgo.Handle(h).Delete()
-	}
+	export("goKernelDelete", failure{}, func() error { return destroyHandle(h) })
 }
 
 func readAttrs(ctx *C.TF_OpKernelConstruction, k *lower.Kernel) (*lower.Attrs, error) {
@@ -413,44 +414,52 @@ var scratchPool = sync.Pool{New: func() any { return new(callScratch) }}
 
 //export goKernelCompute
 func goKernelCompute(h C.uintptr_t, ctx *C.TF_OpKernelContext) {
-	var inst *instance
-	var ins []input
-	defer boundary("goKernelCompute", failure{ctx: ctx, detail: func() string { return instanceDetail(inst, ins) }})
-	hook("goKernelCompute")
+	var run computeCall // what a panic's report names
+	export("goKernelCompute", failure{ctx: ctx, detail: run.detail}, func() error { return run.compute(h, ctx) })
+}
+
+// computeCall is one call of a kernel's compute: the instance and inputs
+// it has got to, for the report of a panic.
+type computeCall struct {
+	inst *instance
+	ins  []input
+}
+
+func (c *computeCall) detail() string { return instanceDetail(c.inst, c.ins) }
+
+func (c *computeCall) compute(h C.uintptr_t, ctx *C.TF_OpKernelContext) error {
 	sc := scratchPool.Get().(*callScratch)
 	returned := false
 	defer func() {
 		// After a panic the scratch is dropped: boundary still describes
-		// ins, and another call must not be handed it meanwhile.
+		// the inputs, and another call must not be handed it meanwhile.
 		if returned {
-			clear(ins)
-			sc.ins = ins[:0]
+			clear(c.ins)
+			sc.ins = c.ins[:0]
 			scratchPool.Put(sc)
 		}
 	}()
 	defer func() {
-		for _, in := range ins {
+		for _, in := range c.ins {
 			if !in.batch {
 				C.TF_DeleteTensor(in.t)
 			}
 		}
 	}()
-	inst = cgo.Handle(h).Value().(*instance)
+	c.inst = cgo.Handle(h).Value().(*instance)
 	st := C.TF_NewStatus()
 	defer C.TF_DeleteStatus(st)
 	var err error
-	if inst.k.Variables.Access != lower.VarNone {
-		err = computeVariable(inst, ctx, st, &ins)
+	if c.inst.k.Variables.Access != lower.VarNone {
+		err = computeVariable(c.inst, ctx, st, &c.ins)
 	} else {
-		err = compute(inst, ctx, st, &ins, sc)
+		err = compute(c.inst, ctx, st, &c.ins, sc)
 	}
-	if err != nil {
-		failKernel(ctx, err)
-		returned = true
-		return
-	}
-	inst.runs.Add(1)
 	returned = true
+	if err == nil {
+		c.inst.runs.Add(1)
+	}
+	return err
 }
 
 func kernelName(k *lower.Kernel) string {

@@ -13,10 +13,11 @@ import "C"
 
 import (
 	"fmt"
-	"github.com/metalplug/metalplug/backend/stats"
 	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/metalplug/metalplug/backend/stats"
 
 	"github.com/metalplug/metalplug/backend/driver"
 	"github.com/metalplug/metalplug/plugin/cenv"

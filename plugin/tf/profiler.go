@@ -35,16 +35,12 @@ func profilerRegistrationOK() bool { return C.metalplug_check_profiler_registrat
 
 //export goProfilerStart
 func goProfilerStart(st *C.TF_Status) {
-	defer boundary("goProfilerStart", failure{st: st})
-	hook("goProfilerStart")
-	driver.StartTrace()
+	export("goProfilerStart", failure{st: st}, func() error { driver.StartTrace(); return nil })
 }
 
 //export goProfilerStop
 func goProfilerStop(st *C.TF_Status) {
-	defer boundary("goProfilerStop", failure{st: st})
-	hook("goProfilerStop")
-	driver.StopTrace()
+	export("goProfilerStop", failure{st: st}, func() error { driver.StopTrace(); return nil })
 }
 
 // collected is the serialized XSpace between TensorFlow's two calls of
@@ -61,24 +57,26 @@ var collected struct {
 //
 //export goProfilerCollect
 func goProfilerCollect(buf *C.uint8_t, size *C.size_t, st *C.TF_Status) {
-	defer boundary("goProfilerCollect", failure{st: st})
-	hook("goProfilerCollect")
+	export("goProfilerCollect", failure{st: st}, func() error { return profilerCollect(buf, size) })
+}
+
+func profilerCollect(buf *C.uint8_t, size *C.size_t) error {
 	collected.Lock()
 	defer collected.Unlock()
 	if buf == nil {
 		b, err := proto.Marshal(traceSpace(DeviceType(), driver.TakeTrace()))
 		if err != nil {
 			*size = 0
-			setStatus(st, fmt.Errorf("profiler: %w", err))
-			return
+			return fmt.Errorf("profiler: %w", err)
 		}
 		collected.b = b
 		*size = C.size_t(len(b))
-		return
+		return nil
 	}
 	n := copy(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(*size)), collected.b)
 	*size = C.size_t(n)
 	collected.b = nil
+	return nil
 }
 
 // traceSpace is the trace as one XPlane of TensorFlow's XSpace, named for

@@ -44,20 +44,21 @@ func streamOf(h C.uintptr_t) driver.Stream { return cgo.Handle(h).Value().(drive
 func eventOf(h C.uintptr_t) driver.Event   { return cgo.Handle(h).Value().(driver.Event) }
 
 //export goDeviceCount
-func goDeviceCount(st *C.TF_Status) (n C.int) {
-	defer boundary("goDeviceCount", failure{st: st})
-	hook("goDeviceCount")
-	return C.int(state.devices)
+func goDeviceCount(st *C.TF_Status) C.int {
+	return exportValue("goDeviceCount", failure{st: st}, 0, deviceCount)
 }
 
+func deviceCount() (C.int, error) { return C.int(state.devices), nil }
+
 //export goAllocate
-func goAllocate(size C.uint64_t) (p unsafe.Pointer) {
-	defer boundary("goAllocate", failure{})
-	hook("goAllocate")
+func goAllocate(size C.uint64_t) unsafe.Pointer {
+	return exportValue("goAllocate", failure{}, nil, func() (unsafe.Pointer, error) { return allocate(size) })
+}
+
+func allocate(size C.uint64_t) (unsafe.Pointer, error) {
 	p, err := state.drv.Allocate(int(size))
 	if err != nil {
-		logf("allocate: %v", err)
-		return nil
+		return nil, fmt.Errorf("allocate: %w", err)
 	}
 	allocations.Lock()
 	allocations.count++
@@ -67,22 +68,24 @@ func goAllocate(size C.uint64_t) (p unsafe.Pointer) {
 	}
 	allocations.sizes[p] = int64(size)
 	allocations.Unlock()
-	return p
+	return p, nil
 }
 
 //export goDeallocate
 func goDeallocate(p unsafe.Pointer) {
-	defer boundary("goDeallocate", failure{})
-	hook("goDeallocate")
+	export("goDeallocate", failure{}, func() error { return deallocate(p) })
+}
+
+func deallocate(p unsafe.Pointer) error {
 	if err := state.drv.Free(p); err != nil {
-		logf("deallocate: %v", err)
-		return
+		return fmt.Errorf("deallocate: %w", err)
 	}
 	allocations.Lock()
 	allocations.count--
 	allocations.bytes -= allocations.sizes[p]
 	delete(allocations.sizes, p)
 	allocations.Unlock()
+	return nil
 }
 
 // goAllocatorStats fills in what the device holds. When it fails it
@@ -91,62 +94,68 @@ func goDeallocate(p unsafe.Pointer) {
 // down with the device. Allocations then fail as out of memory.
 //
 //export goAllocatorStats
-func goAllocatorStats(inUse, limit, count *C.int64_t) (ok C.int) {
-	defer boundary("goAllocatorStats", failure{sink: func(err error) {
+func goAllocatorStats(inUse, limit, count *C.int64_t) C.int {
+	return exportValue("goAllocatorStats", failure{sink: func(err error) {
 		logPanic("goAllocatorStats", err)
 		*inUse, *limit, *count = 0, 0, 0
-		ok = 1
-	}})
-	hook("goAllocatorStats")
+	}}, 1, func() (C.int, error) { return allocatorStats(inUse, limit, count) })
+}
+
+func allocatorStats(inUse, limit, count *C.int64_t) (C.int, error) {
 	used, total := state.drv.MemoryUsage()
 	allocations.Lock()
 	*count = C.int64_t(allocations.count)
 	allocations.Unlock()
 	*inUse, *limit = C.int64_t(used), C.int64_t(total)
-	return 1
+	return 1, nil
 }
 
 //export goCreateStream
-func goCreateStream(st *C.TF_Status) (h C.uintptr_t) {
-	defer boundary("goCreateStream", failure{st: st})
-	hook("goCreateStream")
+func goCreateStream(st *C.TF_Status) C.uintptr_t {
+	return exportValue("goCreateStream", failure{st: st}, 0, createStream)
+}
+
+func createStream() (C.uintptr_t, error) {
 	s, err := state.drv.NewStream()
 	if err != nil {
-		setStatus(st, err)
-		return 0
+		return 0, err
 	}
 	streams.Store(s, struct{}{})
-	return C.uintptr_t(cgo.NewHandle(s))
+	return C.uintptr_t(cgo.NewHandle(s)), nil
 }
 
 //export goDestroyStream
 func goDestroyStream(h C.uintptr_t) {
-	defer boundary("goDestroyStream", failure{})
-	hook("goDestroyStream")
+	export("goDestroyStream", failure{}, func() error { return destroyStream(h) })
+}
+
+func destroyStream(h C.uintptr_t) error {
 	s := streamOf(h)
 	streams.Delete(s)
-	if err := s.Close(); err != nil {
-		logf("destroy_stream: %v", err)
-	}
 	cgo.Handle(h).Delete()
+	if err := s.Close(); err != nil {
+		return fmt.Errorf("destroy_stream: %w", err)
+	}
+	return nil
 }
 
 // goStreamDependency makes dependent wait for all work enqueued on other so far.
 //
 //export goStreamDependency
 func goStreamDependency(dependent, other C.uintptr_t, st *C.TF_Status) {
-	defer boundary("goStreamDependency", failure{st: st})
-	hook("goStreamDependency")
+	export("goStreamDependency", failure{st: st}, func() error { return streamDependency(dependent, other) })
+}
+
+func streamDependency(dependent, other C.uintptr_t) error {
 	ev := state.drv.NewEvent()
 	streamOf(other).Record(ev)
 	streamOf(dependent).Wait(ev)
+	return nil
 }
 
 //export goStreamStatus
 func goStreamStatus(h C.uintptr_t, st *C.TF_Status) {
-	defer boundary("goStreamStatus", failure{st: st})
-	hook("goStreamStatus")
-	setStatus(st, streamOf(h).Err())
+	export("goStreamStatus", failure{st: st}, func() error { return streamOf(h).Err() })
 }
 
 // goCreateEvent cannot fail: TensorFlow aborts on a failed create_event
@@ -165,11 +174,15 @@ func goCreateEvent(st *C.TF_Status) (h C.uintptr_t) {
 
 //export goDestroyEvent
 func goDestroyEvent(h C.uintptr_t) {
-	defer boundary("goDestroyEvent", failure{})
-	hook("goDestroyEvent")
+	export("goDestroyEvent", failure{}, func() error { return destroyHandle(h) })
+}
+
+// destroyHandle forgets the handle h (0: none).
+func destroyHandle(h C.uintptr_t) error {
 	if h != 0 {
 		cgo.Handle(h).Delete()
 	}
+	return nil
 }
 
 // goEventStatus is 0 pending, 1 complete. Never an error: TensorFlow's
@@ -180,38 +193,33 @@ func goDestroyEvent(h C.uintptr_t) {
 // that "complete" is true.
 //
 //export goEventStatus
-func goEventStatus(h C.uintptr_t) (r C.int) {
-	defer boundary("goEventStatus", failure{sink: func(err error) {
+func goEventStatus(h C.uintptr_t) C.int {
+	return exportValue("goEventStatus", failure{sink: func(err error) {
 		logPanic("goEventStatus", err)
 		_ = synchronizeAll()
-		r = 1
-	}})
-	hook("goEventStatus")
+	}}, 1, func() (C.int, error) { return eventStatus(h) })
+}
+
+func eventStatus(h C.uintptr_t) (C.int, error) {
 	if eventOf(h).Status() == driver.EventPending {
-		return 0
+		return 0, nil
 	}
-	return 1
+	return 1, nil
 }
 
 //export goRecordEvent
 func goRecordEvent(s, e C.uintptr_t, st *C.TF_Status) {
-	defer boundary("goRecordEvent", failure{st: st})
-	hook("goRecordEvent")
-	streamOf(s).Record(eventOf(e))
+	export("goRecordEvent", failure{st: st}, func() error { streamOf(s).Record(eventOf(e)); return nil })
 }
 
 //export goWaitForEvent
 func goWaitForEvent(s, e C.uintptr_t, st *C.TF_Status) {
-	defer boundary("goWaitForEvent", failure{st: st})
-	hook("goWaitForEvent")
-	streamOf(s).Wait(eventOf(e))
+	export("goWaitForEvent", failure{st: st}, func() error { streamOf(s).Wait(eventOf(e)); return nil })
 }
 
 //export goMemcpy
 func goMemcpy(s C.uintptr_t, dst, src unsafe.Pointer, n C.uint64_t, st *C.TF_Status) {
-	defer boundary("goMemcpy", failure{st: st})
-	hook("goMemcpy")
-	streamOf(s).Memcpy(dst, src, int(n))
+	export("goMemcpy", failure{st: st}, func() error { streamOf(s).Memcpy(dst, src, int(n)); return nil })
 }
 
 // goSyncMemcpy copies at once. TensorFlow expects a synchronous copy to see
@@ -220,50 +228,42 @@ func goMemcpy(s C.uintptr_t, dst, src unsafe.Pointer, n C.uint64_t, st *C.TF_Sta
 //
 //export goSyncMemcpy
 func goSyncMemcpy(dst, src unsafe.Pointer, n C.uint64_t, st *C.TF_Status) {
-	defer boundary("goSyncMemcpy", failure{st: st})
-	hook("goSyncMemcpy")
+	export("goSyncMemcpy", failure{st: st}, func() error { return syncMemcpy(dst, src, n) })
+}
+
+func syncMemcpy(dst, src unsafe.Pointer, n C.uint64_t) error {
 	if err := synchronizeAll(); err != nil {
-		setStatus(st, err)
-		return
+		return err
 	}
 	if n > 0 {
 		copy(unsafe.Slice((*byte)(dst), int(n)), unsafe.Slice((*byte)(src), int(n)))
 	}
+	return nil
 }
 
 //export goBlockHostForEvent
 func goBlockHostForEvent(e C.uintptr_t, st *C.TF_Status) {
-	defer boundary("goBlockHostForEvent", failure{st: st})
-	hook("goBlockHostForEvent")
-	setStatus(st, eventOf(e).Wait())
+	export("goBlockHostForEvent", failure{st: st}, func() error { return eventOf(e).Wait() })
 }
 
 //export goBlockHostUntilDone
 func goBlockHostUntilDone(s C.uintptr_t, st *C.TF_Status) {
-	defer boundary("goBlockHostUntilDone", failure{st: st})
-	hook("goBlockHostUntilDone")
-	setStatus(st, streamOf(s).Synchronize())
+	export("goBlockHostUntilDone", failure{st: st}, func() error { return streamOf(s).Synchronize() })
 }
 
 //export goSynchronizeAll
 func goSynchronizeAll(st *C.TF_Status) {
-	defer boundary("goSynchronizeAll", failure{st: st})
-	hook("goSynchronizeAll")
-	setStatus(st, synchronizeAll())
+	export("goSynchronizeAll", failure{st: st}, synchronizeAll)
 }
 
 //export goMemset
 func goMemset(s C.uintptr_t, dst unsafe.Pointer, b C.uint8_t, n C.uint64_t, st *C.TF_Status) {
-	defer boundary("goMemset", failure{st: st})
-	hook("goMemset")
-	streamOf(s).Memset(dst, byte(b), int(n))
+	export("goMemset", failure{st: st}, func() error { streamOf(s).Memset(dst, byte(b), int(n)); return nil })
 }
 
 //export goMemset32
 func goMemset32(s C.uintptr_t, dst unsafe.Pointer, v C.uint32_t, n C.uint64_t, st *C.TF_Status) {
-	defer boundary("goMemset32", failure{st: st})
-	hook("goMemset32")
-	streamOf(s).Memset32(dst, uint32(v), int(n))
+	export("goMemset32", failure{st: st}, func() error { streamOf(s).Memset32(dst, uint32(v), int(n)); return nil })
 }
 
 // goHostCallback enqueues TensorFlow's callback on the stream. TensorFlow

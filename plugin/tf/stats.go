@@ -25,20 +25,17 @@ func opCounter(op string) *atomic.Int64 {
 	return c.(*atomic.Int64)
 }
 
-// metalplug_op_counts returns a JSON object mapping each op name to the number
-// of times its kernel ran on the device. The caller frees the string with
-// free(3); from Python, ctypes.CDLL on the loaded library reaches it. It
-// returns NULL if it fails.
-//
 //export metalplug_op_counts
-func metalplug_op_counts() (counts *C.char) {
-	defer boundary("metalplug_op_counts", failure{})
-	hook("metalplug_op_counts")
+func metalplug_op_counts() *C.char {
+	return exportValue("metalplug_op_counts", failure{}, nil, opCountsJSON)
+}
+
+func opCountsJSON() (*C.char, error) {
 	m := map[string]int64{}
 	opCounts.Range(func(k, v any) bool {
 		m[k.(string)] = v.(*atomic.Int64).Load()
 		return true
 	})
 	b, _ := json.Marshal(m)
-	return C.CString(string(b))
+	return C.CString(string(b)), nil
 }

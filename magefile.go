@@ -21,6 +21,7 @@ import (
 	"github.com/metalplug/metalplug/setup/docs"
 	"github.com/metalplug/metalplug/setup/install"
 	"github.com/metalplug/metalplug/setup/probe"
+	"github.com/metalplug/metalplug/setup/toolchain"
 	"github.com/metalplug/metalplug/tasks"
 	"github.com/metalplug/metalplug/wheels"
 )
@@ -42,26 +43,12 @@ func Probe() error {
 // Build compiles build/libmetalplug.so (.dylib on macOS) against the probed TensorFlow and jaxlib.
 func Build() error {
 	mg.Deps(Probe)
-	start := time.Now()
 	r, err := probe.ReadJSON(filepath.Join("build", "probe.json"))
 	if err != nil {
 		return err
 	}
-	pin, err := build.ReadPin(".")
-	if err != nil {
-		return err
-	}
-	out := filepath.Join("build", build.LibraryName(r.GOOS))
-	built, err := build.Build(build.Options{Report: r, Root: ".", Out: out, Pin: pin, Log: logf})
-	if err != nil {
-		return err
-	}
-	what := "up to date"
-	if built {
-		what = "built"
-	}
-	logf("%s: %s in %.1fs", out, what, time.Since(start).Seconds())
-	return nil
+	_, err = toolchain.Build(r, toolchain.Options{Root: ".", Out: filepath.Join("build", build.LibraryName(r.GOOS)), Log: logf})
+	return err
 }
 
 // Install builds, then puts the library into the probed site-packages (tensorflow-plugins/, jax_plugins/metalplug/).

@@ -9,6 +9,7 @@ package toolchain
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/metalplug/metalplug/plugin/version"
 	"github.com/metalplug/metalplug/setup/build"
@@ -91,7 +92,8 @@ func Ensure(o Options) (*Toolchain, error) {
 }
 
 // Build builds the library of o.Out against report r (a venv made
-// elsewhere) and returns its absolute path.
+// elsewhere), unless it is up to date, says which in o.Log, and returns its
+// absolute path.
 func Build(r *probe.Report, o Options) (string, error) {
 	pin := o.Pin
 	if pin == "" && r.HasTensorFlow() {
@@ -105,8 +107,17 @@ func Build(r *probe.Report, o Options) (string, error) {
 	if o.JaxPinProbed && r.HasJax() {
 		b.JaxPin = version.Minor(r.Jax.JaxlibVersion)
 	}
-	if _, err := build.Build(b); err != nil {
+	start := time.Now()
+	built, err := build.Build(b)
+	if err != nil {
 		return "", err
+	}
+	if o.Log != nil {
+		what := "up to date"
+		if built {
+			what = fmt.Sprintf("built in %.1fs", time.Since(start).Seconds())
+		}
+		o.Log("%s: %s", b.Out, what)
 	}
 	return filepath.Abs(b.Out)
 }

@@ -234,23 +234,11 @@ void mp_named_string(PJRT_NamedValue* nv, const char* name, const char* value) {
   nv->value_size = strlen(value);
 }
 
-void mp_named_int64(PJRT_NamedValue* nv, const char* name, int64_t value) {
-  named_head(nv, name, PJRT_NamedValue_kInt64);
-  nv->int64_value = value;
-  nv->value_size = 1;
-}
-
 void mp_named_int64_list(PJRT_NamedValue* nv, const char* name, const int64_t* values, size_t n) {
   named_head(nv, name, PJRT_NamedValue_kInt64List);
   nv->int64_array_value = values;
   nv->value_size = n;
 }
-
-const char* mp_named_string_value(const PJRT_NamedValue* nv) { return nv->string_value; }
-int64_t mp_named_int64_value(const PJRT_NamedValue* nv) { return nv->int64_value; }
-const int64_t* mp_named_list_value(const PJRT_NamedValue* nv) { return nv->int64_array_value; }
-float mp_named_float_value(const PJRT_NamedValue* nv) { return nv->float_value; }
-bool mp_named_bool_value(const PJRT_NamedValue* nv) { return nv->bool_value; }
 
 const PJRT_Buffer_MemoryLayout_Tiled* mp_layout_tiled(const PJRT_Buffer_MemoryLayout* l) {
   return &l->tiled;

@@ -31,13 +31,7 @@ void mp_call_on_ready(PJRT_Event_OnReadyCallback cb, PJRT_Error* err, void* user
 
 // Named values: fill one of ours, or read one of the caller's.
 void mp_named_string(PJRT_NamedValue* nv, const char* name, const char* value);
-void mp_named_int64(PJRT_NamedValue* nv, const char* name, int64_t value);
 void mp_named_int64_list(PJRT_NamedValue* nv, const char* name, const int64_t* values, size_t n);
-const char* mp_named_string_value(const PJRT_NamedValue* nv);
-int64_t mp_named_int64_value(const PJRT_NamedValue* nv);
-const int64_t* mp_named_list_value(const PJRT_NamedValue* nv);
-float mp_named_float_value(const PJRT_NamedValue* nv);
-bool mp_named_bool_value(const PJRT_NamedValue* nv);
 
 // The members of a layout's union.
 const PJRT_Buffer_MemoryLayout_Tiled* mp_layout_tiled(const PJRT_Buffer_MemoryLayout* l);

@@ -84,15 +84,6 @@ func newNarrowFloat(name string, bits, exp, mant, bias int, spec special) *narro
 	return n
 }
 
-// ieeeFormat is the IEEE format of exp exponent and mant mantissa bits
-// as XLA's reduce_precision rounds to it (subnormals flushed to zero), for
-// roundToFormat: no table.
-func ieeeFormat(exp, mant int) *narrowType {
-	bias := 1<<(exp-1) - 1
-	top := math.Ldexp(2-math.Ldexp(1, -mant), 1<<exp-2-bias)
-	return &narrowType{name: "reduce_precision", bits: 1 + exp + mant, float: true, exp: exp, mant: mant, bias: bias, spec: ieee, maxFinite: float32(top), flush: true}
-}
-
 // value is what code c of a float format stands for. NaN is the quiet
 // float32 NaN, negative where the code's sign bit is set (as ml_dtypes
 // decodes it) in the formats that have signed NaNs, and with the code's

@@ -1,21 +1,6 @@
 package tf
 
-/*
-#include "plugin.h"
-
-// For boundary_test.go, which cannot use cgo itself: a platform table to
-// fill and a status callback that counts its calls.
-static int metalplug_test_callbacks;
-static void metalplug_test_callback(void* arg, TF_Status* st) { metalplug_test_callbacks++; }
-static void* metalplug_test_callback_fn(void) { return (void*)metalplug_test_callback; }
-static int metalplug_test_callback_count(void) { return metalplug_test_callbacks; }
-static SE_PlatformRegistrationParams* metalplug_test_params(void) {
-  SE_PlatformRegistrationParams* p = calloc(1, sizeof *p);
-  p->platform = calloc(1, sizeof(SP_Platform));
-  p->platform_fns = calloc(1, sizeof(SP_PlatformFns));
-  return p;
-}
-*/
+// #include "plugin.h"
 import "C"
 
 import (
@@ -191,30 +176,7 @@ func failConstruction(ctx *C.TF_OpKernelConstruction, err error) {
 // hook is the test hook every export calls first (plugin/testhook).
 func hook(name string) { testhook.Check(name) }
 
-// Helpers for boundary_test.go (cgo is not allowed in _test.go files); the
-// linker drops them from the library.
-
-// statusT is *C.TF_Status under a name the tests can write.
+// statusT is *C.TF_Status under a name the tests can write (a test file
+// cannot name cgo's types); an alias, it adds nothing to the library. What
+// else the tests need of C is in internal/tfharness.
 type statusT = *C.TF_Status
-
-func testStatus() statusT { return C.TF_NewStatus() }
-
-func testStatusText(st *C.TF_Status) (code int, msg string) {
-	return int(C.TF_GetCode(st)), C.GoString(C.TF_Message(st))
-}
-
-const testInternal = int(C.TF_INTERNAL)
-
-func testPlatformParams() *C.SE_PlatformRegistrationParams { return C.metalplug_test_params() }
-
-func testCallback() unsafe.Pointer { return C.metalplug_test_callback_fn() }
-
-func testHandle(h C.uintptr_t) uint64 { return uint64(h) }
-func testInt(v C.int) int             { return int(v) }
-func testBool(v C.TF_Bool) int        { return int(v) }
-
-func testCallbacks() int { return int(C.metalplug_test_callback_count()) }
-
-// armPanic makes the exported function name panic on every call, as
-// METALPLUG_TEST_PANIC does, and returns the function that disarms it.
-func armPanic(name string) (disarm func()) { return testhook.Arm(name) }

@@ -8,9 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/metalplug/metalplug/backend/status"
 	"github.com/metalplug/metalplug/plugin/internal/exports"
+	"github.com/metalplug/metalplug/plugin/testhook"
+	"github.com/metalplug/metalplug/plugin/tf/internal/tfharness"
 )
 
 // ownBoundary are the exports TensorFlow gives no way to fail, which do
@@ -190,7 +193,10 @@ func other() { export("wrapped", failure{}, work) }
 // (tests/integration) does the same through a real TensorFlow.
 func TestEveryExportSurvivesAPanic(t *testing.T) {
 	calls := map[string]func(st statusT) (check func() string){
-		"SE_InitPlugin": func(st statusT) func() string { SE_InitPlugin(testPlatformParams(), st); return none },
+		"SE_InitPlugin": func(st statusT) func() string {
+			SE_InitPlugin(paramsOf(tfharness.NewPlatformParams(), SE_InitPlugin), st)
+			return none
+		},
 		"TF_InitKernel": func(st statusT) func() string { TF_InitKernel(); return none },
 		"TF_InitGraph": func(st statusT) func() string {
 			TF_InitGraph(nil, st)
@@ -205,7 +211,7 @@ func TestEveryExportSurvivesAPanic(t *testing.T) {
 			goProfilerCollect(nil, nil, st)
 			return internal(st, "goProfilerCollect")
 		},
-		"goKernelCreate":      func(st statusT) func() string { return wantZero(testHandle(goKernelCreate(nil, 0))) },
+		"goKernelCreate":      func(st statusT) func() string { return wantZero(uint64(goKernelCreate(nil, 0))) },
 		"goKernelDelete":      func(st statusT) func() string { goKernelDelete(1); return none },
 		"goKernelCompute":     func(st statusT) func() string { goKernelCompute(1, nil); return none },
 		"goVarUpdate":         func(st statusT) func() string { goVarUpdate(nil, nil, nil); return none },
@@ -215,7 +221,7 @@ func TestEveryExportSurvivesAPanic(t *testing.T) {
 		"goAllocate":          func(st statusT) func() string { return wantNil(goAllocate(64) == nil) },
 		"goDeallocate":        func(st statusT) func() string { goDeallocate(nil); return none },
 		// A device of no memory, not a failure TensorFlow cannot start past.
-		"goAllocatorStats": func(st statusT) func() string { return wantOne(testInt(goAllocatorStats(nil, nil, nil))) },
+		"goAllocatorStats": func(st statusT) func() string { return wantOne(int(goAllocatorStats(nil, nil, nil))) },
 		"goCreateStream":   func(st statusT) func() string { goCreateStream(st); return internal(st, "goCreateStream") },
 		"goDestroyStream":  func(st statusT) func() string { goDestroyStream(1); return none },
 		"goStreamDependency": func(st statusT) func() string {
@@ -223,9 +229,9 @@ func TestEveryExportSurvivesAPanic(t *testing.T) {
 			return internal(st, "goStreamDependency")
 		},
 		"goStreamStatus":      func(st statusT) func() string { goStreamStatus(1, st); return internal(st, "goStreamStatus") },
-		"goCreateEvent":       func(st statusT) func() string { return wantNonZero(testHandle(goCreateEvent(st))) },
+		"goCreateEvent":       func(st statusT) func() string { return wantNonZero(uint64(goCreateEvent(st))) },
 		"goDestroyEvent":      func(st statusT) func() string { goDestroyEvent(1); return none },
-		"goEventStatus":       func(st statusT) func() string { return wantOne(testInt(goEventStatus(1))) },
+		"goEventStatus":       func(st statusT) func() string { return wantOne(int(goEventStatus(1))) },
 		"goRecordEvent":       func(st statusT) func() string { goRecordEvent(1, 2, st); return internal(st, "goRecordEvent") },
 		"goWaitForEvent":      func(st statusT) func() string { goWaitForEvent(1, 2, st); return internal(st, "goWaitForEvent") },
 		"goMemcpy":            func(st statusT) func() string { goMemcpy(1, nil, nil, 8, st); return internal(st, "goMemcpy") },
@@ -239,10 +245,10 @@ func TestEveryExportSurvivesAPanic(t *testing.T) {
 		"goMemset":         func(st statusT) func() string { goMemset(1, nil, 0, 8, st); return internal(st, "goMemset") },
 		"goMemset32":       func(st statusT) func() string { goMemset32(1, nil, 0, 8, st); return internal(st, "goMemset32") },
 		"goHostCallback": func(st statusT) func() string {
-			before := testCallbacks()
-			ok := testBool(goHostCallback(1, testCallback(), nil))
+			before := tfharness.Callbacks()
+			ok := int(goHostCallback(1, tfharness.Callback(), nil))
 			return func() string {
-				if ok != 1 || testCallbacks() != before+1 {
+				if ok != 1 || tfharness.Callbacks() != before+1 {
 					return "a failed host callback must be called at once with the error (or TensorFlow waits forever)"
 				}
 				return ""
@@ -256,9 +262,10 @@ func TestEveryExportSurvivesAPanic(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			disarm := armPanic(name)
+			disarm := testhook.Arm(name)
 			defer disarm()
-			st := testStatus()
+			st := statusT(tfharness.NewStatus())
+			defer tfharness.DeleteStatus(unsafe.Pointer(st))
 			if msg := call(st)(); msg != "" {
 				t.Error(msg)
 			}
@@ -270,16 +277,16 @@ func none() string { return "" }
 
 func internal(st statusT, name string) func() string {
 	return func() string {
-		code, msg := testStatusText(st)
-		if code != testInternal || !strings.Contains(msg, "forced panic in "+name) {
+		code, msg := tfharness.StatusText(unsafe.Pointer(st))
+		if code != tfharness.Internal || !strings.Contains(msg, "forced panic in "+name) {
 			return "status " + strconv.Itoa(code) + " " + strconv.Quote(msg) + ": want INTERNAL naming the panic"
 		}
 		return ""
 	}
 }
 
-// The results reach these as Go integers (testHandle, testInt, testBool):
-// darwincheck sees cgo's types as opaque, and cannot convert them here.
+// The results reach these as Go integers, converted at the call: a test
+// file cannot name cgo's types, but can convert their values.
 func wantZero(v uint64) func() string {
 	return func() string {
 		if v != 0 {

@@ -111,16 +111,3 @@ char* metalplug_op_def(TF_FunctionLibraryDefinition* lib, const char* op, size_t
   TF_DeleteStatus(st);
   return out;
 }
-
-int metalplug_check_optimizer_registration(void) {
-  TP_OptimizerConfigs configs = {0};
-  TP_Optimizer optimizer = {0};
-  TP_OptimizerRegistrationParams params = {0};
-  params.optimizer_configs = &configs;
-  params.optimizer = &optimizer;
-  metalplug_fill_optimizer(&params, "METALPLUG_CHECK");
-  return params.device_type && strcmp(params.device_type, "METALPLUG_CHECK") == 0 &&
-         configs.struct_size == TP_OPTIMIZER_CONFIGS_STRUCT_SIZE && configs.layout_optimizer == TF_TriState_Off &&
-         configs.remapping == TF_TriState_Default && optimizer.struct_size == TP_OPTIMIZER_STRUCT_SIZE &&
-         optimizer.optimize_func != NULL;
-}

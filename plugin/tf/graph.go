@@ -38,9 +38,6 @@ func TF_InitGraph(params *C.TP_OptimizerRegistrationParams, st *C.TF_Status) {
 	hook("TF_InitGraph")
 }
 
-// optimizerRegistrationOK reports metalplug_check_optimizer_registration.
-func optimizerRegistrationOK() bool { return C.metalplug_check_optimizer_registration() == 1 }
-
 // passBroken is set when TF_InitGraph failed: the optimizer then hands
 // graphs back unchanged.
 var passBroken atomic.Bool

@@ -31,10 +31,4 @@ void metalplug_delete_library(TF_FunctionLibraryDefinition* lib);
 // bytes; NULL when lib is NULL or has no such op.
 char* metalplug_op_def(TF_FunctionLibraryDefinition* lib, const char* op, size_t* n);
 
-// Fills a registration of our own the way TensorFlow's is filled and checks
-// it (for graph_test.go, which cannot use cgo): 1 when the device type, the
-// struct sizes, the layout optimizer off, remapping left alone and the
-// optimize function are all as they must be.
-int metalplug_check_optimizer_registration(void);
-
 #endif

@@ -3,9 +3,11 @@ package tf
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/metalplug/metalplug/plugin/tf/internal/tfharness"
 	pb "github.com/metalplug/metalplug/plugin/tfproto"
 )
 
@@ -59,14 +61,21 @@ func TestOptimize(t *testing.T) {
 	}
 }
 
-// TestRegistrations: the tables TF_InitGraph and TF_InitProfiler fill, as
-// TensorFlow reads them; the layout optimizer off for the device is the one
-// effect of the configuration that only a device of type GPU (a Mac) shows.
+// TestRegistrations: the tables TF_InitGraph and TF_InitProfiler fill,
+// handed to them zeroed as TensorFlow hands them and checked as TensorFlow
+// reads them (internal/tfharness), for the device type; the layout
+// optimizer off for the device is the one effect of the configuration that
+// only a device of type GPU (a Mac) shows.
 func TestRegistrations(t *testing.T) {
-	if !optimizerRegistrationOK() {
+	st := statusT(tfharness.NewStatus())
+	defer tfharness.DeleteStatus(unsafe.Pointer(st))
+	if !tfharness.OptimizerFilled(DeviceType(), func(p unsafe.Pointer) { TF_InitGraph(paramsOf(p, TF_InitGraph), st) }) {
 		t.Error("the optimizer's registration is not filled as it must be")
 	}
-	if !profilerRegistrationOK() {
+	if !tfharness.ProfilerFilled(DeviceType(), func(p unsafe.Pointer) { TF_InitProfiler(paramsOf(p, TF_InitProfiler), st) }) {
 		t.Error("the profiler's registration is not filled as it must be")
+	}
+	if code, msg := tfharness.StatusText(unsafe.Pointer(st)); code != tfharness.OK {
+		t.Errorf("registering left status %d %q, on which TensorFlow aborts", code, msg)
 	}
 }

@@ -1,7 +1,5 @@
 // Profiler trampolines (TF_InitProfiler): the tables TensorFlow reads,
 // handed to Go. Behaviour lives in profiler.go.
-#include <string.h>
-
 #include "profiler.h"
 #include "_cgo_export.h"
 
@@ -24,16 +22,4 @@ void metalplug_fill_profiler(TF_ProfilerRegistrationParams* params, const char* 
   params->profiler_fns->collect_data_xspace = collect;
   params->destroy_profiler = destroy_profiler;
   params->destroy_profiler_fns = destroy_profiler_fns;
-}
-
-int metalplug_check_profiler_registration(void) {
-  TP_Profiler profiler = {0};
-  TP_ProfilerFns fns = {0};
-  TF_ProfilerRegistrationParams params = {0};
-  params.profiler = &profiler;
-  params.profiler_fns = &fns;
-  metalplug_fill_profiler(&params, "METALPLUG_CHECK");
-  return profiler.device_type && strcmp(profiler.device_type, "METALPLUG_CHECK") == 0 &&
-         profiler.struct_size == TP_PROFILER_STRUCT_SIZE && fns.struct_size == TP_PROFILER_FNS_STRUCT_SIZE && fns.start &&
-         fns.stop && fns.collect_data_xspace && params.destroy_profiler && params.destroy_profiler_fns;
 }

@@ -30,9 +30,6 @@ func TF_InitProfiler(params *C.TF_ProfilerRegistrationParams, st *C.TF_Status) {
 	hook("TF_InitProfiler")
 }
 
-// profilerRegistrationOK reports metalplug_check_profiler_registration.
-func profilerRegistrationOK() bool { return C.metalplug_check_profiler_registration() == 1 }
-
 //export goProfilerStart
 func goProfilerStart(st *C.TF_Status) {
 	export("goProfilerStart", failure{st: st}, func() error { driver.StartTrace(); return nil })

@@ -10,7 +10,4 @@
 // and collect trampolines.
 void metalplug_fill_profiler(TF_ProfilerRegistrationParams* params, const char* device_type);
 
-// As metalplug_check_optimizer_registration, for the profiler's tables.
-int metalplug_check_profiler_registration(void);
-
 #endif

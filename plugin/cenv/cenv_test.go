@@ -1,12 +1,6 @@
 package cenv
 
 import (
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -32,38 +26,5 @@ func TestSeesTheLiveEnvironment(t *testing.T) {
 	}
 	if Get("METALPLUG_CENV_TEST_UNSET") != "" {
 		t.Fatal("an unset variable must read as empty")
-	}
-}
-
-// TestHarnessStaysInTheTests: only test files import cenvtest, so the
-// library never links it (Go's internal rule already keeps it within
-// plugin/cenv).
-func TestHarnessStaysInTheTests(t *testing.T) {
-	const harness = "github.com/metalplug/metalplug/plugin/cenv/internal/cenvtest"
-	files := 0
-	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return err
-		}
-		if strings.HasPrefix(filepath.ToSlash(p), "internal/cenvtest/") {
-			return nil
-		}
-		files++
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		for _, imp := range f.Imports {
-			if path, _ := strconv.Unquote(imp.Path.Value); path == harness {
-				t.Errorf("%s imports %s: only tests may", p, harness)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 1 {
-		t.Fatal("found no non-test Go file under plugin/cenv")
 	}
 }

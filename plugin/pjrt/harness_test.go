@@ -1,13 +1,6 @@
 package pjrt
 
 import (
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"testing"
 	"unsafe"
 
 	"github.com/metalplug/metalplug/plugin/pjrt/internal/pjrtharness"
@@ -58,37 +51,4 @@ func wrapClient(c *client) *hClient { return pjrtharness.WrapClient(unsafe.Point
 // struct_size, and which of its slots are NULL, by offset.
 func apiSlots() (major, minor int, size uintptr, null []uintptr) {
 	return pjrtharness.APISlots(unsafe.Pointer(GetPjrtApi()))
-}
-
-// TestHarnessStaysInTheTests: only test files import the harness, so the
-// library never links it (Go's internal rule already keeps it within
-// plugin/pjrt).
-func TestHarnessStaysInTheTests(t *testing.T) {
-	const harness = "github.com/metalplug/metalplug/plugin/pjrt/internal/pjrtharness"
-	files := 0
-	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return err
-		}
-		if strings.HasPrefix(filepath.ToSlash(p), "internal/pjrtharness/") {
-			return nil
-		}
-		files++
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		for _, imp := range f.Imports {
-			if path, _ := strconv.Unquote(imp.Path.Value); path == harness {
-				t.Errorf("%s imports %s: only tests may", p, harness)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 20 {
-		t.Fatalf("found only %d non-test Go files under plugin/pjrt", files)
-	}
 }

@@ -90,6 +90,31 @@ func TestImportsRunOneWay(t *testing.T) {
 	}
 }
 
+// testSupport are the library's packages that exist for tests: the C
+// harnesses (Go test files cannot use cgo), the conformance suite and the
+// IR's corpus reader.
+var testSupport = []string{
+	"plugin/pjrt/internal/pjrtharness", "plugin/tf/internal/tfharness", "plugin/cenv/internal/cenvtest",
+	"backend/driver/drivertest", "backend/ir/irtest",
+}
+
+// TestTestSupportStaysInTests: only test files (and the test-support
+// packages themselves) import test support, so none of it is built into
+// the library.
+func TestTestSupportStaysInTests(t *testing.T) {
+	for _, lf := range libraryFiles(t) {
+		if lf.test || slices.ContainsFunc(testSupport, func(dir string) bool { return strings.Contains(filepath.ToSlash(lf.path), "/"+dir+"/") }) {
+			continue
+		}
+		_, paths := importsOf(lf.f)
+		for _, p := range paths {
+			if slices.Contains(testSupport, strings.TrimPrefix(p, module)) {
+				t.Errorf("%s imports %s, which only tests may", lf.path, p)
+			}
+		}
+	}
+}
+
 // TestSettingsReadFromTheLiveEnvironment: no code of the library reads the
 // environment through Go's start-up copy (os.Getenv and friends), which
 // never sees what Python set after the process started; plugin/cenv does.

@@ -115,6 +115,28 @@ func TestTestSupportStaysInTests(t *testing.T) {
 	}
 }
 
+// TestNoDriverImportsAnother: a driver (backend/driver/<name>) builds on
+// the driver interface alone; where a program runs on two drivers, the
+// split layer (backend/split) composes them.
+func TestNoDriverImportsAnother(t *testing.T) {
+	const drivers = module + "backend/driver/"
+	for _, lf := range libraryFiles(t) {
+		slash := filepath.ToSlash(lf.path)
+		_, rest, ok := strings.Cut(slash, "/backend/driver/")
+		own, _, inDriver := strings.Cut(rest, "/")
+		if lf.test || !ok || !inDriver {
+			continue
+		}
+		_, paths := importsOf(lf.f)
+		for _, p := range paths {
+			other, _, _ := strings.Cut(strings.TrimPrefix(p, drivers), "/")
+			if strings.HasPrefix(p, drivers) && other != own && !slices.Contains(testSupport, strings.TrimPrefix(p, module)) && other != "fuzzrun" {
+				t.Errorf("%s imports %s: a driver must not build on another (backend/split composes them)", lf.path, p)
+			}
+		}
+	}
+}
+
 // TestSettingsReadFromTheLiveEnvironment: no code of the library reads the
 // environment through Go's start-up copy (os.Getenv and friends), which
 // never sees what Python set after the process started; plugin/cenv does.

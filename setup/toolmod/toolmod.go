@@ -1,8 +1,9 @@
 // Package toolmod runs the commands of the tools module (tools/ at the
 // source root). The code that needs modules the library's build does
-// without (go-github for the release) lives there, in a module of its own,
-// so that the root module's go.mod does not list them; the Mage targets
-// reach it through here, and `go tool mage <target>` stays the one way in.
+// without (go-github for the release, gonum's plot for the benchmark plot)
+// lives there, in a module of its own, so that the root module's go.mod
+// does not list them; the Mage targets reach it through here, and `go tool
+// mage <target>` stays the one way in.
 package toolmod
 
 import (
@@ -21,10 +22,13 @@ const (
 	// Release is the release (package ci/release) with GitHub reached
 	// through go-github: release [-root dir] <tag> <publish>.
 	Release = "release"
+	// BenchPlot draws the benchmark plot of a report package bench saved:
+	// benchplot <report.json> <plot.png>.
+	BenchPlot = "benchplot"
 )
 
 // Commands are all of them.
-var Commands = []string{Release}
+var Commands = []string{Release, BenchPlot}
 
 // Run builds tools/cmd/<name> of the source tree at root and runs it with
 // args in the current directory, on this process's standard input, output

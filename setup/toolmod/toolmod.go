@@ -1,9 +1,9 @@
 // Package toolmod runs the commands of the tools module (tools/ at the
 // source root). The code that needs modules the library's build does
-// without (go-github for the release, gonum's plot for the benchmark plot)
-// lives there, in a module of its own, so that the root module's go.mod
-// does not list them; the Mage targets reach it through here, and `go tool
-// mage <target>` stays the one way in.
+// without (go-github for the release, gonum's plot for the benchmark plot,
+// actionlint for the workflows' lint) lives there, in a module of its own,
+// so that the root module's go.mod does not list them; the Mage targets
+// reach it through here, and `go tool mage <target>` stays the one way in.
 package toolmod
 
 import (

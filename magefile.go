@@ -264,7 +264,7 @@ func Wheel() error {
 
 // Release builds the sdist, wheels and SHA256SUMS for tag (v<version>); publish true uploads them (GITHUB_TOKEN, PYPI_TOKEN), else a dry run.
 func Release(ctx context.Context, tag string, publish bool) error {
-	return release.Run(ctx, release.FromEnv(".", tag, publish))
+	return tasks.Release(ctx, tag, publish)
 }
 
 // Disttest builds the sdist, the per-release wheels and the universal wheel, and runs all the distribution tests: test's, and the universal wheel from a package index into users' venvs (weekly and before a release).

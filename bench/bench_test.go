@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -54,17 +53,6 @@ func TestAggregateAndMarkdown(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
-	}
-}
-
-func TestPlot(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bench.png")
-	if err := fakeReport().Plot(path); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
-		t.Fatalf("not a PNG: %v", err)
 	}
 }
 

@@ -1,17 +1,16 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
+	"github.com/metalplug/metalplug/setup/toolmod"
 )
 
 // Target is a goal for the per-op overhead a Mac pays too, as a least
@@ -249,68 +248,35 @@ func orDash(s string) string {
 	return s
 }
 
-// ratioPoints are the cases' ratios with their spread, one per row of the plot.
-type ratioPoints struct{ cases []Case }
-
-func (p ratioPoints) Len() int { return len(p.cases) }
-func (p ratioPoints) XY(i int) (float64, float64) {
-	return p.cases[i].Ratio.Median, float64(len(p.cases) - 1 - i)
-}
-func (p ratioPoints) XError(i int) (float64, float64) {
-	r := p.cases[i].Ratio
-	return r.Median - r.Min, r.Max - r.Median
-}
-
 // Plot writes a PNG of each case's CPU/device ratio with its spread across
-// runs, on a log scale, with the line of parity.
+// runs, on a log scale, with the line of parity, and makes Markdown link it.
+// The plotting library is the tools module's (tools/cmd/benchplot, under
+// Opts.Root), which draws the report as WriteJSON saves it: a plot redrawn
+// from docs/bench.json is the same.
 func (r *Report) Plot(path string) error {
 	if len(r.Cases) == 0 {
 		return fmt.Errorf("bench: nothing to plot")
 	}
+	root := r.Opts.Root
+	if root == "" {
+		root = "."
+	}
+	tmp, err := os.MkdirTemp("", "metalplug-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	saved := filepath.Join(tmp, "report.json")
+	if err := r.WriteJSON(saved); err != nil {
+		return err
+	}
+	out, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if err := toolmod.Run(context.Background(), root, toolmod.BenchPlot, saved, out); err != nil {
+		return err
+	}
 	r.plotPath = path
-	p := plot.New()
-	p.Title.Text = "Host reference driver vs TensorFlow CPU (CPU time / device time)"
-	p.X.Label.Text = "ratio (log scale; > 1: the host driver is faster)"
-	p.X.Scale = plot.LogScale{}
-	lo, hi := 1.0, 1.0
-	for _, c := range r.Cases {
-		if c.Ratio.Min > 0 {
-			lo = math.Min(lo, c.Ratio.Min)
-		}
-		hi = math.Max(hi, c.Ratio.Max)
-	}
-	p.X.Min, p.X.Max = lo/1.5, hi*1.5
-	var xt []plot.Tick
-	for e := -3; e <= 3; e++ {
-		for _, m := range []float64{1, 2, 5} {
-			if v := m * math.Pow(10, float64(e)); v >= p.X.Min && v <= p.X.Max {
-				xt = append(xt, plot.Tick{Value: v, Label: fmt.Sprintf("%g", v)})
-			}
-		}
-	}
-	p.X.Tick.Marker = plot.ConstantTicks(xt)
-	pts := ratioPoints{r.Cases}
-	s, err := plotter.NewScatter(pts)
-	if err != nil {
-		return err
-	}
-	s.GlyphStyle.Shape = draw.CircleGlyph{}
-	s.GlyphStyle.Radius = vg.Points(3)
-	e, err := plotter.NewXErrorBars(pts)
-	if err != nil {
-		return err
-	}
-	parity, err := plotter.NewLine(plotter.XYs{{X: 1, Y: -0.5}, {X: 1, Y: float64(len(r.Cases)) - 0.5}})
-	if err != nil {
-		return err
-	}
-	parity.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	p.Add(plotter.NewGrid(), parity, e, s)
-	var ticks []plot.Tick
-	for i, c := range r.Cases {
-		ticks = append(ticks, plot.Tick{Value: float64(len(r.Cases) - 1 - i), Label: c.ID})
-	}
-	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Min, p.Y.Max = -0.7, float64(len(r.Cases))-0.3
-	return p.Save(8*vg.Inch, vg.Length(1.2+0.32*float64(len(r.Cases)))*vg.Inch, path)
+	return nil
 }

@@ -1,7 +1,8 @@
 // Package ci holds the project's GitHub Actions workflows (ci/workflows,
 // installed as .github/workflows, where GitHub reads them) and the code that
-// checks them. Every workflow step calls a Mage target, so what CI runs is
-// what a contributor runs.
+// checks them; their lint (actionlint) is the tools module's, in
+// tools/workflows. Every workflow step calls a Mage target, so what CI runs
+// is what a contributor runs.
 package ci
 
 import (

@@ -16,6 +16,7 @@ import (
 	"github.com/metalplug/metalplug/setup/darwincheck"
 	"github.com/metalplug/metalplug/setup/probe"
 	"github.com/metalplug/metalplug/setup/toolchain"
+	"github.com/metalplug/metalplug/setup/toolmod"
 	"github.com/metalplug/metalplug/wheels"
 )
 
@@ -116,7 +117,7 @@ func Test(logf Logf) error {
 		return err
 	}
 	env := build.Env(r)
-	out, err := exec.Command("gofmt", "-l", "backend", "plugin", "setup", "sweep", "tests", "wheels", "ci", "matrix", "bench", "jaxsuite", "magefile.go").CombinedOutput()
+	out, err := exec.Command("gofmt", "-l", "backend", "plugin", "setup", "sweep", "tests", "wheels", "ci", "matrix", "bench", "jaxsuite", "tasks", "cmd", "tools", "magefile.go").CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
 		return fmt.Errorf("gofmt would change these files (run gofmt -w):\n%s%v", out, err)
 	}
@@ -130,12 +131,19 @@ func Test(logf Logf) error {
 	if err := run(env, "go", "vet", "./..."); err != nil {
 		return err
 	}
+	if err := run(nil, "go", "-C", toolmod.Dir, "vet", "./..."); err != nil {
+		return err
+	}
 	logf("== darwincheck: darwin-only packages type-checked for darwin/arm64")
 	if err := Darwincheck(logf); err != nil {
 		return err
 	}
 	logf("== unit tests (race detector on)")
 	if err := run(env, "go", "test", "-race", "-count=1", "./backend/...", "./setup/...", "./tasks/...", "./cmd/...", "./plugin/...", "./wheels/...", "./ci/...", "./sweep/...", "./tests/layout/...", "./matrix/...", "./bench/...", "./jaxsuite/..."); err != nil {
+		return err
+	}
+	logf("== the tools module's unit tests (race detector on)")
+	if err := run(nil, "go", "-C", toolmod.Dir, "test", "-race", "-count=1", "./..."); err != nil {
 		return err
 	}
 	// Briefly, beside the unit tests that replay every target's seeds and

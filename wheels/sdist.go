@@ -16,8 +16,8 @@ import (
 )
 
 // sdistSkip are top-level paths that never go into an sdist: build output,
-// caches, CI and version control.
-var sdistSkip = map[string]bool{"build": true, "dist": true, "vendor": true, ".git": true, ".ci": true, "ci": true, "docs": true}
+// caches, CI, the tools module and version control.
+var sdistSkip = map[string]bool{"build": true, "dist": true, "vendor": true, ".git": true, ".ci": true, "ci": true, "docs": true, "tools": true}
 
 // sourceFiles lists what goes into the sdist, relative to root with forward
 // slashes. In a git work tree that is what git sees (tracked files still on
@@ -116,8 +116,9 @@ func isGitTree(root string) bool {
 // 517 backend and the library import, for every platform the library
 // builds on, with go.mod, go.sum, pyproject.toml and the build backend),
 // plus `go mod vendor` output for those packages alone, so an install needs
-// no module proxy and vendors none of the tooling (Mage, go-github, the
-// plotting and workflow-lint modules). It returns the file name.
+// no module proxy and vendors none of the tooling (Mage; go-github, the
+// plotting and workflow-lint modules are the tools module's, which stays
+// out). It returns the file name.
 func Sdist(root, dir, goCmd string) (string, error) {
 	ver, err := ProjectVersion(root)
 	if err != nil {

@@ -534,7 +534,7 @@ func TestSdistCarriesWhatTheInstallBuildNeeds(t *testing.T) {
 		}
 	}
 	// Only what building needs: no tooling, and none of its modules vendored.
-	tooling := []string{"tests/", "build/", "dist/", "matrix/", "bench/", "sweep/", "ci/", "tasks/", "setup/darwincheck/", "setup/docs/",
+	tooling := []string{"tests/", "build/", "dist/", "matrix/", "bench/", "sweep/", "ci/", "tasks/", "tools/", "setup/darwincheck/", "setup/docs/", "setup/toolmod/",
 		"vendor/github.com/google/go-github", "vendor/github.com/magefile", "vendor/gonum.org/v1/plot", "vendor/github.com/rhysd"}
 	for name := range have {
 		bad := strings.HasSuffix(name, "_test.go") || strings.HasSuffix(name, ".test") || name == "magefile.go"
@@ -575,6 +575,23 @@ func TestSdistCarriesTheMetalplugModule(t *testing.T) {
 	}
 	for _, name := range kept {
 		if strings.HasPrefix(name, "plugin/python/testdata/") || strings.HasSuffix(name, "_test.go") {
+			t.Errorf("the sdist would hold %s", name)
+		}
+	}
+}
+
+// TestSdistLeavesOutTheToolsModule: tools/ (a module of its own, for the
+// tooling's dependencies) is never among the sdist's files.
+func TestSdistLeavesOutTheToolsModule(t *testing.T) {
+	names, err := sourceFiles("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(names, "go.mod") {
+		t.Fatalf("the selection lacks go.mod: %d files", len(names))
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, "tools/") {
 			t.Errorf("the sdist would hold %s", name)
 		}
 	}

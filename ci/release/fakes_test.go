@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,8 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,13 +24,14 @@ import (
 	"github.com/metalplug/metalplug/wheels"
 )
 
-// fakeGitHub answers the release endpoints of the REST API as GitHub does
-// (status codes, error bodies, drafts hidden from the by-tag lookup, assets
-// uploaded on a separate host path with ?name=), keeping state in memory.
+// fakeGitHub is GitHub's release API as the release sees it (the GitHub
+// interface), keeping state in memory and answering as GitHub does: status
+// codes and messages, drafts, "starter" assets for uploads that broke off.
+// The client that speaks the API over HTTP is tested against GitHub's
+// wire format in the tools module (tools/ghrelease).
 type fakeGitHub struct {
 	t     *testing.T
 	token string
-	srv   *httptest.Server
 
 	mu       sync.Mutex
 	releases []*fakeRelease
@@ -43,11 +41,12 @@ type fakeGitHub struct {
 	uploads  int               // upload requests received
 	requests int
 	// breakUpload, when n > 0, makes the n-th upload request register a
-	// "starter" asset, read part of the body and drop the connection.
+	// "starter" asset, read part of the file and fail as a dropped
+	// connection does.
 	breakUpload int
-	// noDigest leaves digest out of asset JSON (older GitHub Enterprise).
+	// noDigest leaves the digest out of the assets (older GitHub Enterprise).
 	noDigest bool
-	// hideDraftsOnce hides drafts from the next release list, as a lagging
+	// hideDraftsOnce hides drafts from the next lookup, as a lagging
 	// replica would: the create that follows gets 422 already_exists.
 	hideDraftsOnce bool
 }
@@ -68,215 +67,195 @@ type fakeAsset struct {
 }
 
 func newFakeGitHub(t *testing.T, token string) *fakeGitHub {
-	f := &fakeGitHub{t: t, token: token, nextID: 100, commits: map[string]bool{}, tags: map[string]string{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	return f
+	return &fakeGitHub{t: t, token: token, nextID: 100, commits: map[string]bool{}, tags: map[string]string{}}
 }
 
-// apiURL is given without a trailing slash on purpose: the client must add it.
-func (f *fakeGitHub) apiURL() string    { return f.srv.URL + "/api/v3" }
-func (f *fakeGitHub) uploadURL() string { return f.srv.URL + "/api/uploads/" }
-
-func (f *fakeGitHub) writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
-}
-
-func (f *fakeGitHub) fail(w http.ResponseWriter, code int, msg string, errs ...map[string]string) {
-	body := map[string]any{"message": msg, "documentation_url": "https://docs.github.com/rest", "status": strconv.Itoa(code)}
-	if len(errs) > 0 {
-		body["errors"] = errs
+// connect is Config.ConnectGitHub: a client of o/r presenting c's token.
+func (f *fakeGitHub) connect(c Config, owner, repo string) (GitHub, error) {
+	if owner != "o" || repo != "r" {
+		f.t.Errorf("connected to %s/%s, want o/r", owner, repo)
 	}
-	f.writeJSON(w, code, body)
+	return &fakeClient{f: f, token: c.GitHubToken}, nil
 }
 
-func (f *fakeGitHub) releaseJSON(r *fakeRelease) map[string]any {
-	return map[string]any{
-		"id": r.ID, "tag_name": r.Tag, "target_commitish": r.Target, "name": r.Tag, "draft": r.Draft,
-		"html_url":   fmt.Sprintf("https://github.com/o/r/releases/tag/%s", r.Tag),
-		"upload_url": fmt.Sprintf("%s/api/uploads/repos/o/r/releases/%d/assets{?name,label}", f.srv.URL, r.ID),
-	}
+// fakeClient is one connection to the fake, with its token.
+type fakeClient struct {
+	f     *fakeGitHub
+	token string
 }
 
-func (f *fakeGitHub) assetJSON(a *fakeAsset) map[string]any {
-	m := map[string]any{"id": a.ID, "name": a.Name, "size": len(a.Data), "state": a.State}
-	if !f.noDigest && a.State == "uploaded" {
-		sum := sha256.Sum256(a.Data)
-		m["digest"] = "sha256:" + hex.EncodeToString(sum[:])
-	}
-	return m
-}
-
-var (
-	reByTag    = regexp.MustCompile(`^/api/v3/repos/o/r/releases/tags/(.+)$`)
-	reReleases = regexp.MustCompile(`^/api/v3/repos/o/r/releases$`)
-	reRelease  = regexp.MustCompile(`^/api/v3/repos/o/r/releases/(\d+)$`)
-	reAssets   = regexp.MustCompile(`^/api/v3/repos/o/r/releases/(\d+)/assets$`)
-	reAsset    = regexp.MustCompile(`^/api/v3/repos/o/r/releases/assets/(\d+)$`)
-	reCommit   = regexp.MustCompile(`^/api/v3/repos/o/r/commits/(.+)$`)
-	reUpload   = regexp.MustCompile(`^/api/uploads/repos/o/r/releases/(\d+)/assets$`)
-)
-
-func (f *fakeGitHub) serve(w http.ResponseWriter, req *http.Request) {
+// begin counts a request and checks its token; a wrong one gets 401, with
+// the token echoed as a careless server would: the run must still never
+// print it.
+func (c *fakeClient) begin() (*fakeGitHub, error) {
+	f := c.f
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.requests++
-	if got := req.Header.Get("Authorization"); got != "Bearer "+f.token {
-		// A careless server that echoes what it was sent: the client must
-		// still never print it.
-		f.fail(w, http.StatusUnauthorized, "Bad credentials (received "+got+")")
-		return
+	if c.token != f.token {
+		return f, &APIError{Request: "GET https://api.example/", Status: 401, Message: "Bad credentials (received Bearer " + c.token + ")"}
 	}
-	path := req.URL.EscapedPath()
-	switch {
-	case req.Method == "GET" && reByTag.MatchString(path):
-		tag := reByTag.FindStringSubmatch(path)[1]
-		for _, r := range f.releases {
-			if r.Tag == tag && !r.Draft {
-				f.writeJSON(w, 200, f.releaseJSON(r))
-				return
-			}
-		}
-		f.fail(w, 404, "Not Found")
-	case req.Method == "GET" && reReleases.MatchString(path):
-		var out []map[string]any
-		for _, r := range f.releases {
-			if r.Draft && f.hideDraftsOnce {
-				continue
-			}
-			out = append(out, f.releaseJSON(r))
-		}
-		f.hideDraftsOnce = false
-		f.writeJSON(w, 200, out)
-	case req.Method == "POST" && reReleases.MatchString(path):
-		var body struct {
-			TagName         string `json:"tag_name"`
-			TargetCommitish string `json:"target_commitish"`
-			Draft           bool   `json:"draft"`
-		}
-		json.NewDecoder(req.Body).Decode(&body)
-		for _, r := range f.releases {
-			if r.Tag == body.TagName {
-				f.fail(w, 422, "Validation Failed", map[string]string{"resource": "Release", "code": "already_exists", "field": "tag_name"})
-				return
-			}
-		}
-		f.nextID++
-		r := &fakeRelease{ID: f.nextID, Tag: body.TagName, Target: body.TargetCommitish, Draft: body.Draft}
-		f.releases = append(f.releases, r)
-		if _, ok := f.tags[r.Tag]; !ok && !r.Draft {
-			f.tags[r.Tag] = r.Target
-		}
-		f.writeJSON(w, 201, f.releaseJSON(r))
-	case req.Method == "PATCH" && reRelease.MatchString(path):
-		r := f.release(reRelease.FindStringSubmatch(path)[1])
-		if r == nil {
-			f.fail(w, 404, "Not Found")
-			return
-		}
-		var body struct {
-			Draft *bool `json:"draft"`
-		}
-		json.NewDecoder(req.Body).Decode(&body)
-		if body.Draft != nil {
-			r.Draft = *body.Draft
-			if !r.Draft {
-				f.tags[r.Tag] = r.Target // publishing creates the tag
-			}
-		}
-		f.writeJSON(w, 200, f.releaseJSON(r))
-	case req.Method == "GET" && reAssets.MatchString(path):
-		r := f.release(reAssets.FindStringSubmatch(path)[1])
-		if r == nil {
-			f.fail(w, 404, "Not Found")
-			return
-		}
-		out := []map[string]any{}
-		for _, a := range r.Assets {
-			out = append(out, f.assetJSON(a))
-		}
-		f.writeJSON(w, 200, out)
-	case req.Method == "DELETE" && reAsset.MatchString(path):
-		id, _ := strconv.ParseInt(reAsset.FindStringSubmatch(path)[1], 10, 64)
-		for _, r := range f.releases {
-			for i, a := range r.Assets {
-				if a.ID == id {
-					r.Assets = append(r.Assets[:i], r.Assets[i+1:]...)
-					w.WriteHeader(204)
-					return
-				}
-			}
-		}
-		f.fail(w, 404, "Not Found")
-	case req.Method == "GET" && reAsset.MatchString(path):
-		id, _ := strconv.ParseInt(reAsset.FindStringSubmatch(path)[1], 10, 64)
-		if a := f.asset(id); a != nil && req.Header.Get("Accept") == "application/octet-stream" {
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Write(a.Data)
-			return
-		}
-		f.fail(w, 404, "Not Found")
-	case req.Method == "GET" && reCommit.MatchString(path):
-		ref := reCommit.FindStringSubmatch(path)[1]
-		ref = strings.ReplaceAll(ref, "%2F", "/")
-		sha := ""
-		if tag, ok := strings.CutPrefix(ref, "refs/tags/"); ok {
-			sha = f.tags[tag]
-		} else if f.commits[ref] {
-			sha = ref
-		}
-		if sha == "" {
-			f.fail(w, 422, "No commit found for SHA: "+ref)
-			return
-		}
-		w.WriteHeader(200)
-		io.WriteString(w, sha)
-	case req.Method == "POST" && reUpload.MatchString(path):
-		r := f.release(reUpload.FindStringSubmatch(path)[1])
-		if r == nil {
-			f.fail(w, 404, "Not Found")
-			return
-		}
-		name := req.URL.Query().Get("name")
-		if name == "" || req.Header.Get("Content-Type") == "" || req.ContentLength <= 0 {
-			f.fail(w, 400, "Bad Content-Length, Content-Type or name")
-			return
-		}
-		for _, a := range r.Assets {
-			if a.Name == name {
-				f.fail(w, 422, "Validation Failed", map[string]string{"resource": "ReleaseAsset", "code": "already_exists", "field": "name"})
-				return
-			}
-		}
-		f.uploads++
-		f.nextID++
-		if f.breakUpload > 0 && f.uploads == f.breakUpload {
-			// GitHub keeps a "starter" asset for an upload that broke off.
-			r.Assets = append(r.Assets, &fakeAsset{ID: f.nextID, Name: name, State: "starter"})
-			io.CopyN(io.Discard, req.Body, req.ContentLength/2)
-			hj, ok := w.(http.Hijacker)
-			if !ok {
-				f.t.Fatal("cannot hijack")
-			}
-			conn, _, _ := hj.Hijack()
-			conn.Close()
-			return
-		}
-		data, _ := io.ReadAll(req.Body)
-		a := &fakeAsset{ID: f.nextID, Name: name, State: "uploaded", Data: data}
-		r.Assets = append(r.Assets, a)
-		f.writeJSON(w, 201, f.assetJSON(a))
-	default:
-		f.fail(w, 404, "Not Found")
-	}
+	return f, nil
 }
 
-func (f *fakeGitHub) release(id string) *fakeRelease {
-	n, _ := strconv.ParseInt(id, 10, 64)
+func notFound() error { return &APIError{Status: 404, Message: "Not Found"} }
+
+func (f *fakeGitHub) releaseOf(r *fakeRelease) *Release {
+	return &Release{ID: r.ID, Tag: r.Tag, Draft: r.Draft, URL: "https://github.com/o/r/releases/tag/" + r.Tag}
+}
+
+func (c *fakeClient) FindRelease(ctx context.Context, tag string) (*Release, error) {
+	f, err := c.begin()
+	defer f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	hide := f.hideDraftsOnce
+	f.hideDraftsOnce = false
 	for _, r := range f.releases {
-		if r.ID == n {
+		if r.Tag == tag && !(r.Draft && hide) {
+			return f.releaseOf(r), nil
+		}
+	}
+	return nil, nil
+}
+
+func (c *fakeClient) CommitSHA(ctx context.Context, ref string) (string, error) {
+	f, err := c.begin()
+	defer f.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	sha := ""
+	if tag, ok := strings.CutPrefix(ref, "refs/tags/"); ok {
+		sha = f.tags[tag]
+	} else if f.commits[ref] {
+		sha = ref
+	}
+	if sha == "" {
+		return "", &APIError{Status: 422, Message: "No commit found for SHA: " + ref}
+	}
+	return sha, nil
+}
+
+func (c *fakeClient) CreateRelease(ctx context.Context, tag, commit, body string) (*Release, error) {
+	f, err := c.begin()
+	defer f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range f.releases {
+		if r.Tag == tag {
+			return nil, &APIError{Status: 422, Message: "Validation Failed", Details: []string{"Release tag_name already_exists"}}
+		}
+	}
+	f.nextID++
+	r := &fakeRelease{ID: f.nextID, Tag: tag, Target: commit, Draft: true}
+	f.releases = append(f.releases, r)
+	return f.releaseOf(r), nil
+}
+
+func (c *fakeClient) Assets(ctx context.Context, release int64) ([]RemoteAsset, error) {
+	f, err := c.begin()
+	defer f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	r := f.release(release)
+	if r == nil {
+		return nil, notFound()
+	}
+	var out []RemoteAsset
+	for _, a := range r.Assets {
+		ra := RemoteAsset{ID: a.ID, Name: a.Name, Size: int64(len(a.Data)), State: a.State}
+		if !f.noDigest && a.State == "uploaded" {
+			ra.Digest = "sha256:" + hexSum(a.Data)
+		}
+		out = append(out, ra)
+	}
+	return out, nil
+}
+
+func (c *fakeClient) DeleteAsset(ctx context.Context, asset int64) error {
+	f, err := c.begin()
+	defer f.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, r := range f.releases {
+		for i, a := range r.Assets {
+			if a.ID == asset {
+				r.Assets = append(r.Assets[:i], r.Assets[i+1:]...)
+				return nil
+			}
+		}
+	}
+	return notFound()
+}
+
+func (c *fakeClient) UploadAsset(ctx context.Context, release int64, name, mediaType string, file *os.File) (int64, error) {
+	f, err := c.begin()
+	defer f.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	r := f.release(release)
+	if r == nil {
+		return 0, notFound()
+	}
+	if name == "" || mediaType == "" {
+		return 0, &APIError{Status: 400, Message: "Bad Content-Type or name"}
+	}
+	for _, a := range r.Assets {
+		if a.Name == name {
+			return 0, &APIError{Status: 422, Message: "Validation Failed", Details: []string{"ReleaseAsset name already_exists"}}
+		}
+	}
+	data, err := io.ReadAll(file)
+	if err != nil {
+		return 0, err
+	}
+	f.uploads++
+	f.nextID++
+	if f.breakUpload > 0 && f.uploads == f.breakUpload {
+		// GitHub keeps a "starter" asset for an upload that broke off.
+		r.Assets = append(r.Assets, &fakeAsset{ID: f.nextID, Name: name, State: "starter", Data: data[:len(data)/2]})
+		return 0, fmt.Errorf("Post \"https://uploads.example/repos/o/r/releases/%d/assets?name=%s\": write: connection reset by peer", release, name)
+	}
+	r.Assets = append(r.Assets, &fakeAsset{ID: f.nextID, Name: name, State: "uploaded", Data: data})
+	return int64(len(data)), nil
+}
+
+func (c *fakeClient) DownloadAsset(ctx context.Context, asset int64) (io.ReadCloser, error) {
+	f, err := c.begin()
+	defer f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	a := f.asset(asset)
+	if a == nil {
+		return nil, notFound()
+	}
+	return io.NopCloser(bytes.NewReader(bytes.Clone(a.Data))), nil
+}
+
+func (c *fakeClient) Publish(ctx context.Context, release int64) (*Release, error) {
+	f, err := c.begin()
+	defer f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	r := f.release(release)
+	if r == nil {
+		return nil, notFound()
+	}
+	r.Draft = false
+	f.tags[r.Tag] = r.Target // publishing creates the tag
+	return f.releaseOf(r), nil
+}
+
+func (f *fakeGitHub) release(id int64) *fakeRelease {
+	for _, r := range f.releases {
+		if r.ID == id {
 			return r
 		}
 	}

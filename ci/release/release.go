@@ -79,6 +79,12 @@ type Config struct {
 	// and wheels (what goes to the index) first, in that order. BuildAssets
 	// when nil.
 	Build func(ctx context.Context, root, out string, logf func(string, ...any)) ([]string, error)
+	// ConnectGitHub returns the client of GitHub's REST API for
+	// repository owner/repo, at GitHubAPI and GitHubUpload with
+	// GitHubToken (defaults filled in); a publishing run needs it. The one
+	// that speaks to GitHub is the tools module's ghrelease.Connect, which
+	// tools/cmd/release (what `go tool mage release` runs) sets.
+	ConnectGitHub func(c Config, owner, repo string) (GitHub, error)
 	// HTTP is the client for GitHub and the index; http.DefaultClient's
 	// transport when nil.
 	HTTP *http.Client
@@ -182,6 +188,9 @@ func Run(ctx context.Context, c Config) (err error) {
 		if err := c.checkTokens(owner + "/" + repo); err != nil {
 			return err
 		}
+		if c.ConnectGitHub == nil {
+			return fmt.Errorf("cannot publish %s: this run has no GitHub client (Config.ConnectGitHub). Nothing was built or published; publish with `%s`", c.Tag, rerun)
+		}
 	}
 
 	logf("release %s: version %s at commit %s", c.Tag, version, head[:12])
@@ -226,10 +235,11 @@ func Run(ctx context.Context, c Config) (err error) {
 		return nil
 	}
 
-	gh, err := newGitHub(c, owner, repo, logf)
+	api, err := c.ConnectGitHub(c, owner, repo)
 	if err != nil {
 		return err
 	}
+	gh := &gitHub{api: api, owner: owner, repo: repo, logf: logf}
 	rel, err := gh.ensureRelease(ctx, c.Tag, head, version)
 	if err != nil {
 		return err
@@ -239,7 +249,7 @@ func Run(ctx context.Context, c Config) (err error) {
 			return fmt.Errorf("%w\nWhat is already uploaded stays; re-run `%s` to finish the release", err, rerun)
 		}
 	}
-	idx := &indexClient{url: c.IndexURL, user: c.IndexUser, token: c.IndexToken, http: c.httpClient(), logf: logf}
+	idx := &indexClient{url: c.IndexURL, user: c.IndexUser, token: c.IndexToken, http: c.HTTPClient(), logf: logf}
 	for _, a := range assets {
 		if !a.Index {
 			continue
@@ -251,7 +261,7 @@ func Run(ctx context.Context, c Config) (err error) {
 	if err := gh.publish(ctx, rel); err != nil {
 		return err
 	}
-	logf("released %s: %s", c.Tag, rel.GetHTMLURL())
+	logf("released %s: %s", c.Tag, rel.URL)
 	return nil
 }
 
@@ -299,7 +309,9 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-func (c *Config) httpClient() *http.Client {
+// HTTPClient is c.HTTP, or a client on http.DefaultTransport's settings
+// that waits at most 2 s for a 100 Continue and 30 minutes for a request.
+func (c *Config) HTTPClient() *http.Client {
 	if c.HTTP != nil {
 		return c.HTTP
 	}

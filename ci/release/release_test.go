@@ -41,8 +41,8 @@ func newWorld(t *testing.T) *world {
 func (w *world) config(tag string, publish bool) Config {
 	return Config{
 		Root: w.root, Tag: tag, Publish: publish, Out: filepath.Join(w.root, "dist", "release", tag),
-		Repo:      "o/r",
-		GitHubAPI: w.gh.apiURL(), GitHubUpload: w.gh.uploadURL(), GitHubToken: ghToken,
+		Repo:        "o/r",
+		GitHubToken: ghToken, ConnectGitHub: w.gh.connect,
 		IndexURL: w.index.url(), IndexToken: pypToken,
 		Build: w.build.build, Log: &w.log,
 	}
@@ -223,6 +223,27 @@ func TestMissingTokenStopsBeforeBuilding(t *testing.T) {
 		t.Fatalf("with both tokens: %v", err)
 	}
 	w.complete(t, "v0.1.0")
+}
+
+// TestPublishNeedsAGitHubClient: a publishing run without one (the
+// package used other than through tools/cmd/release) stops before it
+// builds, and says how to publish.
+func TestPublishNeedsAGitHubClient(t *testing.T) {
+	w := newWorld(t)
+	c := w.config("v0.1.0", true)
+	c.ConnectGitHub = nil
+	err := w.run(t, c)
+	t.Logf("message: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "no GitHub client") || !strings.Contains(err.Error(), "go tool mage release v0.1.0 true") {
+		t.Fatalf("publishing without a GitHub client: %v", err)
+	}
+	if w.build.calls != 0 {
+		t.Error("built although nothing could be published")
+	}
+	c.Publish = false
+	if err := w.run(t, c); err != nil {
+		t.Fatalf("a dry run needs no GitHub client: %v", err)
+	}
 }
 
 func TestBadTokensAreNamedAndNeverPrinted(t *testing.T) {

@@ -1,14 +1,16 @@
 // Package layout holds the repository to the rules of DESIGN.md that no one
 // package can check of itself: the library (plugin/, backend/) never
 // depends on the tooling around it, the tooling's bottom layer (setup/)
-// never on its pipelines and commands, and the library reads its settings
-// from the live C environment.
+// never on its pipelines and commands, the library reads its settings
+// from the live C environment, and the modules only the tooling needs stay
+// in the tools module (tools/), out of the root module.
 package layout
 
 import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,11 +22,19 @@ import (
 const module = "github.com/metalplug/metalplug/"
 
 // tooling is every top-level directory the library must not import.
-var tooling = []string{"setup", "matrix", "tests", "sweep", "wheels", "ci", "bench", "jaxsuite", "tasks", "cmd"}
+var tooling = []string{"setup", "matrix", "tests", "sweep", "wheels", "ci", "bench", "jaxsuite", "tasks", "cmd", "tools"}
 
 // aboveSetup is the tooling built on setup/ (the pipelines, the Mage
-// tasks, the commands), which setup/ must not import.
-var aboveSetup = []string{"matrix", "tests", "sweep", "wheels", "ci", "bench", "jaxsuite", "tasks", "cmd"}
+// tasks, the commands, the tools module), which setup/ must not import.
+var aboveSetup = []string{"matrix", "tests", "sweep", "wheels", "ci", "bench", "jaxsuite", "tasks", "cmd", "tools"}
+
+// toolsModule is the tools module's directory: a module of its own, holding
+// what needs the modules in toolsOnly.
+const toolsModule = "tools"
+
+// toolsOnly are the modules only the tools module requires: the root
+// module, which the library builds from, lists none of them.
+var toolsOnly = []string{"github.com/google/go-github/", "gonum.org/v1/plot", "github.com/rhysd/actionlint"}
 
 // goFile is one parsed Go file.
 type goFile struct {
@@ -175,5 +185,61 @@ func TestSetupIsTheBottomLayer(t *testing.T) {
 				t.Errorf("%s imports %s: setup/ is the tooling's bottom layer and must not import %s/", sf.path, paths[k], first)
 			}
 		}
+	}
+}
+
+// TestToolsModuleStandsApart: tools/ is a module of its own, and the root
+// module neither requires the modules only it needs nor has a file that
+// imports them; the root's code runs the tools' commands (setup/toolmod).
+func TestToolsModuleStandsApart(t *testing.T) {
+	root := filepath.Join("..", "..")
+	mod, err := os.ReadFile(filepath.Join(root, toolsModule, "go.mod"))
+	if err != nil || !strings.HasPrefix(string(mod), "module "+module+toolsModule+"\n") {
+		t.Fatalf("%s/go.mod does not make %s a module of its own (%v)", toolsModule, toolsModule, err)
+	}
+	rootMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range toolsOnly {
+		if strings.Contains(string(rootMod), m) {
+			t.Errorf("go.mod lists %s, which only the tools module needs: import it from %s/ and run go mod tidy", m, toolsModule)
+		}
+	}
+	n := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if rel == toolsModule || rel == "build" || rel == "dist" || rel == "vendor" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		n++
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, m := range toolsOnly {
+				if strings.HasPrefix(path, m) {
+					t.Errorf("%s imports %s: code that needs it lives in the tools module (%s/)", rel, path, toolsModule)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 100 {
+		t.Fatalf("found only %d Go files in the root module", n)
 	}
 }

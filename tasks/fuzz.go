@@ -1,7 +1,12 @@
 package tasks
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
 	"time"
 )
 
@@ -28,8 +33,50 @@ var FuzzTargets = []fuzzTarget{
 // fuzz runs one target for d. New coverage is minimized for 10s at most,
 // not Go's default minute: the StableHLO target's inputs are artifacts of
 // kilobytes, whose minimization would take most of a short run.
+//
+// Go 1.26's fuzzing coordinator can fail a run that found nothing at the
+// moment its time is up, reporting its own deadline (go.dev/issue/75804,
+// fixed in Go 1.27): such a run, which wrote no failing input and failed
+// for nothing else, is said and counted as passed. Anything else fails.
 func fuzz(env []string, t fuzzTarget, d time.Duration) error {
-	return run(env, "go", "test", "-run=^$", "-fuzz=^"+t.name+"$", "-fuzztime="+d.String(), "-fuzzminimizetime=10s", t.pkg)
+	args := []string{"test", "-run=^$", "-fuzz=^" + t.name + "$", "-fuzztime=" + d.String(), "-fuzzminimizetime=10s", t.pkg}
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, &out), io.MultiWriter(os.Stderr, &out)
+	err := cmd.Run()
+	if err != nil && coordinatorDeadline(out.String()) {
+		fmt.Printf("%s: the fuzzing coordinator's own deadline at the end of its time, no failing input (go.dev/issue/75804): passed\n", t.name)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// coordinatorDeadline reports whether a fuzz run's output shows only the
+// coordinator's deadline race: its one failure "context deadline
+// exceeded", and no failing input written, panic or other failure.
+func coordinatorDeadline(out string) bool {
+	if strings.Contains(out, "Failing input written") || strings.Contains(out, "panic:") {
+		return false
+	}
+	fails := strings.Count(out, "--- FAIL:")
+	_, after, ok := strings.Cut(out, "--- FAIL:")
+	if !ok || fails != 1 {
+		return false
+	}
+	// The failure's own lines: indented, up to the test binary's verdict.
+	lines := strings.Split(after, "\n")[1:]
+	var said []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "    ") {
+			break
+		}
+		said = append(said, strings.TrimSpace(l))
+	}
+	return len(said) == 1 && said[0] == "context deadline exceeded"
 }
 
 // Fuzz runs every fuzz target for d each (the weekly workflow's long run).

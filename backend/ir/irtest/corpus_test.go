@@ -197,17 +197,19 @@ var notInCorpus = map[ir.Op]string{
 }
 
 // TestCorpusCoversEveryOp: every op has at least one case of literal
-// values, in a region or not.
+// values, in a region or not, and every dtype is computed by one.
 func TestCorpusCoversEveryOp(t *testing.T) {
 	cases, err := Load(Dir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	used := map[ir.Op]bool{}
+	dtypes := map[ir.DType]bool{}
 	var walk func(p *ir.Program)
 	walk = func(p *ir.Program) {
 		for _, in := range p.Instrs {
 			used[in.Op] = true
+			dtypes[in.Type.DType] = true
 			for _, r := range in.Regions {
 				walk(r)
 			}
@@ -223,6 +225,11 @@ func TestCorpusCoversEveryOp(t *testing.T) {
 			t.Errorf("%v is in the corpus: take it off notInCorpus (%s)", op, why)
 		case !used[op] && !excused:
 			t.Errorf("no corpus case uses %v: write one in backend/ir/testdata", op)
+		}
+	}
+	for d := ir.Invalid + 1; d.Valid(); d++ {
+		if !dtypes[d] {
+			t.Errorf("no corpus case computes a %v: write one in backend/ir/testdata", d)
 		}
 	}
 }

@@ -87,11 +87,13 @@ const (
 	classBitwise // binary, on bits
 )
 
+// class reads the table in place: the elementwise predicates are asked
+// per instruction by every lowering, and Info copies the whole entry.
 func (o Op) class() opClass {
-	if info, ok := o.Info(); ok {
-		return info.class
+	if o <= OpInvalid || o >= numOps {
+		return classOther
 	}
-	return classOther
+	return opTable[o].class
 }
 
 func unaryOp(name string) OpInfo {
